@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Version is the collsim version printed by --version and in reports.
+const Version = "0.1.0"
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitFailed   = 1 // a check ran and did not pass
+	ExitBadInput = 2 // usage error, unreadable or invalid input
+)
+
+// exitError carries an exit code with its message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// badInput marks err as the user's input being wrong (exit 2).
+func badInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: ExitBadInput, err: err}
+}
+
+// badInputf formats a bad-input error.
+func badInputf(format string, a ...any) error { return badInput(fmt.Errorf(format, a...)) }
+
+// failed marks a check that ran and did not pass (exit 1).
+func failed(err error) error { return &exitError{code: ExitFailed, err: err} }
+
+// env is what every command gets: its output writers.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// commands lists every collsim command. Each lives in its own file.
+func commands(e *env) []*cli.Command {
+	return []*cli.Command{
+		presetsCommand(e),
+	}
+}
+
+// Main runs collsim with args (args[0] is the program name) and returns the
+// process exit code. It never panics on user input and prints one line per
+// error to stderr.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	app := &cli.App{
+		Name:                 "collsim",
+		Usage:                "simulate, calibrate and validate GPU collective communication (NCCL) performance",
+		Version:              Version,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		Commands:             commands(e),
+		EnableBashCompletion: false,
+		HideHelpCommand:      true,
+		ExitErrHandler:       func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return badInput(err)
+		},
+	}
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return ExitOK
+	}
+	msg := strings.TrimSpace(err.Error())
+	fmt.Fprintf(stderr, "collsim: %s\n", msg)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if errors.Is(err, context.Canceled) {
+		return ExitFailed
+	}
+	// Errors urfave/cli raises itself (unknown flag, bad flag value, unknown
+	// command) are usage errors.
+	return ExitBadInput
+}
