@@ -39,6 +39,9 @@ type GPUModel struct {
 	PCIeGen, PCIeWidth int
 	// MemGB is the device memory in GB (informational, used by reports).
 	MemGB int
+	// NoPCIeP2P is true for GeForce parts whose driver refuses peer-to-peer
+	// over PCIe (nvidia-smi topo -p2p shows NS); NCCL then uses SHM.
+	NoPCIeP2P bool
 	// Source names where the figures come from.
 	Source string
 	// Aliases are other spellings seen in nvidia-smi, nccl-tests and NCCL logs.

@@ -30,12 +30,14 @@ func hb(switches ...model.BridgeSpec) model.BridgeSpec {
 func ints(v ...int) []int { return v }
 
 // dgxA100Socket is one socket of a DGX A100: two PCIe switch complexes, each
-// a top switch over one switch per GPU and one switch shared by two NICs, so
-// GPU-GPU and GPU-NIC are PXB inside a complex, NIC-NIC is PIX and the other
-// complex of the socket is NODE (matches topo_a100sxm80_hgx8_roce100x8_deepep13.txt).
+// a top switch over a switch per GPU and per NIC, so GPU-GPU and GPU-NIC are
+// PXB inside a complex and the other complex of the socket is NODE (as in
+// topo_a100sxm80_hgx8_roce100x8_deepep13.txt, where the two ports of a
+// complex print PIX because they share one dual-port adapter; DGX A100 has
+// eight single-port ConnectX-6, each on its own x16 link).
 func dgxA100Socket(g, n int) model.SocketSpec {
 	complex := func(g, n int) model.BridgeSpec {
-		return hb(sw(nil, nil, sw(ints(g), nil), sw(ints(g+1), nil), sw(nil, ints(n, n+1))))
+		return hb(sw(nil, nil, sw(ints(g), nil), sw(ints(g+1), nil), sw(nil, ints(n)), sw(nil, ints(n+1))))
 	}
 	return model.SocketSpec{HostBridges: []model.BridgeSpec{complex(g, n), complex(g+2, n+2)}}
 }

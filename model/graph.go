@@ -1,0 +1,528 @@
+package model
+
+import "sort"
+
+// Pattern is the shape of an NCCL graph.
+type Pattern uint8
+
+// Graph patterns (nccl-facts §6 pattern ids: 4 ring, 1-3 trees, 5 NVLS).
+const (
+	PatternRing Pattern = iota
+	PatternTree
+	PatternNVLS
+)
+
+var patternNames = [...]string{"ring", "tree", "nvls"}
+
+// String returns the pattern name.
+func (p Pattern) String() string { return patternNames[p] }
+
+// GraphChannel is one channel of a graph inside a node.
+type GraphChannel struct {
+	// GPUs are local GPU indices in channel order. For a ring on one node
+	// the ring closes from the last back to the first; across nodes data
+	// enters at GPUs[0] from NetIn and leaves from the last GPU through
+	// NetOut to the next node. For a tree it is the intra-node chain, head
+	// first.
+	GPUs []int
+	// NetIn and NetOut are local NIC indices (into Resolution.NICUsable of
+	// the node), -1 on a single node.
+	NetIn, NetOut int
+}
+
+// Graph is the result of NCCL's topology search for one pattern, as
+// collsim emulates it (search.cc, nccl-facts §3.7).
+type Graph struct {
+	Pattern Pattern
+	// NChannels is the number of channels the search found (before the
+	// communicator duplicates them).
+	NChannels int
+	// BWIntra and BWInter are the per-channel bandwidths (GB/s).
+	BWIntra, BWInter GBps
+	// TypeIntra and TypeInter are the farthest path types the channels use.
+	TypeIntra, TypeInter PathType
+	// Channels lists each channel's order and NICs (len == NChannels).
+	Channels []GraphChannel
+	// Fallback is true when nothing fitted and NCCL would fall back to one
+	// channel in simple order at 0.1 GB/s ("Could not find a path").
+	Fallback bool
+}
+
+// Speed ladders of the search, GB/s per channel (search.cc; nccl-facts §3.7).
+var (
+	speedIntraSM80  = []GBps{40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3}
+	speedInterSM80  = []GBps{48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12}
+	speedIntraSM90  = []GBps{60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3}
+	speedInterSM90  = []GBps{48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12}
+	speedIntraSM100 = []GBps{90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18}
+	speedInterSM100 = []GBps{96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12}
+)
+
+func speedLadder(sm int, inter bool) []GBps {
+	switch {
+	case sm >= 100 && inter:
+		return speedInterSM100
+	case sm >= 100:
+		return speedIntraSM100
+	case sm >= 90 && inter:
+		return speedInterSM90
+	case sm >= 90:
+		return speedIntraSM90
+	case inter:
+		return speedInterSM80
+	}
+	return speedIntraSM80
+}
+
+// intelP2POverhead is NCCL's 1.2x bandwidth charge on PCIe links of PHB
+// paths through an Intel root complex (topo.h INTEL_P2P_OVERHEAD).
+const intelP2POverhead = 1.2
+
+// maxGraphChannels caps the search (MAXCHANNELS/2).
+const maxGraphChannels = 32
+
+// searchBudget bounds DFS steps per channel attempt (NCCL: 2^14).
+const searchBudget = 1 << 14
+
+// Graphs holds the ring, tree and NVLS graphs of a cluster.
+type Graphs struct {
+	Ring, Tree *Graph
+	// NVLS is nil when NVLS is impossible (no multicast NVSwitch, pre-SM90, disabled).
+	NVLS *Graph
+}
+
+// SearchGraphs runs collsim's emulation of NCCL's graph search on node 0
+// (all nodes of a cluster are identical).
+func (r *Resolution) SearchGraphs() *Graphs {
+	ring := r.searchRing()
+	tree := *ring
+	tree.Pattern = PatternTree
+	return &Graphs{Ring: ring, Tree: &tree, NVLS: r.searchNVLS()}
+}
+
+type searcher struct {
+	r        *Resolution
+	gpus     []ElemID
+	nics     []ElemID
+	multi    bool
+	residual map[LinkID]GBps
+	nicUse   []int
+	steps    int
+	intel    bool
+	found    []int
+}
+
+// totalBW is a GPU's total NVLink bandwidth, or its PCIe bandwidth if larger.
+func (r *Resolution) totalBW(g ElemID) GBps {
+	t := r.c.Topo
+	var nvl, pci GBps
+	for _, l := range t.Out[g] {
+		switch t.Links[l].Kind {
+		case LinkNVLink:
+			nvl += t.Links[l].NCCLBW
+		case LinkPCIe:
+			pci = max(pci, t.Links[l].NCCLBW)
+		}
+	}
+	return max(nvl, pci)
+}
+
+func (r *Resolution) searchRing() *Graph {
+	c := r.c
+	gpus := c.Nodes[0].GPUs
+	sm := c.GPUModel().SM
+	multi := c.NumNodes() > 1
+	g := &Graph{Pattern: PatternRing}
+	if len(gpus) == 1 && !multi {
+		g.NChannels, g.BWIntra, g.BWInter = 1, localBW, localBW
+		g.Channels = []GraphChannel{{GPUs: []int{0}, NetIn: -1, NetOut: -1}}
+		return g
+	}
+	// maxBw: best GPU->GPU path (intra) or GPU->NET path (inter).
+	var maxBW GBps
+	if multi {
+		for _, np := range r.LocalNICs(gpus[0]) {
+			maxBW = max(maxBW, min(np.NCCLBW, r.nicBW(np.NIC)))
+		}
+		for _, gi := range gpus[1:] {
+			for _, np := range r.LocalNICs(gi) {
+				maxBW = max(maxBW, min(np.NCCLBW, r.nicBW(np.NIC)))
+			}
+		}
+	} else {
+		for _, a := range gpus {
+			for _, b := range gpus {
+				if a != b {
+					maxBW = max(maxBW, r.GPU(a, b).NCCLBW)
+				}
+			}
+		}
+	}
+	total := r.totalBW(gpus[0])
+	ladder := speedLadder(sm, multi)
+	var best *Graph
+	for _, speed := range ladder {
+		if speed > maxBW {
+			continue
+		}
+		if best != nil && (GBps(best.NChannels)*best.BWIntra >= total || speed*maxGraphChannels < GBps(best.NChannels)*best.BWIntra || speed < 0.49*best.BWIntra) {
+			break
+		}
+		cand := r.ringAtSpeed(gpus, multi, speed, total)
+		if cand == nil {
+			continue
+		}
+		if best == nil || GBps(cand.NChannels)*cand.BWIntra > GBps(best.NChannels)*best.BWIntra {
+			best = cand
+		}
+	}
+	if best == nil {
+		// NCCL: "Could not find a path for pattern 4, falling back to simple order".
+		best = &Graph{Pattern: PatternRing, NChannels: 1, BWIntra: 0.1, BWInter: 0.1, Fallback: true}
+		order := make([]int, len(gpus))
+		for i := range order {
+			order[i] = i
+		}
+		ch := GraphChannel{GPUs: order, NetIn: -1, NetOut: -1}
+		if multi {
+			ch.NetIn, ch.NetOut = 0, 0
+		}
+		best.Channels = []GraphChannel{ch}
+		best.TypeIntra, best.TypeInter = PathSYS, PathNET
+	}
+	return best
+}
+
+func (r *Resolution) nicBW(nic ElemID) GBps {
+	return r.c.Topo.Elem(nic).NIC.Speed.LineGBps()
+}
+
+// ringAtSpeed finds as many ring channels as fit at the given per-channel speed.
+func (r *Resolution) ringAtSpeed(gpus []ElemID, multi bool, speed, total GBps) *Graph {
+	s := &searcher{r: r, gpus: gpus, multi: multi, residual: map[LinkID]GBps{}}
+	if multi {
+		s.nics = r.NICUsable[0]
+		s.nicUse = make([]int, len(s.nics))
+	}
+	if cpu := r.c.Topo.Elem(r.c.Nodes[0].CPUs[0]).CPU; cpu != nil {
+		s.intel = cpu.Vendor == CPUIntel
+	}
+	g := &Graph{Pattern: PatternRing, BWIntra: speed, BWInter: speed}
+	for g.NChannels < maxGraphChannels && GBps(g.NChannels)*speed < total {
+		ch, ok := s.findChannel(speed)
+		if !ok {
+			break
+		}
+		g.Channels = append(g.Channels, ch)
+		g.NChannels++
+	}
+	if g.NChannels == 0 {
+		return nil
+	}
+	g.TypeIntra, g.TypeInter = PathNVL, PathNET
+	worstIntra := PathLOC
+	for _, ch := range g.Channels {
+		for i := range ch.GPUs {
+			if i+1 < len(ch.GPUs) || !multi {
+				a, b := gpus[ch.GPUs[i]], gpus[ch.GPUs[(i+1)%len(ch.GPUs)]]
+				if a != b {
+					worstIntra = max(worstIntra, r.GPU(a, b).Type)
+				}
+			}
+		}
+	}
+	if worstIntra != PathLOC {
+		g.TypeIntra = worstIntra
+	}
+	if multi {
+		worst := PathLOC
+		for _, ch := range g.Channels {
+			last := gpus[ch.GPUs[len(ch.GPUs)-1]]
+			worst = max(worst, r.NetTo(last, s.nics[ch.NetOut]).Type, r.NetTo(gpus[ch.GPUs[0]], s.nics[ch.NetIn]).DirectType)
+		}
+		g.TypeInter = worst
+	}
+	return g
+}
+
+// linkCost returns the links a hop reserves and the multiplier to charge.
+func (s *searcher) reserve(route []LinkID, bw GBps, typ PathType, commit bool) bool {
+	t := s.r.c.Topo
+	for _, l := range route {
+		lk := &t.Links[l]
+		if lk.Kind == LinkMem || lk.Kind == LinkCPU {
+			continue
+		}
+		need := bw
+		if s.intel && typ == PathPHB && lk.Kind == LinkPCIe {
+			need *= intelP2POverhead
+		}
+		res, ok := s.residual[l]
+		if !ok {
+			res = lk.NCCLBW
+		}
+		if res+1e-9 < need {
+			return false
+		}
+		if commit {
+			s.residual[l] = res - need
+		}
+	}
+	return true
+}
+
+func (s *searcher) hopRoute(a, b int) ([]LinkID, PathType) {
+	p := s.r.GPU(s.gpus[a], s.gpus[b])
+	return p.Route, p.Type
+}
+
+// findChannel searches one channel at speed and reserves its bandwidth.
+func (s *searcher) findChannel(speed GBps) (GraphChannel, bool) {
+	n := len(s.gpus)
+	if !s.multi {
+		s.steps = 0
+		order := []int{0}
+		used := make([]bool, n)
+		used[0] = true
+		if s.dfs(order, used, speed, -1) {
+			return GraphChannel{GPUs: append([]int(nil), s.found...), NetIn: -1, NetOut: -1}, true
+		}
+		return GraphChannel{}, false
+	}
+	// Multi-node: pick the least-used NIC that still has room, enter at the
+	// GPU closest to it and leave from the next closest (NET n -> a ... x -> NET n).
+	idx := make([]int, len(s.nics))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return s.nicUse[idx[i]] < s.nicUse[idx[j]] })
+	total := 0
+	for _, ni := range idx {
+		nic := s.nics[ni]
+		netLink := s.netLink(nic)
+		if !s.reserve([]LinkID{netLink, s.r.c.Topo.Links[netLink].Reverse}, speed, PathNET, false) {
+			continue
+		}
+		byDist := make([]int, n)
+		for i := range byDist {
+			byDist[i] = i
+		}
+		sort.SliceStable(byDist, func(i, j int) bool {
+			return netLess(s.r.NetTo(s.gpus[byDist[i]], nic), s.r.NetTo(s.gpus[byDist[j]], nic))
+		})
+		for ei, entry := range byDist {
+			exits := append(append([]int(nil), byDist[:ei]...), byDist[ei+1:]...)
+			if n == 1 {
+				exits = []int{entry}
+			}
+			in := s.r.NetTo(s.gpus[entry], nic)
+			if !s.reserve(in.Recv, speed, in.DirectType, false) {
+				continue
+			}
+			for _, exit := range exits {
+				out := s.r.NetTo(s.gpus[exit], nic)
+				if !s.reserve(out.Send, speed, out.Type, false) {
+					continue
+				}
+				used := make([]bool, n)
+				used[entry] = true
+				saved := make(map[LinkID]GBps, len(s.residual))
+				for k, v := range s.residual {
+					saved[k] = v
+				}
+				total += s.steps
+				s.steps = 0
+				ok := s.dfs([]int{entry}, used, speed, exit) && s.reserve(out.Send, speed, out.Type, false) && s.reserve(in.Recv, speed, in.DirectType, false)
+				if !ok {
+					s.residual = saved
+				}
+				if ok {
+					s.reserve(in.Recv, speed, in.DirectType, true)
+					s.reserve(out.Send, speed, out.Type, true)
+					s.reserve([]LinkID{netLink, s.r.c.Topo.Links[netLink].Reverse}, speed, PathNET, true)
+					s.nicUse[ni]++
+					return GraphChannel{GPUs: append([]int(nil), s.found...), NetIn: ni, NetOut: ni}, true
+				}
+				if total+s.steps >= 16*searchBudget {
+					return GraphChannel{}, false
+				}
+			}
+		}
+	}
+	return GraphChannel{}, false
+}
+
+// netLink returns the NIC's cable to the fabric (NIC -> switch direction).
+func (s *searcher) netLink(nic ElemID) LinkID {
+	t := s.r.c.Topo
+	for _, l := range t.Out[nic] {
+		if t.Links[l].Kind == LinkNet {
+			return l
+		}
+	}
+	// Single-node clusters have no cable; charge the NIC's PCIe link.
+	return t.Out[nic][0]
+}
+
+// dfs extends order to a Hamiltonian cycle (exit < 0) or path ending at
+// exit, trying the index neighbour first as NCCL does, and reserves the
+// hops it keeps. The result is left in s.found.
+func (s *searcher) dfs(order []int, used []bool, speed GBps, exit int) bool {
+	n := len(s.gpus)
+	s.steps++
+	if s.steps > searchBudget {
+		return false
+	}
+	last := order[len(order)-1]
+	if len(order) == n {
+		if exit >= 0 {
+			if last != exit {
+				return false
+			}
+			s.found = order
+			return true
+		}
+		route, typ := s.hopRoute(last, order[0])
+		if n > 1 && !s.reserve(route, speed, typ, true) {
+			return false
+		}
+		s.found = order
+		return true
+	}
+	for k := 1; k < n; k++ {
+		next := (last + k) % n
+		if used[next] || (next == exit && len(order) != n-1) {
+			continue
+		}
+		route, typ := s.hopRoute(last, next)
+		if !s.reserve(route, speed, typ, false) {
+			continue
+		}
+		snap := s.snapshot(route)
+		s.reserve(route, speed, typ, true)
+		used[next] = true
+		if s.dfs(append(order, next), used, speed, exit) {
+			return true
+		}
+		used[next] = false
+		s.restore(snap)
+		if s.steps > searchBudget {
+			return false
+		}
+	}
+	return false
+}
+
+type snap struct {
+	l   LinkID
+	v   GBps
+	had bool
+}
+
+func (s *searcher) snapshot(route []LinkID) []snap {
+	out := make([]snap, len(route))
+	for i, l := range route {
+		v, ok := s.residual[l]
+		out[i] = snap{l, v, ok}
+	}
+	return out
+}
+
+func (s *searcher) restore(sn []snap) {
+	for i := len(sn) - 1; i >= 0; i-- {
+		if sn[i].had {
+			s.residual[sn[i].l] = sn[i].v
+		} else {
+			delete(s.residual, sn[i].l)
+		}
+	}
+}
+
+// searchNVLS emulates the NVLS graph: one channel per GPU (up to 32) at the
+// highest intra speed the GPU's NVSwitch links hold, bwInter raised to the
+// top of the ladder on one node or to the NIC rate across nodes
+// (nccl-facts §2.7, §3.7).
+func (r *Resolution) searchNVLS() *Graph {
+	c := r.c
+	gm := c.GPUModel()
+	if gm.SM < 90 || c.Knobs.NVLSEnable == 0 || c.Version.Minor < 17 {
+		return nil
+	}
+	sw := c.Nodes[0].NVSwitch
+	if sw == None || !c.Topo.Elem(sw).Multicast || c.GPUsPerNode() < 2 {
+		return nil
+	}
+	gpus := c.Nodes[0].GPUs
+	l, ok := c.Topo.LinkBetween(gpus[0], sw)
+	if !ok {
+		return nil
+	}
+	link := c.Topo.Links[l].NCCLBW
+	nch := min(len(gpus), maxGraphChannels)
+	var intra GBps
+	for _, s := range speedLadder(gm.SM, false) {
+		if GBps(nch)*s <= link {
+			intra = s
+			break
+		}
+	}
+	if intra == 0 {
+		return nil
+	}
+	inter := speedLadder(gm.SM, false)[0]
+	if c.NumNodes() > 1 {
+		inter = 0
+		for _, np := range r.LocalNICs(gpus[0]) {
+			inter = max(inter, min(np.NCCLBW, r.nicBW(np.NIC)))
+		}
+	}
+	g := &Graph{Pattern: PatternNVLS, NChannels: nch, BWIntra: intra, BWInter: inter, TypeIntra: PathNVL, TypeInter: PathNET}
+	for i := 0; i < nch; i++ {
+		g.Channels = append(g.Channels, GraphChannel{GPUs: []int{i % len(gpus)}, NetIn: -1, NetOut: -1})
+	}
+	return g
+}
+
+// CommChannels returns the coll channel count of the communicator for a ring
+// graph: the graph's channels duplicated unless the per-channel bandwidth is
+// low (bwIntra < 25, or SM > 80 with bwIntra < 50 and more than 4 channels),
+// then doubled once more in ncclTopoPostset, capped at 64, and bounded by
+// NCCL_MIN/MAX_NCHANNELS (nccl-facts §3.7-3.8). It also returns the graph
+// channel count and per-channel bandwidth after duplication, which the
+// tuning model uses.
+func (r *Resolution) CommChannels(g *Graph) (comm, graphCh int, bw GBps) {
+	sm := r.c.GPUModel().SM
+	graphCh, bw = g.NChannels, g.BWIntra
+	if !(g.BWIntra < 25 || (sm > 80 && g.BWIntra < 50 && g.NChannels > 4)) && !g.Fallback {
+		graphCh = min(2*g.NChannels, maxGraphChannels)
+		bw = g.BWIntra * GBps(g.NChannels) / GBps(graphCh)
+	}
+	comm = min(2*graphCh, 64)
+	if sm >= 90 && r.c.NumNodes() > 1 && g.BWIntra > 45 && comm < 16 {
+		comm = min(2*comm, 64)
+	}
+	k := r.c.Knobs
+	if k.MaxChannels > 0 {
+		comm = min(comm, k.MaxChannels)
+	}
+	if k.MinChannels > 0 {
+		comm = max(comm, k.MinChannels)
+	}
+	return comm, graphCh, bw
+}
+
+// NVLSChannels returns the NVLS channel count: 16 on SM90, 24 on SM100 in
+// one NVLink domain, 32 on SM100 across nodes, or NCCL_NVLS_NCHANNELS
+// (transport/nvls.cc; nccl-facts §3.8).
+func (r *Resolution) NVLSChannels() int {
+	if r.c.Knobs.NVLSChannels > 0 {
+		return r.c.Knobs.NVLSChannels
+	}
+	if r.c.GPUModel().SM >= 100 {
+		if r.c.NumNodes() > 1 {
+			return 32
+		}
+		return 24
+	}
+	return 16
+}
