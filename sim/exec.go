@@ -1,0 +1,235 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+)
+
+// ExecOptions tunes Execute.
+type ExecOptions struct {
+	// RecordOpTimes fills Result.OpStart and Result.OpEnd (two int64 per op).
+	RecordOpTimes bool
+}
+
+// Result is what Execute measured.
+type Result struct {
+	// Makespan is the time the last op completed, in picoseconds (0 for an
+	// empty schedule).
+	Makespan model.Time
+	// OpStart[i] is when op i became ready (its last dependency completed;
+	// 0 for ops without dependencies), before its Latency. OpEnd[i] is when
+	// it completed. Both are nil unless ExecOptions.RecordOpTimes is set.
+	OpStart, OpEnd []model.Time
+	// LinkBytes is the bytes each link carried (Bytes x Weight per
+	// traversal), indexed by model.LinkID; it equals Schedule.LinkLoad.
+	LinkBytes []float64
+	// LinkBusy is the time each link carried at least one flow, indexed by
+	// model.LinkID.
+	LinkBusy []model.Time
+	// Events is the number of engine events processed.
+	Events int64
+	// Flows is the number of network flows started (one per transfer op).
+	Flows int64
+	// Recomputes is the number of max-min rate recomputations.
+	Recomputes int64
+}
+
+// Event argument tags (low bit of the arg; the op ID is arg >> 1).
+const (
+	tagStart    = 0 // start op's flow (a transfer whose latency has elapsed)
+	tagComplete = 1 // op completed
+)
+
+// executor is the per-run state of Execute: flat slices indexed by op ID.
+type executor struct {
+	ops       []Op
+	eng       *Engine
+	net       *Network
+	succOff   []int32 // successors of op i: succ[succOff[i]:succOff[i+1]]
+	succ      []OpID
+	remaining []int32 // unfinished dependencies per op
+	start     []model.Time
+	end       []model.Time
+	done      int
+	makespan  model.Time
+}
+
+// Execute runs schedule s over links with the given capacities (bytes per
+// picosecond, indexed by model.LinkID) and returns its timing. Ops without
+// dependencies become ready at time 0. When an op's last dependency
+// completes at t, an OpDelay completes at t+Latency and an OpTransfer starts
+// its flow (Route, Bytes, Weight, RateCap) at t+Latency and completes when
+// the flow does; transfers share links max-min fairly (see Network).
+//
+// The schedule is validated first (Schedule.Validate); a transfer routed
+// over a link of zero capacity is an error naming the op and link. A nil s
+// is an error. If ctx is cancelled the run stops with ctx.Err(). Execute
+// does not modify s and keeps no reference to it after returning.
+//
+// Time is O(ops + deps + events x log events + recomputes x (active flows +
+// active links)); memory is O(ops + deps + links) with no per-op heap
+// allocation.
+func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOptions) (*Result, error) {
+	if s == nil {
+		return nil, fmt.Errorf("sim: Execute with a nil schedule")
+	}
+	if err := s.Validate(len(capacity)); err != nil {
+		return nil, err
+	}
+	eng := NewEngine()
+	net, err := NewNetwork(eng, capacity)
+	if err != nil {
+		return nil, err
+	}
+	x := &executor{ops: s.Ops, eng: eng, net: net}
+	if err := x.build(capacity); err != nil {
+		return nil, err
+	}
+	if opts.RecordOpTimes {
+		x.start = make([]model.Time, len(s.Ops))
+		x.end = make([]model.Time, len(s.Ops))
+	}
+	for i := range s.Ops {
+		if x.remaining[i] == 0 {
+			if err := x.ready(OpID(i), 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := eng.Run(ctx); err != nil {
+		return nil, err
+	}
+	if x.done != len(s.Ops) {
+		// Unreachable for a validated DAG; guard against a silent wrong answer.
+		return nil, fmt.Errorf("sim: run ended with %d of %d ops complete", x.done, len(s.Ops))
+	}
+	return &Result{
+		Makespan:   x.makespan,
+		OpStart:    x.start,
+		OpEnd:      x.end,
+		LinkBytes:  net.LinkBytes(),
+		LinkBusy:   net.LinkBusy(),
+		Events:     eng.Events(),
+		Flows:      net.Flows(),
+		Recomputes: net.Recomputes(),
+	}, nil
+}
+
+// build checks op kinds and link capacities and fills the dependency
+// counters and the successor lists (CSR, successors in ascending order).
+// Two passes over the ops, no allocation beyond the result slices.
+func (x *executor) build(capacity []float64) error {
+	n := len(x.ops)
+	x.remaining = make([]int32, n)
+	x.succOff = make([]int32, n+1)
+	for i := range x.ops {
+		op := &x.ops[i]
+		if op.Kind != OpTransfer && op.Kind != OpDelay {
+			return fmt.Errorf("sim: op %d has unknown kind %d", i, op.Kind)
+		}
+		for _, l := range op.Route {
+			if !(capacity[l] > 0) {
+				return fmt.Errorf("sim: op %d routes over link %d, which has zero capacity", i, l)
+			}
+		}
+		x.remaining[i] = int32(len(op.Deps))
+		for _, d := range op.Deps {
+			x.succOff[d]++
+		}
+	}
+	// Inclusive prefix sums: succOff[d] is the end of d's range ...
+	for i := 1; i <= n; i++ {
+		x.succOff[i] += x.succOff[i-1]
+	}
+	x.succ = make([]OpID, x.succOff[n])
+	// ... and filling backwards moves it to the start.
+	for i := n - 1; i >= 0; i-- {
+		deps := x.ops[i].Deps
+		for j := len(deps) - 1; j >= 0; j-- {
+			d := deps[j]
+			x.succOff[d]--
+			x.succ[x.succOff[d]] = OpID(i)
+		}
+	}
+	return nil
+}
+
+// ready is called when op id's last dependency completed at now.
+func (x *executor) ready(id OpID, now model.Time) error {
+	if x.start != nil {
+		x.start[id] = now
+	}
+	op := &x.ops[id]
+	if op.Kind == OpDelay {
+		x.at(now+op.Latency, id, tagComplete)
+		return nil
+	}
+	if op.Latency == 0 {
+		return x.startFlow(id)
+	}
+	x.at(now+op.Latency, id, tagStart)
+	return nil
+}
+
+// at queues an event for op id; at the current time it goes after the
+// running event in the same tier, so it is legal from any handler.
+func (x *executor) at(t model.Time, id OpID, tag int64) {
+	if t == x.eng.Now() {
+		x.eng.ScheduleNow(x, int64(id)<<1|tag)
+	} else {
+		x.eng.ScheduleActor(t, x, int64(id)<<1|tag)
+	}
+}
+
+func (x *executor) startFlow(id OpID) error {
+	op := &x.ops[id]
+	_, err := x.net.Start(Flow{
+		Route:   op.Route,
+		Bytes:   op.Bytes,
+		Weight:  op.Weight,
+		RateCap: op.RateCap,
+		Done:    x,
+		Arg:     int64(id)<<1 | tagComplete,
+	})
+	if err != nil {
+		return &opError{op: id, err: err}
+	}
+	return nil
+}
+
+// opError names the op whose flow the network refused.
+type opError struct {
+	op  OpID
+	err error
+}
+
+func (e *opError) Error() string {
+	return fmt.Sprintf("sim: op %d: %s", e.op, strings.TrimPrefix(e.err.Error(), "sim: "))
+}
+
+func (e *opError) Unwrap() error { return e.err }
+
+// Act handles the executor's events and flow completions.
+func (x *executor) Act(now model.Time, arg int64) error {
+	id := OpID(arg >> 1)
+	if arg&1 == tagStart {
+		return x.startFlow(id)
+	}
+	if x.end != nil {
+		x.end[id] = now
+	}
+	x.done++
+	x.makespan = max(x.makespan, now)
+	for _, s := range x.succ[x.succOff[id]:x.succOff[id+1]] {
+		x.remaining[s]--
+		if x.remaining[s] == 0 {
+			if err := x.ready(s, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
