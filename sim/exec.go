@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/collsim/collsim/model"
@@ -64,14 +65,15 @@ type executor struct {
 // its flow (Route, Bytes, Weight, RateCap) at t+Latency and completes when
 // the flow does; transfers share links max-min fairly (see Network).
 //
-// The schedule is validated first (Schedule.Validate); a transfer routed
-// over a link of zero capacity is an error naming the op and link. A nil s
-// is an error. If ctx is cancelled the run stops with ctx.Err(). Execute
-// does not modify s and keeps no reference to it after returning.
+// The schedule is validated first (Schedule.Validate); an op routed over a
+// link of zero capacity is an error naming the op and link, as are a NaN or
+// infinite size, a NaN rate cap and a nil s. If ctx is cancelled the run
+// stops with ctx.Err(); other run-time errors are *EventError. Execute does
+// not modify s and keeps no reference to it after returning.
 //
-// Time is O(ops + deps + events x log events + recomputes x (active flows +
-// active links)); memory is O(ops + deps + links) with no per-op heap
-// allocation.
+// Time is O(ops + deps + events x log(pending events) + recomputes x (active
+// flows + their route lengths x log active links)); memory is O(ops + deps +
+// links) with no per-op heap allocation.
 func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOptions) (*Result, error) {
 	if s == nil {
 		return nil, fmt.Errorf("sim: Execute with a nil schedule")
@@ -118,7 +120,7 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 	}, nil
 }
 
-// build checks op kinds and link capacities and fills the dependency
+// build checks op kinds, sizes and link capacities and fills the dependency
 // counters and the successor lists (CSR, successors in ascending order).
 // Two passes over the ops, no allocation beyond the result slices.
 func (x *executor) build(capacity []float64) error {
@@ -129,6 +131,9 @@ func (x *executor) build(capacity []float64) error {
 		op := &x.ops[i]
 		if op.Kind != OpTransfer && op.Kind != OpDelay {
 			return fmt.Errorf("sim: op %d has unknown kind %d", i, op.Kind)
+		}
+		if math.IsNaN(op.Bytes) || math.IsInf(op.Bytes, 0) || math.IsNaN(op.RateCap) {
+			return fmt.Errorf("sim: op %d has size %v and rate cap %v (want finite numbers)", i, op.Bytes, op.RateCap)
 		}
 		for _, l := range op.Route {
 			if !(capacity[l] > 0) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -68,6 +69,9 @@ func TestExecuteMakespan(t *testing.T) {
 			// Each flow's finish is rounded up to a whole picosecond.
 			if d := res.Makespan - tc.want; d < 0 || d > model.Time(len(s.Ops)) {
 				t.Errorf("makespan %d ps, want %d (%s)", res.Makespan, tc.want, tc.why)
+			}
+			if res.OpStart != nil || res.OpEnd != nil {
+				t.Error("op times recorded without RecordOpTimes")
 			}
 			if load := s.LinkLoad(len(tc.capacity)); !slices.Equal(res.LinkBytes, load) {
 				t.Errorf("LinkBytes %v, want LinkLoad %v", res.LinkBytes, load)
@@ -152,6 +156,7 @@ func TestExecuteErrors(t *testing.T) {
 		{"bad link", &Schedule{Ops: []Op{{Route: route(3)}}}, []float64{1}, "routes over link 3 of 1"},
 		{"bad kind", &Schedule{Ops: []Op{{Kind: 9}}}, nil, "unknown kind"},
 		{"negative capacity", &Schedule{}, []float64{-1}, "link 0 has capacity -1"},
+		{"NaN bytes (passes Validate)", &Schedule{Ops: []Op{{Route: route(0), Bytes: math.NaN()}}}, []float64{1}, "op 0 has size NaN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
