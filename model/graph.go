@@ -97,6 +97,30 @@ func (r *Resolution) SearchGraphs() *Graphs {
 	ring := r.searchRing()
 	tree := *ring
 	tree.Pattern = PatternTree
+	if r.c.NumNodes() > 1 && !ring.Fallback {
+		// Trees keep the ring's channels; pass 2 of the search raises the
+		// intra-node speed, which only the chain inside the node must carry
+		// (nccl-facts §3.7: for trees only bwIntra/bwInter are raised).
+		gpus := r.c.Nodes[0].GPUs
+		var maxIntra GBps
+		for _, a := range gpus {
+			for _, b := range gpus {
+				if a != b {
+					maxIntra = max(maxIntra, r.GPU(a, b).NCCLBW)
+				}
+			}
+		}
+		if len(gpus) == 1 {
+			maxIntra = localBW
+		}
+		limit := min(maxIntra, r.totalBW(gpus[0])/GBps(ring.NChannels))
+		for _, s := range speedLadder(r.c.GPUModel().SM, false) {
+			if s <= limit && s > tree.BWIntra {
+				tree.BWIntra = s
+				break
+			}
+		}
+	}
 	return &Graphs{Ring: ring, Tree: &tree, NVLS: r.searchNVLS()}
 }
 
@@ -389,11 +413,25 @@ func (s *searcher) dfs(order []int, used []bool, speed GBps, exit int) bool {
 		s.found = order
 		return true
 	}
+	// Candidates in index-neighbour order, then by most residual bandwidth
+	// first (NCCL sorts next GPUs by the bandwidth left on the path).
+	cands := make([]int, 0, n-1)
 	for k := 1; k < n; k++ {
 		next := (last + k) % n
 		if used[next] || (next == exit && len(order) != n-1) {
 			continue
 		}
+		cands = append(cands, next)
+	}
+	if n <= 16 {
+		left := make(map[int]GBps, len(cands))
+		for _, c := range cands {
+			route, _ := s.hopRoute(last, c)
+			left[c] = s.left(route)
+		}
+		sort.SliceStable(cands, func(i, j int) bool { return left[cands[i]] > left[cands[j]] })
+	}
+	for _, next := range cands {
 		route, typ := s.hopRoute(last, next)
 		if !s.reserve(route, speed, typ, false) {
 			continue
@@ -411,6 +449,24 @@ func (s *searcher) dfs(order []int, used []bool, speed GBps, exit int) bool {
 		}
 	}
 	return false
+}
+
+// left returns the smallest residual bandwidth along a route.
+func (s *searcher) left(route []LinkID) GBps {
+	t := s.r.c.Topo
+	best := GBps(1e18)
+	for _, l := range route {
+		lk := &t.Links[l]
+		if lk.Kind == LinkMem || lk.Kind == LinkCPU {
+			continue
+		}
+		res, ok := s.residual[l]
+		if !ok {
+			res = lk.NCCLBW
+		}
+		best = min(best, res)
+	}
+	return best
 }
 
 type snap struct {

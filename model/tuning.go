@@ -1,0 +1,477 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// This file emulates NCCL's tuning model (src/graph/tuning.cc, enqueue.cc;
+// nccl-facts §2): per (collective, algorithm, protocol) a latency in µs and an
+// algorithm bandwidth in GB/s, the time lat + bytes/bw, selection of the
+// fastest enabled pair, and the channel/thread count used for a size. NCCL
+// uses these numbers to choose; collsim uses them to choose the same way, and
+// as the analytic engine's "NCCL" estimate.
+
+// archIndex maps an SM version to NCCL's tuning table column
+// (Volta, Ampere, Hopper, Blackwell); Turing/Ada use the Volta/Ampere rows.
+func archIndex(sm int) int {
+	switch {
+	case sm >= 100:
+		return 3
+	case sm >= 90:
+		return 2
+	case sm >= 80:
+		return 1
+	}
+	return 0
+}
+
+// Per-arch caps in GB/s (tuning.cc ncclTunerConstantsDefaults; nccl-facts §2.3).
+var (
+	llMaxBW1Node        = [4]float64{39.0, 87.7, 141.0, 282.0}
+	perChMaxRingLL128BW = [4]float64{20, 20, 36.7, 40}
+	// [arch][1 node, 2 nodes, >= 3 nodes]
+	perChMaxTreeLL128BW = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}
+	perChMaxTreeBW      = [4][3]float64{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}
+	perChMaxNVLSTreeBW  = [4][3]float64{{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96.0, 80.0}}
+)
+
+// Base latencies in µs by algorithm [LL, LL128, Simple] (nccl-facts §2.4).
+var baseLat = map[Algo][3]float64{
+	AlgoTree: {6.8, 14.0, 8.4},
+	AlgoRing: {6.6, 14.0, 8.4},
+	AlgoPAT:  {8, 8, 8},
+}
+
+// Hardware latencies in µs by link class [NVLINK, PCI, NET], algorithm and
+// protocol [LL, LL128, Simple] (nccl-facts §2.4, NCCL >= 2.29).
+var hwLat = [3]map[Algo][3]float64{
+	{AlgoTree: {.6, 1.25, 4.0}, AlgoRing: {.6, 1.9, 3.4}, AlgoNVLS: {0, 0, 25}, AlgoNVLSTree: {0, 0, 25}, AlgoPAT: {0, 0, 4.0}},
+	{AlgoTree: {1.0, 1.9, 4.0}, AlgoRing: {1.0, 2.5, 5.7}, AlgoNVLS: {0, 0, 0}, AlgoNVLSTree: {0, 0, 0}, AlgoPAT: {0, 0, 4.0}},
+	{AlgoTree: {5.0, 8.5, 14}, AlgoRing: {2.7, 4.0, 14.0}, AlgoNVLS: {0, 0, 18}, AlgoNVLSTree: {0, 0, 20.9}, AlgoPAT: {0, 0, 14}},
+}
+
+// treeCorrection is NCCL's Tree AllReduce bandwidth factor by
+// log2(nBytes/64), 64 B .. 256 MiB, per protocol (tuning.cc
+// treeCorrectionFactor; nccl-facts §2.2 describes its shape).
+var treeCorrection = [3][23]float64{
+	{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+	{1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+	{.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+}
+
+// Tuner holds NCCL's tuning tables for one cluster.
+type Tuner struct {
+	r      *Resolution
+	Graphs *Graphs
+	// NRanks, NNodes, PPN describe the communicator.
+	NRanks, NNodes, PPN int
+	// CommChannels is the communicator's coll channel count; RingGraphCh
+	// and RingBW the ring graph after duplication (what tuning multiplies).
+	CommChannels, RingGraphCh int
+	RingBW                    GBps
+	// NVLSChannels is the NVLS channel count.
+	NVLSChannels int
+	// BW and Lat are indexed [collective][algorithm][protocol]; BW 0 = disabled.
+	BW  [NumCollectives][NumAlgos][NumProtos]float64
+	Lat [NumCollectives][NumAlgos][NumProtos]float64
+	// Enabled reports whether an (algorithm, protocol) pair is allowed at all
+	// (hardware support and NCCL_ALGO / NCCL_PROTO).
+	Enabled [NumCollectives][NumAlgos][NumProtos]bool
+}
+
+// Tuner builds the tuning tables (NCCL computes them once per communicator).
+func (r *Resolution) Tuner() *Tuner {
+	c := r.c
+	t := &Tuner{r: r, Graphs: r.SearchGraphs(), NRanks: c.NumRanks(), NNodes: c.NumNodes(), PPN: c.GPUsPerNode()}
+	t.CommChannels, t.RingGraphCh, t.RingBW = r.CommChannels(t.Graphs.Ring)
+	t.NVLSChannels = r.NVLSChannels()
+	for coll := Collective(0); coll < NumCollectives; coll++ {
+		for a := Algo(0); a < NumAlgos; a++ {
+			for p := Proto(0); p < NumProtos; p++ {
+				t.fill(coll, a, p)
+			}
+		}
+	}
+	return t
+}
+
+func (t *Tuner) nodeIdx() int {
+	switch {
+	case t.NNodes <= 1:
+		return 0
+	case t.NNodes == 2:
+		return 1
+	}
+	return 2
+}
+
+func (t *Tuner) cpuVendor() CPUVendor {
+	if cpu := t.r.c.Topo.Elem(t.r.c.Nodes[0].CPUs[0]).CPU; cpu != nil {
+		return cpu.Vendor
+	}
+	return CPUIntel
+}
+
+// llMaxBW is llMaxBw: by GPU arch on one node, by CPU vendor across nodes.
+func (t *Tuner) llMaxBW() float64 {
+	if t.NNodes <= 1 {
+		return llMaxBW1Node[archIndex(t.r.c.GPUModel().SM)]
+	}
+	amd := t.cpuVendor() == CPUAMD
+	switch {
+	case t.NNodes == 2 && amd:
+		return 22.5
+	case t.NNodes == 2:
+		return 39.0
+	case amd:
+		return 19.0
+	}
+	return 20.4
+}
+
+// nsteps is the number of ring steps of a collective.
+func (t *Tuner) nsteps(coll Collective) int {
+	n := t.NRanks
+	switch coll {
+	case AllReduce:
+		return 2 * (n - 1)
+	case AllGather, ReduceScatter, AlltoAll:
+		return n - 1
+	}
+	return n
+}
+
+// supported reports whether NCCL considers the algorithm for the collective
+// on this hardware (nccl-facts §2.3, §2.5).
+func (t *Tuner) supported(coll Collective, a Algo, p Proto) bool {
+	c := t.r.c
+	sm := c.GPUModel().SM
+	switch coll {
+	case Broadcast, Reduce:
+		return a == AlgoRing
+	case AlltoAll, SendRecv:
+		return a == AlgoDirect
+	case AllGather, ReduceScatter:
+		switch a {
+		case AlgoRing:
+		case AlgoNVLS:
+			if t.Graphs.NVLS == nil || p != ProtoSimple || t.NNodes > 1 {
+				return false
+			}
+		case AlgoPAT:
+			if p != ProtoSimple || t.PPN != 1 || t.NNodes < 2 || sm < 60 || !c.Version.AtLeast(23) {
+				return false
+			}
+		default:
+			return false
+		}
+	case AllReduce:
+		switch a {
+		case AlgoRing, AlgoTree:
+		case AlgoNVLS:
+			// Single-node NVLS; across nodes NVLS needs CollNet, which collsim does not model.
+			if t.Graphs.NVLS == nil || p != ProtoSimple || t.NNodes > 1 || t.Graphs.NVLS.NChannels < 2 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if p == ProtoLL128 && !t.ll128OK() {
+		return false
+	}
+	return true
+}
+
+// ll128OK is NCCL's default LL128 enable rule (nccl-facts §2.5).
+func (t *Tuner) ll128OK() bool {
+	sm := t.r.c.GPUModel().SM
+	g := t.Graphs.Ring
+	if sm < 70 || g.TypeIntra > PathNVB {
+		return false
+	}
+	if !t.r.c.Version.AtLeast(27) && sm != 70 && sm != 80 && sm != 90 {
+		return false
+	}
+	if t.NNodes > 1 {
+		limit := PathPXB
+		if sm >= 90 {
+			limit = PathPXN
+		}
+		if g.TypeInter > limit {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
+	if a == AlgoDirect {
+		if coll == AlltoAll || coll == SendRecv {
+			t.Enabled[coll][a][p] = p == ProtoSimple
+		}
+		return
+	}
+	k := t.r.c.Knobs
+	if !t.supported(coll, a, p) || !k.Algos[a] || !k.Protos[p] {
+		return
+	}
+	arch := archIndex(t.r.c.GPUModel().SM)
+	ni := t.nodeIdx()
+	var busBW float64
+	switch a {
+	case AlgoRing, AlgoTree:
+		// bw = bwIntra on <= 2 nodes, bwInter beyond (tuning.cc). The ring
+		// graph uses one speed for both; the tree graph's bwIntra is raised.
+		bw := float64(t.RingBW)
+		nch := float64(t.RingGraphCh)
+		if a == AlgoTree && t.NNodes <= 2 && t.NNodes > 1 {
+			bw = float64(t.Graphs.Tree.BWIntra) * float64(t.RingBW) / float64(t.Graphs.Ring.BWIntra)
+		}
+		busBW = nch * bw
+		if a == AlgoRing {
+			switch p {
+			case ProtoLL:
+				busBW = math.Min(t.llMaxBW(), 0.5*busBW)
+			case ProtoLL128:
+				busBW = math.Min(0.92*busBW, nch*perChMaxRingLL128BW[arch])
+			}
+		} else {
+			if coll != AllReduce {
+				return
+			}
+			busBW = math.Min(0.92*busBW, nch*perChMaxTreeBW[arch][ni])
+			switch p {
+			case ProtoLL:
+				busBW = math.Min(busBW/3.8, t.llMaxBW())
+			case ProtoLL128:
+				f := 120.0 / 128
+				if t.NNodes == 1 {
+					f = 7.0 / 9
+				}
+				busBW = math.Min(busBW*f, nch*perChMaxTreeLL128BW[arch][ni])
+			}
+			if arch >= 2 {
+				busBW *= 0.85 // SM90+ trees use the plain TREE pattern
+			}
+		}
+	case AlgoNVLS:
+		g := t.Graphs.NVLS
+		eff := 0.85
+		if arch >= 3 {
+			eff = 0.74
+		}
+		nch := float64(g.NChannels)
+		intra := float64(g.BWIntra) * eff * (nch - 1) / nch
+		if coll == AllReduce {
+			intra *= 2
+		} else {
+			intra *= float64(t.PPN-1) / float64(t.PPN)
+		}
+		busBW = nch * math.Min(intra, float64(g.BWInter))
+	case AlgoPAT:
+		busBW = float64(t.RingGraphCh) * float64(t.RingBW) * 0.75
+	}
+	// busBw -> algBw.
+	algBW := busBW
+	switch a {
+	case AlgoRing:
+		algBW = busBW * float64(t.NRanks) / float64(t.nsteps(coll))
+	case AlgoNVLS:
+		if coll == AllReduce {
+			algBW = busBW * float64(t.NRanks) / float64(t.nsteps(coll))
+		}
+	case AlgoTree:
+		algBW = busBW * 0.5
+	}
+	if t.NRanks == 1 {
+		algBW = busBW
+	}
+	t.BW[coll][a][p] = algBW
+	t.Lat[coll][a][p] = t.latency(coll, a, p)
+	t.Enabled[coll][a][p] = algBW > 0
+}
+
+// linkClass returns 0 (NVLINK) when the ring graph is all NVLink, else 1 (PCI).
+func (t *Tuner) intraClass() int {
+	if t.Graphs.Ring.TypeIntra <= PathNVB {
+		return 0
+	}
+	return 1
+}
+
+func (t *Tuner) latency(coll Collective, a Algo, p Proto) float64 {
+	v := t.r.c.Version
+	intra := hwLat[t.intraClass()][a][p]
+	inter := hwLat[2][a][p]
+	if t.PPN == 1 && t.NNodes > 1 {
+		inter = hwLat[2][AlgoTree][p]
+	}
+	if t.NNodes > 1 {
+		overhead := 1.0
+		if t.cpuVendor() == CPUAMD {
+			overhead = 2.0
+		}
+		if p == ProtoSimple {
+			overhead *= 3
+		}
+		intra = math.Max(intra, overhead)
+	}
+	base := baseLat[a][p]
+	if a == AlgoTree && p == ProtoSimple && !v.AtLeast(23) {
+		base = 0
+	}
+	nNodes := float64(t.NNodes)
+	switch a {
+	case AlgoRing:
+		if coll == Broadcast || coll == Reduce {
+			lat := intra
+			if p == ProtoSimple {
+				lat = hwLat[t.intraClass()][AlgoTree][p]
+			}
+			if t.NNodes > 1 {
+				lat = hwLat[2][AlgoRing][p]
+				if p == ProtoSimple {
+					lat = hwLat[2][AlgoTree][p]
+				}
+			}
+			return base + lat
+		}
+		nsteps := float64(t.nsteps(coll))
+		interSteps := nNodes - 1
+		if coll == AllReduce {
+			interSteps = 2 * (nNodes - 1)
+			if !v.AtLeast(23) && t.NNodes > 1 {
+				interSteps = 2 * nNodes
+			}
+		}
+		return base + (nsteps-interSteps)*intra + interSteps*inter
+	case AlgoTree:
+		return base + 2*(float64(t.PPN-1)*intra+math.Log2(nNodes)*inter)
+	case AlgoNVLS:
+		lat := intra
+		if t.NNodes > 1 {
+			lat += inter
+		}
+		return lat
+	case AlgoPAT:
+		return 8 + math.Log2(nNodes)*inter/3.5 + 2.8*float64(t.NRanks)
+	}
+	return base
+}
+
+// Time returns NCCL's predicted time in µs for nBytes, and false when the
+// pair is disabled. nBytes is NCCL's size (the total buffer for AG/RS).
+func (t *Tuner) Time(coll Collective, a Algo, p Proto, nBytes Bytes) (float64, bool) {
+	if !t.Enabled[coll][a][p] || t.BW[coll][a][p] <= 0 {
+		return 0, false
+	}
+	bw := t.BW[coll][a][p]
+	lat := t.Lat[coll][a][p]
+	if a == AlgoTree && coll == AllReduce {
+		idx := 0
+		if nBytes >= 64 {
+			idx = bits.Len64(uint64(nBytes>>6)) - 1
+		}
+		idx = max(0, min(idx, 22))
+		bw *= treeCorrection[p][idx]
+	}
+	if a == AlgoRing && p == ProtoSimple && coll == AllReduce && t.NNodes > 1 &&
+		float64(nBytes)/float64(t.CommChannels*t.NRanks) >= 64 {
+		if t.r.c.GPUModel().SM >= 80 {
+			lat *= 1.4
+		} else {
+			lat *= 1.9
+		}
+	}
+	return lat + float64(nBytes)/(1000*bw), true
+}
+
+// Choice is NCCL's decision for one call.
+type Choice struct {
+	Algo  Algo
+	Proto Proto
+	// Channels and Threads are what the kernel runs with for this size.
+	Channels, Threads int
+	// NCCLTimeUs is NCCL's own predicted time.
+	NCCLTimeUs float64
+}
+
+// Select picks the (algorithm, protocol) with the lowest predicted time, as
+// NCCL does, optionally restricted by algo/proto (nil = any), and the
+// channels and threads for the size. It fails when nothing is enabled.
+func (t *Tuner) Select(coll Collective, nBytes Bytes, algo *Algo, proto *Proto) (Choice, error) {
+	best := Choice{NCCLTimeUs: math.Inf(1)}
+	for a := Algo(0); a < NumAlgos; a++ {
+		if algo != nil && a != *algo {
+			continue
+		}
+		for p := Proto(0); p < NumProtos; p++ {
+			if proto != nil && p != *proto {
+				continue
+			}
+			if tm, ok := t.Time(coll, a, p, nBytes); ok && tm < best.NCCLTimeUs {
+				best = Choice{Algo: a, Proto: p, NCCLTimeUs: tm}
+			}
+		}
+	}
+	if math.IsInf(best.NCCLTimeUs, 1) {
+		what := coll.String()
+		if algo != nil {
+			what += " with algorithm " + algo.String()
+		}
+		if proto != nil {
+			what += " with protocol " + proto.String()
+		}
+		return best, fmt.Errorf("no enabled algorithm/protocol for %s on this cluster (check NCCL_ALGO/NCCL_PROTO and the hardware: NVLS needs an NVSwitch gen3+ on one node, LL128 needs NVLink)", what)
+	}
+	best.Channels, best.Threads = t.channelsFor(coll, best.Algo, best.Proto, nBytes)
+	return best, nil
+}
+
+// channelsFor applies NCCL's per-size channel and thread reduction
+// (enqueue.cc topoGetAlgoInfo; nccl-facts §2.6): drop channels while
+// nBytes < nc*nt*threshold, then halve threads while the same holds.
+func (t *Tuner) channelsFor(coll Collective, a Algo, p Proto, nBytes Bytes) (nc, nt int) {
+	switch a {
+	case AlgoNVLS:
+		return t.NVLSChannels, 640
+	case AlgoDirect:
+		return t.CommChannels, 512
+	}
+	nc = t.CommChannels
+	switch p {
+	case ProtoLL:
+		nt = 512
+	case ProtoLL128:
+		nt = 640
+	default:
+		nt = 512
+		if float64(t.RingBW)*float64(t.RingGraphCh) <= 12 {
+			nt = 256
+		}
+	}
+	if a == AlgoTree || a == AlgoPAT {
+		nt = 640
+	}
+	thr := int64(64)
+	switch p {
+	case ProtoLL:
+		thr = 8
+		if a == AlgoRing {
+			thr *= int64(t.NRanks)
+		}
+	case ProtoLL128:
+		thr = 8
+	}
+	n := int64(nBytes)
+	for nc > 1 && n < int64(nc*nt)*thr {
+		nc--
+	}
+	for nt > 128 && n < int64(nc*nt)*thr {
+		nt /= 2
+	}
+	return nc, nt
+}

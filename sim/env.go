@@ -1,0 +1,237 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/collsim/collsim/model"
+)
+
+// Env is everything about one cluster that predictions of many calls share:
+// the NCCL view (paths, graphs, tuning tables), the parameters, and the
+// capacity of every link after efficiencies. Build it once with NewEnv and
+// reuse it across sizes and collectives. An Env is not safe for concurrent use.
+type Env struct {
+	Cluster *model.Cluster
+	Res     *model.Resolution
+	Tuner   *model.Tuner
+	Params  Params
+
+	// caps is the capacity in bytes/ps of every topology link followed by
+	// collsim's virtual links (cross-socket device-to-device ceilings).
+	caps []float64
+	// xsock maps an SMP link to its virtual device-to-device ceiling link.
+	xsock map[model.LinkID]model.LinkID
+	// names of virtual links, for reports.
+	virtName []string
+}
+
+// NewEnv resolves the cluster as NCCL would and prepares link capacities.
+func NewEnv(c *model.Cluster, p Params) (*Env, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := c.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Cluster: c, Res: r, Tuner: r.Tuner(), Params: p, xsock: map[model.LinkID]model.LinkID{}}
+	t := c.Topo
+	e.caps = make([]float64, len(t.Links))
+	for i := range t.Links {
+		l := &t.Links[i]
+		e.caps[i] = float64(l.BW) * p.linkEff(c, l) * 1e-3
+	}
+	for i := range t.Links {
+		if t.Links[i].Kind == model.LinkSMP {
+			e.xsock[model.LinkID(i)] = model.LinkID(len(e.caps))
+			e.caps = append(e.caps, p.CrossSocketP2PGBps*1e-3)
+			e.virtName = append(e.virtName, fmt.Sprintf("p2p %s->%s", t.Elem(t.Links[i].From).Name, t.Elem(t.Links[i].To).Name))
+		}
+	}
+	return e, nil
+}
+
+// LinkName names a link ID for reports, virtual links included.
+func (e *Env) LinkName(id model.LinkID) string {
+	t := e.Cluster.Topo
+	if int(id) < len(t.Links) {
+		l := &t.Links[id]
+		return t.Elem(l.From).Name + "->" + t.Elem(l.To).Name
+	}
+	return e.virtName[int(id)-len(t.Links)]
+}
+
+// Capacity returns link capacities in bytes/ps (virtual links included).
+func (e *Env) Capacity() []float64 { return e.caps }
+
+// Latency class of a route: 0 NVLink only, 1 PCIe or host memory, 2 network.
+func (e *Env) routeClass(route []model.LinkID) int {
+	t := e.Cluster.Topo
+	class := 0
+	for _, l := range route {
+		switch t.Links[l].Kind {
+		case model.LinkNet:
+			return 2
+		case model.LinkPCIe, model.LinkMem, model.LinkSMP:
+			class = 1
+		}
+	}
+	return class
+}
+
+// decorate adds collsim's modelled ceilings to a route: device-to-device
+// traffic across a socket boundary also crosses the virtual cross-socket
+// link, and data a GPU reads out of host memory is capped per channel.
+// It returns the route to use and the per-member rate cap in bytes/ps
+// (0 = none) implied by the route.
+func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
+	t := e.Cluster.Topo
+	staged := false
+	hostRead := false
+	for i, l := range route {
+		lk := &t.Links[l]
+		if lk.Kind != model.LinkMem {
+			continue
+		}
+		staged = true
+		if t.Elem(lk.From).Kind == model.KindHostMem {
+			// Read out of host memory: by a GPU when the route ends at one
+			// without reaching a NIC first.
+			for _, m := range route[i+1:] {
+				to := t.Elem(t.Links[m].To).Kind
+				if to == model.KindNIC {
+					break
+				}
+				if to == model.KindGPU {
+					hostRead = true
+					break
+				}
+			}
+		}
+	}
+	out := route
+	if !staged {
+		for _, l := range route {
+			if v, ok := e.xsock[l]; ok {
+				if &out[0] == &route[0] {
+					out = append([]model.LinkID(nil), route...)
+				}
+				out = append(out, v)
+			}
+		}
+	}
+	if hostRead {
+		return out, e.Params.HostReadGBps * 1e-3
+	}
+	return out, 0
+}
+
+// protoEff is the payload fraction of each protocol's wire format: LL sends
+// 4 B of data with a 4 B flag, LL128 one flag word per 128 B line, Simple
+// only data (nccl-facts §4.1).
+var protoEff = [model.NumProtos]float64{0.5, 120.0 / 128, 1}
+
+// channelCap returns the per-channel wire-rate ceiling in bytes/ps.
+func (e *Env) channelCap(p model.Proto) float64 {
+	arch := 0
+	switch sm := e.Cluster.GPUModel().SM; {
+	case sm >= 100:
+		arch = 3
+	case sm >= 90:
+		arch = 2
+	case sm >= 80:
+		arch = 1
+	}
+	return e.Params.ChannelCapGBps[p][arch] / protoEff[p] * 1e-3
+}
+
+// minCap combines two caps where 0 means none.
+func minCap(a, b float64) float64 {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	}
+	return math.Min(a, b)
+}
+
+// stepLat returns the per-step latency of a route class for a protocol.
+func (e *Env) stepLat(class int, p model.Proto) model.Time {
+	return model.Micros(e.Params.StepLatUs[class][p])
+}
+
+// netRoute is the route of a network hop from GPU x (sending through NIC
+// index outNIC of its node) to GPU a (receiving through NIC inNIC of its
+// node), across the fabric.
+func (e *Env) netRoute(x model.ElemID, outNIC int, a model.ElemID, inNIC int) ([]model.LinkID, error) {
+	c, r, t := e.Cluster, e.Res, e.Cluster.Topo
+	nx, na := t.Elem(x).Node, t.Elem(a).Node
+	if outNIC < 0 || outNIC >= len(r.NICUsable[nx]) || inNIC < 0 || inNIC >= len(r.NICUsable[na]) {
+		return nil, fmt.Errorf("sim: no NIC for the hop %s -> %s", t.Elem(x).Name, t.Elem(a).Name)
+	}
+	nicOut, nicIn := r.NICUsable[nx][outNIC], r.NICUsable[na][inNIC]
+	send, recv := r.NetTo(x, nicOut), r.NetTo(a, nicIn)
+	if send == nil || recv == nil {
+		return nil, fmt.Errorf("sim: %s cannot reach its NIC", t.Elem(x).Name)
+	}
+	fab, err := e.fabricRoute(nicOut, nicIn)
+	if err != nil {
+		return nil, err
+	}
+	route := make([]model.LinkID, 0, len(send.Send)+len(fab)+len(recv.Recv))
+	route = append(route, send.Send...)
+	route = append(route, fab...)
+	route = append(route, recv.Recv...)
+	_ = c
+	return route, nil
+}
+
+// fabricRoute returns the links from NIC a to NIC b through the fabric.
+func (e *Env) fabricRoute(a, b model.ElemID) ([]model.LinkID, error) {
+	t := e.Cluster.Topo
+	up := func(nic model.ElemID) (model.LinkID, model.ElemID, bool) {
+		for _, l := range t.Out[nic] {
+			if t.Links[l].Kind == model.LinkNet {
+				return l, t.Links[l].To, true
+			}
+		}
+		return -1, model.None, false
+	}
+	la, sa, okA := up(a)
+	lb, sb, okB := up(b)
+	if !okA || !okB {
+		return nil, fmt.Errorf("sim: %s or %s is not cabled to the fabric", t.Elem(a).Name, t.Elem(b).Name)
+	}
+	route := []model.LinkID{la}
+	if sa != sb {
+		// Leaf to leaf through the spine.
+		var spine model.ElemID = model.None
+		for _, l := range t.Out[sa] {
+			if t.Links[l].Kind == model.LinkNet && t.Elem(t.Links[l].To).Kind == model.KindSwitch {
+				spine = t.Links[l].To
+				route = append(route, l)
+				break
+			}
+		}
+		l2, ok := t.LinkBetween(spine, sb)
+		if spine == model.None || !ok {
+			return nil, fmt.Errorf("sim: no path between %s and %s", t.Elem(sa).Name, t.Elem(sb).Name)
+		}
+		route = append(route, l2)
+	}
+	route = append(route, t.Links[lb].Reverse)
+	return route, nil
+}
+
+// symmetric reports whether node-periodic reduction is exact: more than one
+// node, every node identical (always, in collsim clusters) and a single
+// non-blocking switch between them.
+func (e *Env) symmetric() bool {
+	if e.Cluster.NumNodes() < 2 {
+		return false
+	}
+	k := e.Cluster.Spec.Fabric.Kind
+	return k == "" || k == "single-switch"
+}
