@@ -87,6 +87,119 @@ func TestEngineHeapOrder(t *testing.T) {
 	}
 }
 
+// refEngine is an obviously correct O(n^2) scheduler: it runs the pending
+// event with the smallest (time, tier, insertion sequence).
+type refEngine struct {
+	seq int
+	q   []refEvent
+}
+
+type refEvent struct {
+	at   model.Time
+	late bool
+	seq  int
+	id   int64
+}
+
+func (r *refEngine) push(at model.Time, late bool, id int64) {
+	r.q = append(r.q, refEvent{at, late, r.seq, id})
+	r.seq++
+}
+
+func (r *refEngine) pop() refEvent {
+	best := 0
+	for i, e := range r.q {
+		b := r.q[best]
+		if e.at < b.at || e.at == b.at && (!e.late && b.late || e.late == b.late && e.seq < b.seq) {
+			best = i
+		}
+	}
+	e := r.q[best]
+	r.q = slices.Delete(r.q, best, best+1)
+	return e
+}
+
+// spawner decides, from an event's id and a counter of ids handed out,
+// which children it schedules and when: few distinct times, both tiers, many
+// same-instant children, so the engine's same-(time, tier) runs are created,
+// extended while being consumed, and interleaved. Ids depend on execution
+// order, so any ordering difference shows in the traces.
+type spawner struct{ next, fanout, spread int64 }
+
+func (sp *spawner) children(id int64, now model.Time, late bool) (cs []refEvent) {
+	if sp.next >= 10000 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(uint64(id), 77))
+	for range rng.Int64N(sp.fanout + 1) {
+		sp.next++
+		c := refEvent{at: now + model.Time(rng.Int64N(sp.spread)), late: rng.IntN(3) == 0, id: sp.next}
+		if c.at == now && late {
+			c.late = true // a normal event at the current time from a late one is illegal
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+type traceActor struct {
+	e     *Engine
+	sp    spawner
+	trace []int64
+}
+
+func (a *traceActor) Act(now model.Time, id int64) error {
+	a.trace = append(a.trace, id, int64(now))
+	for _, c := range a.sp.children(id, now, a.e.tier != 0) {
+		if c.late {
+			a.e.ScheduleActorLate(c.at, a, c.id)
+		} else {
+			a.e.ScheduleActor(c.at, a, c.id)
+		}
+	}
+	return nil
+}
+
+// TestEngineMatchesReference runs the same self-spawning event trees on the
+// engine and on refEngine and compares the traces.
+func TestEngineMatchesReference(t *testing.T) {
+	for _, shape := range []struct{ fanout, spread int64 }{{3, 3}, {2, 1}, {2, 2}, {3, 1}, {5, 4}} {
+		e := NewEngine()
+		a := &traceActor{e: e, sp: spawner{next: 100, fanout: shape.fanout, spread: shape.spread}}
+		r := &refEngine{}
+		sp := a.sp
+		for i := range 20 {
+			c := refEvent{at: model.Time(i % 3), late: i%4 == 1, id: int64(i)}
+			if c.late {
+				e.ScheduleActorLate(c.at, a, c.id)
+			} else {
+				e.ScheduleActor(c.at, a, c.id)
+			}
+			r.push(c.at, c.late, c.id)
+		}
+		if err := e.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		for len(r.q) > 0 {
+			ev := r.pop()
+			want = append(want, ev.id, int64(ev.at))
+			for _, c := range sp.children(ev.id, ev.at, ev.late) {
+				r.push(c.at, c.late, c.id)
+			}
+		}
+		if len(want) < 200 {
+			t.Fatalf("%+v: tree too small: %d events", shape, len(want)/2)
+		}
+		if !slices.Equal(a.trace, want) {
+			t.Fatalf("%+v: engine order differs from the reference (%d vs %d events)", shape, len(a.trace)/2, len(want)/2)
+		}
+		if e.Pending() != 0 || e.Events() != int64(len(want)/2) {
+			t.Errorf("%+v: pending %d events %d", shape, e.Pending(), e.Events())
+		}
+	}
+}
+
 type countActor struct {
 	args []int64
 	at   []model.Time
@@ -259,6 +372,37 @@ func BenchmarkEngineHandler(b *testing.B) {
 	}
 	for i := range 1024 {
 		e.Schedule(model.Time(i), h)
+	}
+	b.ResetTimer()
+	if err := e.Run(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(e.Events())/b.Elapsed().Seconds(), "events/s")
+}
+
+// batchSelf reschedules 256 events at a time for one shared future instant,
+// the pattern of a symmetric collective step.
+type batchSelf struct {
+	e    *Engine
+	left int
+}
+
+func (a *batchSelf) Act(now model.Time, arg int64) error {
+	if a.left <= 0 {
+		return nil
+	}
+	a.left--
+	a.e.ScheduleActor(now+1000, a, arg)
+	return nil
+}
+
+// BenchmarkEngineBatch runs events in batches of 256 at the same instant.
+func BenchmarkEngineBatch(b *testing.B) {
+	b.ReportAllocs()
+	e := NewEngine()
+	a := &batchSelf{e: e, left: b.N}
+	for i := range 256 {
+		e.ScheduleActor(0, a, int64(i))
 	}
 	b.ResetTimer()
 	if err := e.Run(context.Background()); err != nil {
