@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"sort"
 )
 
 // ClusterSpec is a whole cluster: identical nodes, a fabric and NCCL
@@ -280,13 +279,3 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 
 // ErrNoPath is returned when two elements are not connected.
 var ErrNoPath = errors.New("no path")
-
-// sortedKeys returns map keys in order (deterministic iteration).
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -55,7 +55,10 @@ type env struct {
 // commands lists every collsim command. Each lives in its own file.
 func commands(e *env) []*cli.Command {
 	return []*cli.Command{
+		predictCommand(e),
+		topoCommand(e),
 		presetsCommand(e),
+		inspectCommand(e),
 	}
 }
 

@@ -1,0 +1,147 @@
+package calibrate
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/collsim/collsim/sim"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Profile is a calibration profile: fitted values of the model's parameters
+// and what they were fitted on. predict, validate, compare and sweep accept
+// it with --profile.
+type Profile struct {
+	// Format identifies the file ("collsim-profile/1").
+	Format string `yaml:"format"`
+	// Created is when the fit ran (RFC 3339), CollsimVersion who ran it.
+	Created        string `yaml:"created,omitempty"`
+	CollsimVersion string `yaml:"collsim_version,omitempty"`
+	// Cluster describes the cluster the measurements came from.
+	Cluster string `yaml:"cluster"`
+	// FittedOn lists the measurement files and what each contributed.
+	FittedOn []FitSource `yaml:"fitted_on"`
+	// Params are the fitted terms, by sim.Params term name.
+	Params []FittedParam `yaml:"params"`
+	// Fit summarises the fit quality.
+	Fit FitQuality `yaml:"fit"`
+}
+
+// FitSource is one measurement file used in a fit.
+type FitSource struct {
+	File string `yaml:"file"`
+	// Kind is the artifact kind; Points how many (size, busbw) points it gave.
+	Kind   string `yaml:"kind"`
+	Points int    `yaml:"points"`
+	// Collective, Ranks describe nccl-tests runs.
+	Collective string `yaml:"collective,omitempty"`
+	Ranks      int    `yaml:"ranks,omitempty"`
+}
+
+// FittedParam is one term's fitted value.
+type FittedParam struct {
+	Name    string  `yaml:"name"`
+	Value   float64 `yaml:"value"`
+	Default float64 `yaml:"default"`
+	// StdErr is the 1-sigma uncertainty from the fit's covariance (0 when
+	// the term was held at a fixed value).
+	StdErr float64 `yaml:"stderr"`
+	Unit   string  `yaml:"unit,omitempty"`
+}
+
+// FitQuality summarises residuals in log(time).
+type FitQuality struct {
+	Points int `yaml:"points"`
+	// RMSLogBefore and RMSLogAfter are the root-mean-square of
+	// log(model time / measured time) with defaults and with the fit.
+	RMSLogBefore float64 `yaml:"rms_log_before"`
+	RMSLogAfter  float64 `yaml:"rms_log_after"`
+	Converged    bool    `yaml:"converged"`
+	Iterations   int     `yaml:"iterations"`
+}
+
+// ProfileFormat is the current profile format tag.
+const ProfileFormat = "collsim-profile/1"
+
+// Apply returns p with the profile's values set. An unknown term is an
+// error (a profile from a newer collsim).
+func (pr *Profile) Apply(p sim.Params) (sim.Params, error) {
+	for _, fp := range pr.Params {
+		if err := p.Set(fp.Name, fp.Value); err != nil {
+			return p, fmt.Errorf("calibrate: profile: %w", err)
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return p, fmt.Errorf("calibrate: profile: %w", err)
+	}
+	return p, nil
+}
+
+// LoadProfile reads a profile file; errors name the file and line.
+func LoadProfile(path string) (*Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %s: %w", path, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var pr Profile
+	if err := dec.Decode(&pr); err != nil {
+		return nil, fmt.Errorf("calibrate: %s: %v", path, err)
+	}
+	if pr.Format != ProfileFormat {
+		return nil, fmt.Errorf("calibrate: %s: not a collsim profile (format %q, want %q)", path, pr.Format, ProfileFormat)
+	}
+	return &pr, nil
+}
+
+// Save writes the profile atomically: a temp file in the same directory,
+// synced, then renamed over path. On error no file is left behind.
+func (pr *Profile) Save(path string) error {
+	sort.SliceStable(pr.Params, func(i, j int) bool { return pr.Params[i].Name < pr.Params[j].Name })
+	data, err := yaml.Marshal(pr)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	return WriteFileAtomic(path, data)
+}
+
+// WriteFileAtomic writes data to path through a temp file and rename.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := firstErr(werr, serr, cerr); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("calibrate: writing %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}

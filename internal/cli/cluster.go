@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
+	"github.com/urfave/cli/v2"
+)
+
+// clusterFlags are the options every command that models a cluster takes.
+func clusterFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "cluster", Usage: "cluster YAML `FILE` (see README: YAML schema)"},
+		&cli.StringFlag{Name: "node", Usage: "node template `NAME` (collsim presets lists them)"},
+		&cli.StringFlag{Name: "topo", Usage: "node layout from a nvidia-smi topo -m or NCCL topology XML `FILE`"},
+		&cli.IntFlag{Name: "nodes", Usage: "number of nodes `N`"},
+		&cli.IntFlag{Name: "gpus-per-node", Usage: "use only the first `G` GPUs of each node"},
+		&cli.StringFlag{Name: "gpu", Usage: "GPU `MODEL` (e.g. H100-SXM, L40S)"},
+		&cli.StringFlag{Name: "nics", Usage: "NICs per node as `COUNTxSPEED-KIND` (4x200G-ib, 2x100G-roce, 1x10G-tcp, 4x100G-efa)"},
+		&cli.StringSliceFlag{Name: "set", Usage: "NCCL variable `NCCL_X=VALUE` (repeatable)"},
+		&cli.StringFlag{Name: "nccl-version", Usage: "NCCL release whose defaults to model, e.g. `2.21` (default: newest)"},
+		&cli.StringFlag{Name: "profile", Usage: "calibration profile `FILE` from collsim calibrate"},
+	}
+}
+
+// clusterSpec builds the ClusterSpec the flags describe.
+func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
+	o := scenarios.Overrides{
+		Cluster:     c.String("cluster"),
+		Node:        c.String("node"),
+		Nodes:       c.Int("nodes"),
+		GPUsPerNode: c.Int("gpus-per-node"),
+		GPU:         c.String("gpu"),
+		NICs:        c.String("nics"),
+		Set:         c.StringSlice("set"),
+		NCCLVersion: c.String("nccl-version"),
+	}
+	if c.IsSet("nodes") && c.Int("nodes") <= 0 {
+		return model.ClusterSpec{}, badInputf("--nodes must be at least 1, got %d", c.Int("nodes"))
+	}
+	if c.IsSet("gpus-per-node") && c.Int("gpus-per-node") <= 0 {
+		return model.ClusterSpec{}, badInputf("--gpus-per-node must be at least 1, got %d", c.Int("gpus-per-node"))
+	}
+	if f := c.String("topo"); f != "" {
+		ti, err := calibrate.LoadTopology(f)
+		if err != nil {
+			return model.ClusterSpec{}, badInput(err)
+		}
+		gpu := c.String("gpu")
+		if gpu == "" {
+			gpu = ti.Node.GPU
+		}
+		if gpu == "" {
+			return model.ClusterSpec{}, badInputf("%s does not name the GPU model: add --gpu MODEL", f)
+		}
+		speed, kind := "200G", model.NICIB
+		if n := c.String("nics"); n != "" {
+			_, sp, k, err := scenarios.ParseNICs(n)
+			if err != nil {
+				return model.ClusterSpec{}, badInputf("--nics: %v", err)
+			}
+			speed, kind = sp, k
+		}
+		ns, err := ti.NodeSpec(gpu, speed, kind)
+		if err != nil {
+			return model.ClusterSpec{}, badInputf("%s: %v", f, err)
+		}
+		o.Topo = &ns
+	}
+	spec, err := o.Resolve()
+	if err != nil {
+		return spec, badInput(err)
+	}
+	return spec, nil
+}
+
+// buildEnv builds the cluster and the simulation environment.
+func buildEnv(c *cli.Context) (*sim.Env, error) {
+	spec, err := clusterSpec(c)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := spec.Build()
+	if err != nil {
+		return nil, badInput(err)
+	}
+	params := sim.DefaultParams()
+	if f := c.String("profile"); f != "" {
+		prof, err := calibrate.LoadProfile(f)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		if params, err = prof.Apply(params); err != nil {
+			return nil, badInput(fmt.Errorf("%s: %w", f, err))
+		}
+	}
+	env, err := sim.NewEnv(cl, params)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return env, nil
+}

@@ -1,0 +1,357 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/sim"
+	"github.com/urfave/cli/v2"
+)
+
+// sizeFlags are nccl-tests' size options.
+func sizeFlags(minDefault, maxDefault string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "minbytes", Aliases: []string{"b"}, Value: minDefault, Usage: "smallest size (K/M/G suffixes, 1024-based)"},
+		&cli.StringFlag{Name: "maxbytes", Aliases: []string{"e"}, Value: maxDefault, Usage: "largest size"},
+		&cli.StringFlag{Name: "stepfactor", Aliases: []string{"f"}, Value: "2", Usage: "multiply the size by this `FACTOR` between points"},
+	}
+}
+
+// maxSize is the largest size collsim accepts (1 TiB).
+const maxSize = model.TiB
+
+// sizes expands -b/-e/-f like nccl-tests.
+func sizes(c *cli.Context) ([]model.Bytes, error) {
+	lo, err := model.ParseBytes(c.String("minbytes"))
+	if err != nil {
+		return nil, badInputf("-b/--minbytes: %v", err)
+	}
+	hi, err := model.ParseBytes(c.String("maxbytes"))
+	if err != nil {
+		return nil, badInputf("-e/--maxbytes: %v", err)
+	}
+	f, err := strconv.ParseFloat(c.String("stepfactor"), 64)
+	if err != nil || f < 1 || math.IsInf(f, 0) {
+		return nil, badInputf("-f/--stepfactor: want a number >= 1, got %q", c.String("stepfactor"))
+	}
+	switch {
+	case lo <= 0:
+		return nil, badInputf("-b/--minbytes must be at least 1 byte, got %d", lo)
+	case hi > maxSize:
+		return nil, badInputf("-e/--maxbytes %s is above the 1T limit", model.FormatBytes(hi))
+	case lo > hi:
+		return nil, badInputf("-b/--minbytes %s is larger than -e/--maxbytes %s", model.FormatBytes(lo), model.FormatBytes(hi))
+	}
+	var out []model.Bytes
+	for s := lo; s <= hi; {
+		out = append(out, s)
+		if f <= 1 || len(out) > 4096 {
+			break
+		}
+		next := model.Bytes(math.Ceil(float64(s) * f))
+		if next <= s {
+			next = s + 1
+		}
+		s = next
+	}
+	return out, nil
+}
+
+func predictCommand(e *env) *cli.Command {
+	flags := append(clusterFlags(), sizeFlags("8", "8G")...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "collective", Aliases: []string{"c"}, Value: "allreduce", Usage: "allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv"},
+		&cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"},
+		&cli.StringFlag{Name: "proto", Usage: "force a protocol (ll, ll128, simple) like NCCL_PROTO"},
+		&cli.StringFlag{Name: "engine", Value: "des", Usage: "des (discrete-event simulation) or analytic"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"},
+		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type (float, half, bfloat16, double, int8, ...)"},
+	)
+	return &cli.Command{
+		Name:      "predict",
+		Usage:     "predict nccl-tests results for a cluster",
+		UsageText: "collsim predict [--node NAME --nodes N --nics 8x400G-ib | --cluster FILE] [-b 8 -e 8G -f 2] [--collective allreduce] [--format table|json|csv]",
+		Flags:     flags,
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return badInputf("predict takes no arguments, got %q", c.Args().First())
+			}
+			req, err := requestFrom(c)
+			if err != nil {
+				return err
+			}
+			format := c.String("format")
+			switch format {
+			case "table", "json", "csv":
+			default:
+				return badInputf("--format: unknown %q (known: table, json, csv)", format)
+			}
+			envr, err := buildEnv(c)
+			if err != nil {
+				return err
+			}
+			pts, err := envr.Sweep(c.Context, req)
+			if err != nil {
+				return err
+			}
+			out := newPrediction(envr, req, pts, c.String("datatype"))
+			switch format {
+			case "json":
+				return out.writeJSON(e.stdout)
+			case "csv":
+				return out.writeCSV(e.stdout)
+			}
+			return out.writeTable(e.stdout)
+		},
+	}
+}
+
+// dtypes maps nccl-tests type names to sizes.
+var dtypes = map[string]int{
+	"int8": 1, "char": 1, "uint8": 1, "f8e4m3": 1, "f8e5m2": 1,
+	"half": 2, "float16": 2, "bfloat16": 2,
+	"int32": 4, "int": 4, "uint32": 4, "float": 4, "float32": 4,
+	"int64": 8, "uint64": 8, "double": 8, "float64": 8,
+}
+
+func requestFrom(c *cli.Context) (sim.Request, error) {
+	var req sim.Request
+	coll, err := model.ParseCollective(c.String("collective"))
+	if err != nil {
+		return req, badInputf("--collective: %v", err)
+	}
+	req.Coll = coll
+	sz, ok := dtypes[strings.ToLower(c.String("datatype"))]
+	if !ok {
+		return req, badInputf("--datatype: unknown %q (known: int8, half, bfloat16, float, int32, double, int64, ...)", c.String("datatype"))
+	}
+	req.ElemSize = sz
+	if req.Sizes, err = sizes(c); err != nil {
+		return req, err
+	}
+	if req.Engine, err = sim.ParseEngine(c.String("engine")); err != nil {
+		return req, badInputf("--engine: %v", err)
+	}
+	if a := c.String("algo"); a != "" {
+		algo, err := model.ParseAlgo(a)
+		if err != nil {
+			return req, badInputf("--algo: %v", err)
+		}
+		req.Algo = &algo
+	}
+	if p := c.String("proto"); p != "" {
+		proto, err := model.ParseProto(p)
+		if err != nil {
+			return req, badInputf("--proto: %v", err)
+		}
+		req.Proto = &proto
+	}
+	return req, nil
+}
+
+// prediction is a predict run ready to print.
+type prediction struct {
+	env     *sim.Env
+	req     sim.Request
+	pts     []sim.Point
+	dtype   string
+	summary string
+}
+
+func newPrediction(e *sim.Env, req sim.Request, pts []sim.Point, dtype string) *prediction {
+	p := &prediction{env: e, req: req, pts: pts, dtype: strings.ToLower(dtype)}
+	p.summary = transportSummary(e, pts)
+	return p
+}
+
+// clusterJSON is the "cluster" object of predict's JSON.
+type clusterJSON struct {
+	Name        string            `json:"name,omitempty"`
+	Description string            `json:"description"`
+	Node        string            `json:"node"`
+	Nodes       int               `json:"nodes"`
+	GPUsPerNode int               `json:"gpus_per_node"`
+	GPU         string            `json:"gpu"`
+	NICs        string            `json:"nics"`
+	Fabric      string            `json:"fabric"`
+	Env         map[string]string `json:"env,omitempty"`
+	NCCLVersion string            `json:"nccl_version"`
+}
+
+func clusterInfo(e *sim.Env) clusterJSON {
+	c := e.Cluster
+	s := c.Spec
+	nics := "none"
+	if s.Node.NICs.Count > 0 {
+		nics = fmt.Sprintf("%dx%s-%s", s.Node.NICs.Count, s.Node.NICs.Speed, s.Node.NICs.Kind)
+	}
+	fabric := s.Fabric.Kind
+	if fabric == "" {
+		fabric = "single-switch"
+	}
+	return clusterJSON{
+		Name: s.Name, Description: c.Topo.Describe(), Node: s.Node.Name, Nodes: c.NumNodes(),
+		GPUsPerNode: c.GPUsPerNode(), GPU: c.GPUModel().Name, NICs: nics, Fabric: fabric,
+		Env: c.Knobs.Raw, NCCLVersion: c.Version.String(),
+	}
+}
+
+// resultJSON is one row of predict's JSON.
+type resultJSON struct {
+	SizeBytes  int64   `json:"size_bytes"`
+	Count      int64   `json:"count"`
+	TimeUs     float64 `json:"time_us"`
+	AlgBW      float64 `json:"algbw_gbps"`
+	BusBW      float64 `json:"busbw_gbps"`
+	Algo       string  `json:"algo"`
+	Proto      string  `json:"proto"`
+	Channels   int     `json:"channels"`
+	NCCLTimeUs float64 `json:"nccl_model_time_us"`
+	Bottleneck string  `json:"bottleneck,omitempty"`
+	Note       string  `json:"note,omitempty"`
+}
+
+func (p *prediction) writeJSON(w io.Writer) error {
+	type doc struct {
+		Cluster    clusterJSON  `json:"cluster"`
+		Collective string       `json:"collective"`
+		Ranks      int          `json:"ranks"`
+		Engine     string       `json:"engine"`
+		Datatype   string       `json:"datatype"`
+		Summary    string       `json:"summary"`
+		Results    []resultJSON `json:"results"`
+		AvgBusBW   float64      `json:"avg_busbw_gbps"`
+	}
+	d := doc{Cluster: clusterInfo(p.env), Collective: p.req.Coll.String(), Ranks: p.env.Cluster.NumRanks(),
+		Engine: string(p.req.Engine), Datatype: p.dtype, Summary: p.summary, Results: []resultJSON{}}
+	for _, pt := range p.pts {
+		d.Results = append(d.Results, resultJSON{
+			SizeBytes: int64(pt.Size), Count: pt.Count, TimeUs: round(pt.TimeUs, 3), AlgBW: round(pt.AlgBW, 3), BusBW: round(pt.BusBW, 3),
+			Algo: pt.Choice.Algo.String(), Proto: pt.Choice.Proto.String(), Channels: pt.Choice.Channels,
+			NCCLTimeUs: round(pt.Choice.NCCLTimeUs, 3), Bottleneck: pt.Bottleneck, Note: pt.Note,
+		})
+	}
+	d.AvgBusBW = round(avgBusBW(p.pts), 3)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(d)
+}
+
+func round(v float64, digits int) float64 {
+	m := math.Pow(10, float64(digits))
+	return math.Round(v*m) / m
+}
+
+func avgBusBW(pts []sim.Point) float64 {
+	if len(pts) == 0 {
+		return 0
+	}
+	var s float64
+	for _, p := range pts {
+		s += p.BusBW
+	}
+	return s / float64(len(pts))
+}
+
+func (p *prediction) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"size_bytes", "count", "type", "redop", "root", "time_us", "algbw_gbps", "busbw_gbps", "algo", "proto", "channels", "bottleneck"})
+	for _, pt := range p.pts {
+		redop, root := p.redopRoot()
+		_ = cw.Write([]string{
+			strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10), p.dtype, redop, strconv.Itoa(root),
+			strconv.FormatFloat(pt.TimeUs, 'f', 3, 64), strconv.FormatFloat(pt.AlgBW, 'f', 3, 64), strconv.FormatFloat(pt.BusBW, 'f', 3, 64),
+			pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.Bottleneck,
+		})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func (p *prediction) redopRoot() (string, int) {
+	redop, root := "none", -1
+	if p.req.Coll.HasRedop() {
+		redop = "sum"
+	}
+	if p.req.Coll.HasRoot() {
+		root = 0
+	}
+	return redop, root
+}
+
+// ncclNum formats a value the way nccl-tests does for a field of the given
+// width: 2 decimals, then 1, then 0, then %.1e, whichever fits.
+func ncclNum(v float64, width int) string {
+	for _, prec := range []int{2, 1, 0} {
+		s := strconv.FormatFloat(v, 'f', prec, 64)
+		if len(s) <= width {
+			return fmt.Sprintf("%*s", width, s)
+		}
+	}
+	return fmt.Sprintf("%*.1e", width, v)
+}
+
+func (p *prediction) writeTable(w io.Writer) error {
+	c := p.env.Cluster
+	ci := clusterInfo(p.env)
+	fmt.Fprintf(w, "# collsim %s prediction (engine %s): %s_perf, %d ranks\n", Version, p.req.Engine, p.req.Coll.TestName(), c.NumRanks())
+	fmt.Fprintf(w, "# Cluster: %s; %d node(s) x %d %s, NICs %s, fabric %s, NCCL %s model\n", ci.Description, ci.Nodes, ci.GPUsPerNode, ci.GPU, ci.NICs, ci.Fabric, ci.NCCLVersion)
+	if len(c.Knobs.Raw) > 0 {
+		var kv []string
+		for _, k := range sortedKeys(c.Knobs.Raw) {
+			kv = append(kv, k+"="+c.Knobs.Raw[k])
+		}
+		fmt.Fprintf(w, "# Environment: %s\n", strings.Join(kv, " "))
+	}
+	fmt.Fprintln(w, "#")
+	fmt.Fprintf(w, "#%71s%s\n", "", "predicted")
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-6s  %-6s  %8s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto", "channels")
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)")
+	redop, root := p.redopRoot()
+	for _, pt := range p.pts {
+		fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6d  %s  %s  %s  %-6s  %-6s  %8d\n",
+			pt.Size, pt.Count, p.dtype, redop, root,
+			ncclNum(pt.TimeUs, 7), ncclNum(pt.AlgBW, 6), ncclNum(pt.BusBW, 6),
+			pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels)
+	}
+	fmt.Fprintf(w, "# Avg bus bandwidth    : %g\n", round(avgBusBW(p.pts), 4))
+	fmt.Fprintln(w, "#")
+	for _, line := range wrap(p.summary, 100) {
+		fmt.Fprintf(w, "# %s\n", line)
+	}
+	notes := map[string]bool{}
+	for _, pt := range p.pts {
+		if pt.Note != "" && !notes[pt.Note] {
+			notes[pt.Note] = true
+			fmt.Fprintf(w, "# Note: %s (from %s)\n", pt.Note, model.FormatBytes(pt.Size))
+		}
+	}
+	return nil
+}
+
+func wrap(s string, width int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			out = append(out, line)
+			line = w
+			continue
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}

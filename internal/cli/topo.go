@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/collsim/collsim/sim"
+	"github.com/urfave/cli/v2"
+)
+
+func topoCommand(e *env) *cli.Command {
+	flags := append(clusterFlags(),
+		&cli.StringFlag{Name: "from", Usage: "print the node collsim builds from a nvidia-smi topo -m or NCCL XML `FILE` (same as --topo)"},
+		&cli.IntFlag{Name: "show-node", Usage: "which node's matrix to print", Value: 0},
+	)
+	return &cli.Command{
+		Name:      "topo",
+		Usage:     "print the resolved topology: a nvidia-smi topo -m style matrix and NCCL_DEBUG-style channel and transport lines",
+		UsageText: "collsim topo [--node NAME --nodes N ... | --from FILE --gpu MODEL]",
+		Flags:     flags,
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return badInputf("topo takes no arguments, got %q", c.Args().First())
+			}
+			if f := c.String("from"); f != "" {
+				if c.String("topo") != "" {
+					return badInputf("give either --from or --topo, not both")
+				}
+				if err := c.Set("topo", f); err != nil {
+					return err
+				}
+			}
+			envr, err := buildEnv(c)
+			if err != nil {
+				return err
+			}
+			node := c.Int("show-node")
+			if node < 0 || node >= envr.Cluster.NumNodes() {
+				return badInputf("--show-node %d: the cluster has nodes 0..%d", node, envr.Cluster.NumNodes()-1)
+			}
+			return writeTopo(e.stdout, envr, node)
+		},
+	}
+}
+
+func writeTopo(w io.Writer, e *sim.Env, node int) error {
+	c := e.Cluster
+	r := e.Res
+	fmt.Fprintf(w, "# collsim %s topology: %s\n", Version, c.Topo.Describe())
+	fmt.Fprintf(w, "# node%d as nvidia-smi topo -m would print it\n", node)
+	labels, cells, aff := r.Matrix(node)
+	fmt.Fprintf(w, "%-8s", "")
+	for _, l := range labels {
+		fmt.Fprintf(w, "%-8s", l)
+	}
+	fmt.Fprintf(w, "%s\n", "NUMA Affinity")
+	for i, l := range labels {
+		fmt.Fprintf(w, "%-8s", l)
+		for _, v := range cells[i] {
+			fmt.Fprintf(w, "%-8s", v)
+		}
+		if i < len(aff) {
+			fmt.Fprintf(w, "%s", aff[i])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Legend:")
+	fmt.Fprintln(w, "  X = Self, NV# = # bonded NVLinks, PIX = at most one PCIe bridge, PXB = several PCIe bridges,")
+	fmt.Fprintln(w, "  PHB = a PCIe host bridge, NODE = between host bridges of one NUMA node, SYS = across sockets")
+	ne := c.Nodes[node]
+	if len(ne.NICs) > 0 {
+		fmt.Fprintln(w, "\nNIC Legend:")
+		for i, nic := range ne.NICs {
+			info := c.Topo.Elem(nic).NIC
+			fmt.Fprintf(w, "  NIC%d: %s (%s %s)\n", i, info.Device, info.Speed.Name, info.Kind)
+		}
+	}
+	fmt.Fprintf(w, "\n# NCCL's view as collsim models it (P2P level %s, GDR level %s)\n", r.P2PLevel, r.GDRLevel)
+	host := fmt.Sprintf("node%d:0:0 [0] NCCL INFO ", node)
+	for _, l := range r.NCCLLog(e.Tuner) {
+		fmt.Fprintln(w, host+l)
+	}
+	s := r.Summarize(e.Tuner.Graphs.Ring)
+	fmt.Fprintf(w, "\n# Transports: %s.\n", s)
+	for _, reason := range s.Reasons {
+		fmt.Fprintf(w, "# Why: %s\n", reason)
+	}
+	return nil
+}
+
+// transportSummary is the one-paragraph summary under a prediction table.
+func transportSummary(e *sim.Env, pts []sim.Point) string {
+	s := e.Res.Summarize(e.Tuner.Graphs.Ring)
+	out := "Transports: " + s.String() + "."
+	if len(s.Reasons) > 0 {
+		out += " Why: " + strings.Join(s.Reasons, "; ") + "."
+	}
+	if n := len(pts); n > 0 && pts[n-1].Bottleneck != "" {
+		last := pts[n-1]
+		busy := 0.0
+		if len(last.Utilisation) > 0 {
+			busy = last.Utilisation[0].Busy
+		}
+		out += fmt.Sprintf(" Bottleneck at %d B: %s (%s, %.0f%% busy); %s/%s on %d channels.",
+			last.Size, last.BottleneckClass, last.Bottleneck, 100*busy, last.Choice.Algo, last.Choice.Proto, last.Choice.Channels)
+	}
+	return out
+}

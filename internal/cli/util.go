@@ -1,0 +1,13 @@
+package cli
+
+import "sort"
+
+// sortedKeys returns a map's keys in order (deterministic output).
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,431 @@
+package scenarios
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// DefaultScenario is the cluster `collsim predict` uses when no cluster is
+// given: four DGX A100 nodes with only two 100G RoCEv2 NICs each, the
+// typical under-provisioned first cluster whose cross-node AllReduce crawls.
+//
+//go:embed default.yaml
+var DefaultScenario []byte
+
+// DefaultScenarioName is the file name errors in the embedded scenario cite.
+const DefaultScenarioName = "default.yaml (embedded)"
+
+// maxScenarioBytes bounds a cluster file.
+const maxScenarioBytes = 4 << 20
+
+// LoadFile reads a cluster YAML file.
+func LoadFile(path string) (model.ClusterSpec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return model.ClusterSpec{}, fmt.Errorf("scenarios: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxScenarioBytes+1))
+	if err != nil {
+		return model.ClusterSpec{}, fmt.Errorf("scenarios: %s: %w", path, err)
+	}
+	if len(data) > maxScenarioBytes {
+		return model.ClusterSpec{}, fmt.Errorf("scenarios: %s: file is larger than %d bytes", path, maxScenarioBytes)
+	}
+	return Load(path, data)
+}
+
+// posError is an error at a position in a YAML file.
+type posError struct {
+	file      string
+	line, col int
+	msg       string
+}
+
+func (e *posError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.file, e.line, e.col, e.msg)
+}
+
+func errAt(file string, n *yaml.Node, format string, a ...any) error {
+	return &posError{file: file, line: n.Line, col: n.Column, msg: fmt.Sprintf(format, a...)}
+}
+
+// Load parses a cluster YAML document. Every error names file:line:column
+// and the offending key. The schema (see README) is:
+//
+//	name: text
+//	node: <preset name> | {template: <preset>, <NodeSpec fields to override>} | <full NodeSpec>
+//	nodes: N
+//	gpus_per_node: G
+//	gpu: <GPU model replacing the template's>
+//	nics: "4x200G-ib" | {count, speed, kind, gdr, roce: {pfc, ecn, mtu, loss_rate, gid_index}}
+//	fabric: {kind: single-switch|leaf-spine, nodes_per_leaf, oversubscription, switch_latency_ns}
+//	env: {NCCL_X: value, ...}
+//	nccl_version: "2.21"
+func Load(file string, data []byte) (model.ClusterSpec, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return model.ClusterSpec{}, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return model.ClusterSpec{}, fmt.Errorf("%s: empty cluster file", file)
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return model.ClusterSpec{}, errAt(file, root, "the cluster must be a mapping of keys (name, node, nodes, ...)")
+	}
+	var spec model.ClusterSpec
+	var nodeSet bool
+	var gpu string
+	var gpuNode *yaml.Node
+	var nicsNode *yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if seen[k.Value] {
+			return spec, errAt(file, k, "duplicate key %q", k.Value)
+		}
+		seen[k.Value] = true
+		switch k.Value {
+		case "name":
+			spec.Name = v.Value
+		case "node":
+			ns, err := decodeNode(file, v)
+			if err != nil {
+				return spec, err
+			}
+			spec.Node, nodeSet = ns, true
+		case "nodes":
+			n, err := intValue(file, v, "nodes", 1, model.MaxRanks)
+			if err != nil {
+				return spec, err
+			}
+			spec.Nodes = n
+		case "gpus_per_node":
+			n, err := intValue(file, v, "gpus_per_node", 1, 1024)
+			if err != nil {
+				return spec, err
+			}
+			spec.GPUsPerNode = n
+		case "gpu":
+			gpu, gpuNode = v.Value, v
+		case "nics":
+			nicsNode = v
+		case "fabric":
+			if err := strictDecode(file, v, &spec.Fabric); err != nil {
+				return spec, err
+			}
+		case "env":
+			if v.Kind != yaml.MappingNode {
+				return spec, errAt(file, v, "env must be a mapping of NCCL variables")
+			}
+			spec.Env = map[string]string{}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				spec.Env[v.Content[j].Value] = v.Content[j+1].Value
+			}
+			if _, err := model.ParseKnobs(spec.Env); err != nil {
+				return spec, errAt(file, v, "env: %v", err)
+			}
+		case "nccl_version":
+			if _, err := model.ParseVersion(v.Value); err != nil {
+				return spec, errAt(file, v, "nccl_version: %v", err)
+			}
+			spec.NCCLVersion = v.Value
+		default:
+			return spec, errAt(file, k, "unknown key %q (known: name, node, nodes, gpus_per_node, gpu, nics, fabric, env, nccl_version)", k.Value)
+		}
+	}
+	if !nodeSet {
+		return spec, errAt(file, root, "missing key \"node\" (a preset name such as dgx-h100, or a node description)")
+	}
+	if spec.Nodes == 0 {
+		spec.Nodes = 1
+	}
+	if gpu != "" {
+		if _, err := model.LookupGPU(gpu); err != nil {
+			return spec, errAt(file, gpuNode, "gpu: %v", err)
+		}
+		spec.Node.GPU = gpu
+	}
+	if nicsNode != nil {
+		ns, err := decodeNICs(file, nicsNode, spec.Node)
+		if err != nil {
+			return spec, err
+		}
+		spec.Node = ns
+	}
+	if err := spec.Node.Validate(); err != nil {
+		return spec, fmt.Errorf("%s: node: %w", file, err)
+	}
+	return spec, nil
+}
+
+func intValue(file string, v *yaml.Node, key string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v.Value)
+	if v.Kind != yaml.ScalarNode || err != nil {
+		return 0, errAt(file, v, "%s: want an integer, got %q", key, v.Value)
+	}
+	if n < lo || n > hi {
+		return 0, errAt(file, v, "%s: %d is outside %d..%d", key, n, lo, hi)
+	}
+	return n, nil
+}
+
+// strictDecode decodes v into out, refusing unknown fields, with positions.
+func strictDecode(file string, v *yaml.Node, out any) error {
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		return errAt(file, v, "%v", err)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(out); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+		// Lines inside the re-marshalled fragment count from v's first line.
+		line := v.Line
+		if m := fragLine.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			line = v.Line + n - 1
+			msg = strings.TrimSpace(strings.TrimPrefix(msg, m[0]))
+		}
+		return &posError{file: file, line: line, col: v.Column, msg: msg}
+	}
+	return nil
+}
+
+var fragLine = regexp.MustCompile(`^line (\d+):`)
+
+// decodeNode reads the node key: a preset name, a template with overrides,
+// or a full inline node description.
+func decodeNode(file string, v *yaml.Node) (model.NodeSpec, error) {
+	if v.Kind == yaml.ScalarNode {
+		p, err := LookupPreset(v.Value)
+		if err != nil {
+			return model.NodeSpec{}, errAt(file, v, "node: %v", err)
+		}
+		return p.Node, nil
+	}
+	if v.Kind != yaml.MappingNode {
+		return model.NodeSpec{}, errAt(file, v, "node must be a preset name or a mapping")
+	}
+	var base model.NodeSpec
+	rest := &yaml.Node{Kind: yaml.MappingNode, Line: v.Line, Column: v.Column}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		if k.Value == "template" {
+			p, err := LookupPreset(val.Value)
+			if err != nil {
+				return model.NodeSpec{}, errAt(file, val, "node.template: %v", err)
+			}
+			base = p.Node
+			continue
+		}
+		rest.Content = append(rest.Content, k, val)
+	}
+	if err := strictDecode(file, rest, &base); err != nil {
+		return model.NodeSpec{}, err
+	}
+	return base, nil
+}
+
+// decodeNICs reads the nics key: the --nics string form or a mapping.
+func decodeNICs(file string, v *yaml.Node, node model.NodeSpec) (model.NodeSpec, error) {
+	if v.Kind == yaml.ScalarNode {
+		count, speed, kind, err := ParseNICs(v.Value)
+		if err != nil {
+			return node, errAt(file, v, "nics: %v", err)
+		}
+		return node.WithNICs(count, speed, kind), nil
+	}
+	var ns model.NICSpec
+	if err := strictDecode(file, v, &ns); err != nil {
+		return node, err
+	}
+	kind, err := model.ParseNICKind(ns.Kind)
+	if err != nil {
+		return node, errAt(file, v, "nics.kind: %v", err)
+	}
+	if _, err := model.LookupNICSpeed(ns.Speed, kind); err != nil {
+		return node, errAt(file, v, "nics.speed: %v", err)
+	}
+	if ns.Count < 0 || ns.Count > 256 {
+		return node, errAt(file, v, "nics.count: %d is outside 0..256", ns.Count)
+	}
+	out := node.WithNICs(ns.Count, ns.Speed, kind)
+	out.NICs.RoCE, out.NICs.GDR = ns.RoCE, ns.GDR
+	return out, nil
+}
+
+// ParseNICs reads the --nics form COUNTxSPEED[-KIND]: "4x200G-ib",
+// "2x100G-roce", "1x10G-tcp", "4x100G-efa", "8xNDR" (kind defaults to ib).
+func ParseNICs(s string) (count int, speed string, kind model.NICKind, err error) {
+	t := strings.TrimSpace(s)
+	x := strings.IndexAny(t, "xX")
+	if x <= 0 {
+		return 0, "", "", fmt.Errorf("invalid NIC spec %q (want COUNTxSPEED-KIND, e.g. 4x200G-ib, 2x100G-roce, 1x10G-tcp, 4x100G-efa)", s)
+	}
+	count, err = strconv.Atoi(t[:x])
+	if err != nil || count < 1 || count > 256 {
+		return 0, "", "", fmt.Errorf("invalid NIC count in %q (want 1..256)", s)
+	}
+	rest := t[x+1:]
+	kind = model.NICIB
+	if d := strings.LastIndex(rest, "-"); d >= 0 {
+		if kind, err = model.ParseNICKind(rest[d+1:]); err != nil {
+			return 0, "", "", fmt.Errorf("%q: %w", s, err)
+		}
+		rest = rest[:d]
+	}
+	sp, err := model.LookupNICSpeed(rest, kind)
+	if err != nil {
+		return 0, "", "", fmt.Errorf("%q: %w", s, err)
+	}
+	return count, sp.Name, kind, nil
+}
+
+// Overrides are the command-line options that build or change a cluster.
+type Overrides struct {
+	// Cluster is a YAML file; Node a preset name. Both empty: the default scenario.
+	Cluster string
+	Node    string
+	// Topo replaces the node layout (from nvidia-smi topo -m or NCCL XML,
+	// already converted by the caller).
+	Topo *model.NodeSpec
+	// Nodes, GPUsPerNode: 0 = keep.
+	Nodes, GPUsPerNode int
+	GPU                string
+	NICs               string
+	// Set holds NCCL_X=VALUE assignments.
+	Set         []string
+	NCCLVersion string
+}
+
+// Resolve builds the ClusterSpec the overrides describe, on top of the
+// cluster file, the preset or the embedded default scenario.
+func (o Overrides) Resolve() (model.ClusterSpec, error) {
+	var spec model.ClusterSpec
+	var err error
+	switch {
+	case o.Cluster != "" && o.Node != "":
+		return spec, errors.New("give either --cluster or --node, not both")
+	case o.Cluster != "":
+		if spec, err = LoadFile(o.Cluster); err != nil {
+			return spec, err
+		}
+	case o.Node != "":
+		p, err := LookupPreset(o.Node)
+		if err != nil {
+			return spec, err
+		}
+		spec = model.ClusterSpec{Name: p.Name, Node: p.Node, Nodes: 1}
+	case o.Topo != nil:
+		spec = model.ClusterSpec{Name: o.Topo.Name, Node: *o.Topo, Nodes: 1}
+	default:
+		if spec, err = Load(DefaultScenarioName, DefaultScenario); err != nil {
+			return spec, err
+		}
+	}
+	if o.Topo != nil && (o.Cluster != "" || o.Node != "") {
+		nics := spec.Node.NICs
+		spec.Node = *o.Topo
+		if spec.Node.NICs.Speed == "" {
+			spec.Node.NICs.Speed, spec.Node.NICs.Kind = nics.Speed, nics.Kind
+		}
+	}
+	if o.Nodes != 0 {
+		if o.Nodes < 0 || o.Nodes > model.MaxRanks {
+			return spec, fmt.Errorf("--nodes %d is outside 1..%d", o.Nodes, model.MaxRanks)
+		}
+		spec.Nodes = o.Nodes
+	}
+	if o.GPUsPerNode != 0 {
+		if o.GPUsPerNode < 0 {
+			return spec, fmt.Errorf("--gpus-per-node %d must be positive", o.GPUsPerNode)
+		}
+		if o.GPUsPerNode > spec.Node.GPUs {
+			return spec, fmt.Errorf("--gpus-per-node %d is more than the %d GPUs of node %q", o.GPUsPerNode, spec.Node.GPUs, spec.Node.Name)
+		}
+		spec.GPUsPerNode = o.GPUsPerNode
+	}
+	if o.GPU != "" {
+		g, err := model.LookupGPU(o.GPU)
+		if err != nil {
+			return spec, err
+		}
+		spec.Node.GPU = g.Name
+		if g.NVLinkGen == 0 && spec.Node.NVLink.Kind != "" && spec.Node.NVLink.Kind != "none" {
+			return spec, fmt.Errorf("--gpu %s has no NVLink but node %q is built around NVLink (%s); use --node pcie-gpu-server", g.Name, spec.Node.Name, spec.Node.NVLink.Kind)
+		}
+	}
+	if o.NICs != "" {
+		count, speed, kind, err := ParseNICs(o.NICs)
+		if err != nil {
+			return spec, fmt.Errorf("--nics: %w", err)
+		}
+		spec.Node = spec.Node.WithNICs(count, speed, kind)
+	}
+	if len(o.Set) > 0 && spec.Env == nil {
+		spec.Env = map[string]string{}
+	} else if len(o.Set) > 0 {
+		env := make(map[string]string, len(spec.Env))
+		for k, v := range spec.Env {
+			env[k] = v
+		}
+		spec.Env = env
+	}
+	for _, kv := range o.Set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return spec, fmt.Errorf("--set %q: want NCCL_NAME=VALUE", kv)
+		}
+		spec.Env[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	if o.NCCLVersion != "" {
+		spec.NCCLVersion = o.NCCLVersion
+	}
+	if _, err := model.ParseKnobs(spec.Env); err != nil {
+		return spec, err
+	}
+	return spec, nil
+}
+
+// Describe summarises a spec in one line: "4 x dgx-a100 (8x A100-SXM4, 2x 100G roce)".
+func Describe(s model.ClusterSpec) string {
+	g := s.Node.GPUs
+	if s.GPUsPerNode > 0 {
+		g = s.GPUsPerNode
+	}
+	nics := "no NIC"
+	if s.Node.NICs.Count > 0 {
+		nics = fmt.Sprintf("%dx %s %s", s.Node.NICs.Count, s.Node.NICs.Speed, s.Node.NICs.Kind)
+	}
+	name := s.Node.Name
+	if name == "" {
+		name = "custom node"
+	}
+	out := fmt.Sprintf("%d x %s (%dx %s, %s)", s.Nodes, name, g, s.Node.GPU, nics)
+	if len(s.Env) > 0 {
+		keys := make([]string, 0, len(s.Env))
+		for k := range s.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var kv []string
+		for _, k := range keys {
+			kv = append(kv, k+"="+s.Env[k])
+		}
+		out += " with " + strings.Join(kv, " ")
+	}
+	return out
+}
