@@ -1,7 +1,26 @@
-// Package reports renders collsim results for people: nccl-tests-style
-// tables, CSV, JSON, Markdown and self-contained HTML with plots made by
-// gonum/plot. Writes are atomic (temp file + rename).
+// Package reports renders collsim results for people: self-contained HTML
+// and GitHub-flavoured Markdown documents with plots made by gonum/plot.
 //
-// reports imports model, sim and calibrate; nothing in collsim imports reports
-// except internal/cli.
+// A command converts its results into a [Document]: a title, a one-paragraph
+// executive summary with an optional [Verdict], the inputs and assumptions
+// behind the numbers, and ordered [Section]s of blocks ([Paragraph], [Code],
+// [Table], [Findings], [Verdict] and the plot specs [BusBWPlot], [TimePlot],
+// [BarPlot], [ScalingPlot], [ParetoPlot], [LinkUtilPlot], [HeatMapPlot]).
+// Plot specs are plain data in collsim's units (model.Bytes, model.GBps,
+// model.Time); reports turns them into gonum plots and carries the numbers
+// behind every plot as a table next to it.
+//
+// [WriteHTML] writes one self-contained file (inline CSS, plots as inline SVG,
+// no scripts, fonts, stylesheets or images fetched from anywhere).
+// [WriteMarkdown] writes Markdown and the plots as SVG files beside it.
+// [WriteFile] picks the format from the file extension and writes atomically
+// (temp file in the same directory, fsync, rename), so an existing report is
+// only replaced by a complete new one.
+//
+// Rendering is deterministic: the same Document renders to byte-identical
+// output. Nothing here reads the clock; the caller supplies Document.Date.
+//
+// reports imports model (for units) and gonum/plot only. Commands in
+// internal/cli convert the results of sim, calibrate, scenarios and hwbench
+// into these types, so nothing in collsim imports reports except internal/cli.
 package reports

@@ -1,0 +1,229 @@
+package reports
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/png"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// findChromium returns the path of a Chromium-family browser on PATH, or "".
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// runChromium renders the page at htmlPath headless to a PNG with all
+// background networking off, every host name unresolvable, and a network
+// log. It returns the screenshot and the requests in the log.
+func runChromium(t *testing.T, bin, htmlPath string) (image.Image, []netRequest) {
+	t.Helper()
+	work := t.TempDir()
+	shot := filepath.Join(work, "shot.png")
+	netlog := filepath.Join(work, "netlog.json")
+	abs, err := filepath.Abs(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin,
+		"--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-first-run", "--disable-quic", "--disable-extensions", "--disable-default-apps",
+		"--user-data-dir="+filepath.Join(work, "profile"),
+		"--host-resolver-rules=MAP * ~NOTFOUND",
+		"--log-net-log="+netlog,
+		"--screenshot="+shot,
+		"--window-size=1280,2000",
+		(&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String())
+	cmd.Env = append(os.Environ(), "HOME="+work)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", bin, err, tail(out, 2000))
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v\n%s", err, tail(out, 2000))
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	return img, readNetLog(t, netlog)
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// netRequest is one URL request from a Chromium net log.
+type netRequest struct {
+	URL       string `json:"url"`
+	Initiator string `json:"initiator"`
+	// NIK is the network isolation key: "file:// ..." for requests made on
+	// behalf of a page loaded from a file, "null null" or a Google origin
+	// for the browser's own background requests.
+	NIK string `json:"network_isolation_key"`
+}
+
+// fromPage reports whether the page (not the browser itself) made r.
+func (r netRequest) fromPage() bool {
+	return strings.HasPrefix(r.NIK, "file://") || r.Initiator != "" && r.Initiator != "not an origin"
+}
+
+// readNetLog returns the URL_REQUEST_START_JOB events of a net log.
+func readNetLog(t *testing.T, path string) []netRequest {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("net log: %v", err)
+	}
+	var log struct {
+		Constants struct {
+			LogEventTypes map[string]int `json:"logEventTypes"`
+		} `json:"constants"`
+		Events []struct {
+			Type   int             `json:"type"`
+			Params json.RawMessage `json:"params"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(raw, &log); err != nil {
+		// A log cut short lacks its closing brackets.
+		if err2 := json.Unmarshal(append(bytes.TrimRight(bytes.TrimSpace(raw), ","), "]}"...), &log); err2 != nil {
+			t.Fatalf("net log: %v", err)
+		}
+	}
+	start, ok := log.Constants.LogEventTypes["URL_REQUEST_START_JOB"]
+	if !ok {
+		t.Fatal("net log has no URL_REQUEST_START_JOB event type")
+	}
+	var out []netRequest
+	for _, e := range log.Events {
+		if e.Type != start || len(e.Params) == 0 {
+			continue
+		}
+		var r netRequest
+		if err := json.Unmarshal(e.Params, &r); err != nil {
+			t.Fatalf("net log event: %v", err)
+		}
+		if r.URL != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// pageNetworkRequests returns the URLs the page asked for that are not
+// file: or data: URLs.
+func pageNetworkRequests(reqs []netRequest) []string {
+	var out []string
+	for _, r := range reqs {
+		if r.fromPage() && !strings.HasPrefix(r.URL, "file:") && !strings.HasPrefix(r.URL, "data:") {
+			out = append(out, r.URL)
+		}
+	}
+	return out
+}
+
+// inkStats counts the pixels that are not near-white, the distinct
+// colours, and the pixels close to the first series colour (#0072B2).
+func inkStats(img image.Image) (ink, colours, blue int) {
+	seen := map[uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			r8, g8, b8 := r>>8, g>>8, bl>>8
+			seen[r8<<16|g8<<8|b8] = true
+			if r8 < 0xF0 || g8 < 0xF0 || b8 < 0xF0 {
+				ink++
+			}
+			if near(r8, 0x00) && near(g8, 0x72) && near(b8, 0xB2) {
+				blue++
+			}
+		}
+	}
+	return ink, len(seen), blue
+}
+
+func near(a, b uint32) bool { return a+12 >= b && a <= b+12 }
+
+// TestBrowserRender renders each kind of report in headless Chromium and
+// checks that the page is drawn (not blank, plots visible) and that it
+// asked the network for nothing. It skips when no Chromium is installed.
+func TestBrowserRender(t *testing.T) {
+	bin := findChromium()
+	if bin == "" {
+		t.Skip("no chromium, chromium-browser or google-chrome on PATH; install one (Debian: apt-get install -y chromium) to run the browser rendering test")
+	}
+	if testing.Short() {
+		t.Skip("browser rendering test skipped in -short mode")
+	}
+	dir := t.TempDir()
+	for _, fx := range fixtures() {
+		t.Run(fx.name, func(t *testing.T) {
+			path := filepath.Join(dir, fx.name+".html")
+			if err := WriteFile(path, fx.doc); err != nil {
+				t.Fatal(err)
+			}
+			page, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if refs := externalRefs(string(page)); len(refs) > 0 {
+				t.Errorf("page references external resources: %q", refs)
+			}
+			img, reqs := runChromium(t, bin, path)
+			size := img.Bounds().Dx() * img.Bounds().Dy()
+			ink, colours, blue := inkStats(img)
+			t.Logf("%dx%d screenshot: %.1f%% ink, %d colours, %d series-blue pixels; %d requests in the net log",
+				img.Bounds().Dx(), img.Bounds().Dy(), 100*float64(ink)/float64(size), colours, blue, len(reqs))
+			// A blank page has no ink and one colour; the smallest report
+			// (a title and one line) has about 10000 inked pixels.
+			if ink < 2000 || colours < 16 {
+				t.Errorf("screenshot looks blank: %d of %d pixels inked, %d colours", ink, size, colours)
+			}
+			if fx.name != "minimal" && blue < 200 {
+				t.Errorf("only %d pixels of the first series colour: plots not drawn?", blue)
+			}
+			if got := pageNetworkRequests(reqs); len(got) > 0 {
+				t.Errorf("page made network requests: %q", got)
+			}
+		})
+	}
+	// The detector itself: a page that does load things from the network
+	// must be caught, so the checks above are not vacuous.
+	t.Run("detector", func(t *testing.T) {
+		path := filepath.Join(dir, "bad.html")
+		bad := `<!DOCTYPE html><html><head><style>@import url(https://example.com/a.css); body{background:url(http://example.org/b.png)}</style></head>` +
+			`<body><p>bad</p><img src="https://example.net/c.png"></body></html>`
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if refs := externalRefs(bad); len(refs) != 3 {
+			t.Errorf("static check found %q, want 3 references", refs)
+		}
+		_, reqs := runChromium(t, bin, path)
+		if got := pageNetworkRequests(reqs); len(got) == 0 {
+			t.Errorf("net log check missed the page's requests; log had %d requests", len(reqs))
+		}
+	})
+}

@@ -1,0 +1,162 @@
+package reports
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+)
+
+// WriteFile writes d to path as HTML (extension .html or .htm) or Markdown
+// (.md), compared case-insensitively; any other extension is an error that
+// lists the known ones.
+//
+// Writing is atomic: each file is written to a temporary file in the same
+// directory, synced and renamed over the target, so a reader sees either the
+// old report or the complete new one, and a failure (an invalid document, a
+// plot that fails to render, a full disk) leaves any existing report as it
+// was and no temporary file behind. Everything is rendered in memory before
+// the first file is touched.
+//
+// For Markdown the plots are written beside the report as
+// "<name>-figNN-<slug>-<hash>.svg" (see WriteMarkdown) before the .md file;
+// because the names carry a hash of their content, the old report keeps
+// pointing at its own pictures until the new .md replaces it. After that,
+// figure files of an earlier version of the same report (same "<name>-fig"
+// prefix, same naming pattern) that the new one does not use are removed.
+// The directory must exist.
+func WriteFile(path string, d *Document) error {
+	return writeFile(path, d, writeAtomic)
+}
+
+// putFunc writes one whole file; writeAtomic in production, a failing
+// stand-in in tests.
+type putFunc func(path string, data []byte) error
+
+func writeFile(path string, d *Document, put putFunc) error {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".html", ".htm":
+		b, err := renderHTML(d)
+		if err != nil {
+			return err
+		}
+		return put(path, b)
+	case ".md":
+		stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		md, assets, err := renderMarkdown(d, stem+"-")
+		if err != nil {
+			return err
+		}
+		return putMarkdown(path, stem, md, assets, put)
+	default:
+		return fmt.Errorf("reports: %q: unknown report extension %q (known: .html, .htm, .md)", path, ext)
+	}
+}
+
+// putMarkdown writes the figures, then the Markdown, then removes figures
+// of an earlier version of the report that the new one does not use.
+func putMarkdown(mdPath, stem string, md []byte, assets []asset, put putFunc) error {
+	dir := filepath.Dir(mdPath)
+	keep := make(map[string]bool, len(assets))
+	for _, a := range assets {
+		if err := put(filepath.Join(dir, filepath.FromSlash(a.name)), a.data); err != nil {
+			return err
+		}
+		keep[a.name] = true
+	}
+	if err := put(mdPath, md); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("reports: report written; listing %s for old figures: %w", dir, err)
+	}
+	old := regexp.MustCompile(`^` + regexp.QuoteMeta(stem) + `-fig[0-9]{2,}-[a-z0-9-]+-[0-9a-f]{8}\.svg$`)
+	var errs []error
+	for _, e := range entries {
+		if name := e.Name(); e.Type().IsRegular() && old.MatchString(name) && !keep[name] {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("reports: report written; removing old figures: %w", err)
+	}
+	return nil
+}
+
+// writeAtomic writes data to path atomically (see writeAtomicFunc).
+func writeAtomic(path string, data []byte) error {
+	return writeAtomicFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomicFunc writes what write produces to path: into a temporary file
+// in the same directory, then flush, fsync, chmod 0644, close, rename over
+// path, and fsync the directory. On any error the temporary file is removed
+// and path is untouched.
+func writeAtomicFunc(path string, write func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	tmp, closed, renamed := f.Name(), false, false
+	defer func() {
+		if err == nil || renamed {
+			return
+		}
+		if !closed {
+			_ = f.Close() // the write already failed; its error is the one to report
+		}
+		if rerr := os.Remove(tmp); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("reports: removing temporary file: %w", rerr))
+		}
+	}()
+	bw := bufio.NewWriter(f)
+	if err = write(bw); err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("reports: syncing %s: %w", path, err)
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	closed = true
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	renamed = true
+	if runtime.GOOS != "windows" { // directories cannot be fsynced there
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("reports: %s written; syncing its directory: %w", path, err)
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}

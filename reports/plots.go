@@ -1,0 +1,1071 @@
+package reports
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/collsim/collsim/model"
+)
+
+// Plot is a block that draws a figure: one of BusBWPlot, TimePlot, BarPlot,
+// ScalingPlot, ParetoPlot, LinkUtilPlot or HeatMapPlot. Every plot carries
+// the numbers behind it as a table, which the renderers show next to it.
+// The set is closed: other packages cannot add plot kinds.
+type Plot interface {
+	Block
+	// PlotTitle returns the title drawn above the plot.
+	PlotTitle() string
+	// PlotCaption returns the caption shown under the plot ("" for none).
+	PlotCaption() string
+	// DataTable returns the numbers behind the plot as a table. It does not
+	// validate the plot; invalid values are printed as they are.
+	DataTable() Table
+
+	kind() string
+	validate() error
+	build() (*figure, error)
+}
+
+// RenderSVG renders p as a standalone SVG document (UTF-8, no external
+// references, fonts falling back to generic families). The same spec gives
+// byte-identical output. It returns an error naming the problem when the
+// spec is invalid.
+func RenderSVG(p Plot) ([]byte, error) {
+	if p == nil {
+		return nil, errors.New("reports: nil plot")
+	}
+	b, err := deref(p)
+	if err != nil {
+		return nil, fmt.Errorf("reports: %w", err)
+	}
+	p = b.(Plot)
+	f, err := p.build()
+	if err != nil {
+		return nil, fmt.Errorf("reports: %s: %w", blockName(p), err)
+	}
+	svg, err := f.svg()
+	if err != nil {
+		return nil, fmt.Errorf("reports: %s: %w", blockName(p), err)
+	}
+	return svg, nil
+}
+
+// SeriesStyle says how a series is drawn.
+type SeriesStyle int
+
+// Series styles. By convention model predictions are StyleLine, measurements
+// StyleLinePoints, and alternatives or references StyleDashed.
+const (
+	StyleLine       SeriesStyle = iota // solid line
+	StyleLinePoints                    // solid line with a marker at each point
+	StylePoints                        // markers only
+	StyleDashed                        // dashed line
+)
+
+func (s SeriesStyle) valid() bool { return s >= StyleLine && s <= StyleDashed }
+
+// checkNames checks that series names are present and distinct.
+func checkNames(what string, names []string) error {
+	seen := make(map[string]bool, len(names))
+	for i, n := range names {
+		if strings.TrimSpace(n) == "" {
+			return fmt.Errorf("%s %d has no name", what, i+1)
+		}
+		if seen[n] {
+			return fmt.Errorf("duplicate %s name %q", what, n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+// ---- busbw vs message size ----
+
+// BusBWPlot draws bus bandwidth against message size, as nccl-tests reports
+// it: a log2 size axis labelled 8B, 1K, 1M, 1G, a linear busbw axis from 0,
+// one line per series, and an optional shaded tolerance band around a
+// reference series.
+type BusBWPlot struct {
+	Title   string
+	Caption string
+	// Series are drawn in order and named in the legend; names must be
+	// distinct and each series needs at least one point.
+	Series []BWSeries
+	// Band, when not nil, shades the tolerance band around one series.
+	Band *Band
+}
+
+// BWSeries is one busbw curve, such as "model", "measured" or a design.
+type BWSeries struct {
+	Name   string
+	Style  SeriesStyle
+	Points []BWPoint
+}
+
+// BWPoint is the bus bandwidth at one message size. Size must be positive
+// and distinct within a series; BusBW must be finite and not negative.
+type BWPoint struct {
+	Size  model.Bytes
+	BusBW model.GBps
+}
+
+// Band is a shaded tolerance band around a reference series: from
+// (1-Tolerance) to (1+Tolerance) times the reference at each of its points.
+type Band struct {
+	// Reference names the series the band surrounds.
+	Reference string
+	// Tolerance is relative, in (0, 1]: 0.1 is ±10%.
+	Tolerance float64
+	// Label is the legend entry; empty gives "±10% of model".
+	Label string
+}
+
+func (p BusBWPlot) isBlock()            {}
+func (p BusBWPlot) kind() string        { return "busbw plot" }
+func (p BusBWPlot) PlotTitle() string   { return p.Title }
+func (p BusBWPlot) PlotCaption() string { return p.Caption }
+
+func (b Band) label() string {
+	if b.Label != "" {
+		return b.Label
+	}
+	return "±" + strconv.FormatFloat(math.Round(b.Tolerance*1e4)/1e2, 'f', -1, 64) + "% of " + b.Reference
+}
+
+func (p BusBWPlot) validate() error {
+	if len(p.Series) == 0 {
+		return errors.New("no series")
+	}
+	names := make([]string, len(p.Series))
+	for i, s := range p.Series {
+		names[i] = s.Name
+	}
+	if err := checkNames("series", names); err != nil {
+		return err
+	}
+	for _, s := range p.Series {
+		if !s.Style.valid() {
+			return fmt.Errorf("series %q: invalid style %d", s.Name, int(s.Style))
+		}
+		if len(s.Points) == 0 {
+			return fmt.Errorf("series %q has no points", s.Name)
+		}
+		seen := make(map[model.Bytes]bool, len(s.Points))
+		for j, pt := range s.Points {
+			switch {
+			case pt.Size <= 0:
+				return fmt.Errorf("series %q point %d: size %d is not positive (the size axis is logarithmic)", s.Name, j+1, pt.Size)
+			case seen[pt.Size]:
+				return fmt.Errorf("series %q point %d: duplicate size %s", s.Name, j+1, model.FormatBytes(pt.Size))
+			case !finite(float64(pt.BusBW)) || pt.BusBW < 0:
+				return fmt.Errorf("series %q point %d: busbw %v GB/s is not a finite non-negative number", s.Name, j+1, float64(pt.BusBW))
+			}
+			seen[pt.Size] = true
+		}
+	}
+	if b := p.Band; b != nil {
+		if !slices.Contains(names, b.Reference) {
+			return fmt.Errorf("band reference %q is not a series (series: %s)", b.Reference, strings.Join(names, ", "))
+		}
+		if !(b.Tolerance > 0 && b.Tolerance <= 1) {
+			return fmt.Errorf("band tolerance %v is outside (0, 1]", b.Tolerance)
+		}
+	}
+	return nil
+}
+
+// sortedBW returns a copy of pts sorted by size.
+func sortedBW(pts []BWPoint) []BWPoint {
+	out := slices.Clone(pts)
+	slices.SortStableFunc(out, func(a, b BWPoint) int { return cmp.Compare(a.Size, b.Size) })
+	return out
+}
+
+func (p BusBWPlot) build() (*figure, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	f := &figure{plot: newPlot(p.Title, "message size (bytes)", "busbw (GB/s)", true, true), width: figWidth, height: figHeight}
+	pl := f.plot
+	lo, hi, top := math.Inf(1), math.Inf(-1), 0.0
+	for _, s := range p.Series {
+		for _, pt := range s.Points {
+			lo = math.Min(lo, float64(pt.Size))
+			hi = math.Max(hi, float64(pt.Size))
+			top = math.Max(top, float64(pt.BusBW))
+		}
+	}
+	var band *plotter.Polygon
+	if b := p.Band; b != nil {
+		ref := slices.IndexFunc(p.Series, func(s BWSeries) bool { return s.Name == b.Reference })
+		pts := sortedBW(p.Series[ref].Points)
+		ring := make(plotter.XYs, 0, 2*len(pts))
+		for _, pt := range pts {
+			ring = append(ring, plotter.XY{X: float64(pt.Size), Y: float64(pt.BusBW) * (1 + b.Tolerance)})
+		}
+		for i := len(pts) - 1; i >= 0; i-- {
+			ring = append(ring, plotter.XY{X: float64(pts[i].Size), Y: float64(pts[i].BusBW) * (1 - b.Tolerance)})
+		}
+		poly, err := plotter.NewPolygon(ring)
+		if err != nil {
+			return nil, err
+		}
+		c := seriesColor(ref)
+		c.A = 0x40
+		c.R, c.G, c.B = uint8(uint16(c.R)*0x40/0xFF), uint8(uint16(c.G)*0x40/0xFF), uint8(uint16(c.B)*0x40/0xFF)
+		poly.Color = c
+		poly.LineStyle.Width = 0
+		pl.Add(poly)
+		band = poly
+		for _, pt := range pts {
+			top = math.Max(top, float64(pt.BusBW)*(1+b.Tolerance))
+		}
+	}
+	for i, s := range p.Series {
+		pts := sortedBW(s.Points)
+		xys := make(plotter.XYs, len(pts))
+		for j, pt := range pts {
+			xys[j] = plotter.XY{X: float64(pt.Size), Y: float64(pt.BusBW)}
+		}
+		if err := f.addSeries(i, s.Name, s.Style, xys); err != nil {
+			return nil, err
+		}
+	}
+	if band != nil {
+		f.legend = append(f.legend, legendEntry{name: p.Band.label(), thumbs: []plot.Thumbnailer{band}})
+	}
+	pl.X.Scale = plot.LogScale{}
+	pl.X.Tick.Marker = log2Ticks(sizeLabel)
+	pl.X.Min, pl.X.Max = log2Range(lo, hi)
+	pl.Y.Min, pl.Y.Max = 0, headroom(top)
+	pl.Y.Tick.Marker = linearTicks("")
+	return f, nil
+}
+
+// headroom returns an axis maximum 5% above top, or 1 when top is 0.
+func headroom(top float64) float64 {
+	if top <= 0 {
+		return 1
+	}
+	return top * 1.05
+}
+
+// DataTable returns one row per message size (the union over all series)
+// and one busbw column per series, plus the band limits when there is a band.
+func (p BusBWPlot) DataTable() Table {
+	var sizes []model.Bytes
+	for _, s := range p.Series {
+		for _, pt := range s.Points {
+			sizes = append(sizes, pt.Size)
+		}
+	}
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	t := Table{Columns: []string{"size"}}
+	for _, s := range p.Series {
+		t.Columns = append(t.Columns, s.Name+" (GB/s)")
+	}
+	var ref map[model.Bytes]float64
+	if b := p.Band; b != nil {
+		t.Columns = append(t.Columns, "band low (GB/s)", "band high (GB/s)")
+		ref = map[model.Bytes]float64{}
+		for _, s := range p.Series {
+			if s.Name == b.Reference {
+				for _, pt := range s.Points {
+					ref[pt.Size] = float64(pt.BusBW)
+				}
+			}
+		}
+		t.Notes = append(t.Notes, "Band: "+b.label()+".")
+	}
+	for _, size := range sizes {
+		row := []string{model.FormatBytes(size)}
+		for _, s := range p.Series {
+			cell := "–"
+			for _, pt := range s.Points {
+				if pt.Size == size {
+					cell = fmtFixed(float64(pt.BusBW), 2)
+					break
+				}
+			}
+			row = append(row, cell)
+		}
+		if p.Band != nil {
+			if v, ok := ref[size]; ok {
+				row = append(row, fmtFixed(v*(1-p.Band.Tolerance), 2), fmtFixed(v*(1+p.Band.Tolerance), 2))
+			} else {
+				row = append(row, "–", "–")
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// ---- time vs message size ----
+
+// TimePlot draws the time of an operation against message size on log-log
+// axes: a log2 size axis labelled like nccl-tests sizes and a log10 time
+// axis labelled 1us, 10us, 1ms.
+type TimePlot struct {
+	Title   string
+	Caption string
+	// Series are drawn in order and named in the legend; names must be
+	// distinct and each series needs at least one point.
+	Series []TimeSeries
+}
+
+// TimeSeries is one time curve.
+type TimeSeries struct {
+	Name   string
+	Style  SeriesStyle
+	Points []TimePoint
+}
+
+// TimePoint is the time at one message size; both must be positive (the
+// axes are logarithmic) and sizes distinct within a series.
+type TimePoint struct {
+	Size model.Bytes
+	Time model.Time
+}
+
+func (p TimePlot) isBlock()            {}
+func (p TimePlot) kind() string        { return "time plot" }
+func (p TimePlot) PlotTitle() string   { return p.Title }
+func (p TimePlot) PlotCaption() string { return p.Caption }
+
+func (p TimePlot) validate() error {
+	if len(p.Series) == 0 {
+		return errors.New("no series")
+	}
+	names := make([]string, len(p.Series))
+	for i, s := range p.Series {
+		names[i] = s.Name
+	}
+	if err := checkNames("series", names); err != nil {
+		return err
+	}
+	for _, s := range p.Series {
+		if !s.Style.valid() {
+			return fmt.Errorf("series %q: invalid style %d", s.Name, int(s.Style))
+		}
+		if len(s.Points) == 0 {
+			return fmt.Errorf("series %q has no points", s.Name)
+		}
+		seen := make(map[model.Bytes]bool, len(s.Points))
+		for j, pt := range s.Points {
+			switch {
+			case pt.Size <= 0:
+				return fmt.Errorf("series %q point %d: size %d is not positive (the size axis is logarithmic)", s.Name, j+1, pt.Size)
+			case seen[pt.Size]:
+				return fmt.Errorf("series %q point %d: duplicate size %s", s.Name, j+1, model.FormatBytes(pt.Size))
+			case pt.Time <= 0:
+				return fmt.Errorf("series %q point %d: time %v is not positive (the time axis is logarithmic)", s.Name, j+1, pt.Time)
+			}
+			seen[pt.Size] = true
+		}
+	}
+	return nil
+}
+
+func (p TimePlot) build() (*figure, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	f := &figure{plot: newPlot(p.Title, "message size (bytes)", "time", true, true), width: figWidth, height: figHeight}
+	pl := f.plot
+	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for i, s := range p.Series {
+		pts := slices.Clone(s.Points)
+		slices.SortStableFunc(pts, func(a, b TimePoint) int { return cmp.Compare(a.Size, b.Size) })
+		xys := make(plotter.XYs, len(pts))
+		for j, pt := range pts {
+			xys[j] = plotter.XY{X: float64(pt.Size), Y: pt.Time.Microseconds()}
+			xlo, xhi = math.Min(xlo, xys[j].X), math.Max(xhi, xys[j].X)
+			ylo, yhi = math.Min(ylo, xys[j].Y), math.Max(yhi, xys[j].Y)
+		}
+		if err := f.addSeries(i, s.Name, s.Style, xys); err != nil {
+			return nil, err
+		}
+	}
+	pl.X.Scale = plot.LogScale{}
+	pl.X.Tick.Marker = log2Ticks(sizeLabel)
+	pl.X.Min, pl.X.Max = log2Range(xlo, xhi)
+	pl.Y.Scale = plot.LogScale{}
+	pl.Y.Tick.Marker = timeTicks()
+	pl.Y.Min, pl.Y.Max = log10Range(ylo, yhi)
+	return f, nil
+}
+
+// DataTable returns one row per message size and one time column (in
+// microseconds) per series.
+func (p TimePlot) DataTable() Table {
+	var sizes []model.Bytes
+	for _, s := range p.Series {
+		for _, pt := range s.Points {
+			sizes = append(sizes, pt.Size)
+		}
+	}
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	t := Table{Columns: []string{"size"}}
+	for _, s := range p.Series {
+		t.Columns = append(t.Columns, s.Name+" (us)")
+	}
+	for _, size := range sizes {
+		row := []string{model.FormatBytes(size)}
+		for _, s := range p.Series {
+			cell := "–"
+			for _, pt := range s.Points {
+				if pt.Size == size {
+					cell = fmtFixed(pt.Time.Microseconds(), 2)
+					break
+				}
+			}
+			row = append(row, cell)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// ---- grouped bars ----
+
+// BarPlot draws grouped vertical bars: one group per category (for example
+// a design, or a collective at a size) and one bar per series in each group,
+// side by side, with the value printed above each bar when there is room.
+type BarPlot struct {
+	Title   string
+	Caption string
+	// CategoryLabel names the categories on the x axis, e.g. "design".
+	CategoryLabel string
+	// ValueLabel names the values with their unit, e.g. "busbw (GB/s)" or
+	// "cost (USD)"; it labels the y axis.
+	ValueLabel string
+	// Categories are the groups along the x axis, in order.
+	Categories []string
+	// Series each give one value per category. With more than one series
+	// the names must be present and distinct; they form the legend.
+	Series []BarSeries
+}
+
+// BarSeries is one bar per category. Values must have one entry per
+// category; NaN marks a missing value (no bar, "n/a" in the table).
+type BarSeries struct {
+	Name   string
+	Values []float64
+}
+
+func (p BarPlot) isBlock()            {}
+func (p BarPlot) kind() string        { return "bar plot" }
+func (p BarPlot) PlotTitle() string   { return p.Title }
+func (p BarPlot) PlotCaption() string { return p.Caption }
+
+func (p BarPlot) validate() error {
+	if len(p.Categories) == 0 {
+		return errors.New("no categories")
+	}
+	if len(p.Series) == 0 {
+		return errors.New("no series")
+	}
+	if err := checkNames("category", p.Categories); err != nil {
+		return err
+	}
+	if len(p.Series) > 1 {
+		names := make([]string, len(p.Series))
+		for i, s := range p.Series {
+			names[i] = s.Name
+		}
+		if err := checkNames("series", names); err != nil {
+			return err
+		}
+	}
+	for i, s := range p.Series {
+		if len(s.Values) != len(p.Categories) {
+			return fmt.Errorf("series %d (%q) has %d values for %d categories", i+1, s.Name, len(s.Values), len(p.Categories))
+		}
+		for j, v := range s.Values {
+			if math.IsInf(v, 0) {
+				return fmt.Errorf("series %d (%q) category %q: value is infinite", i+1, s.Name, p.Categories[j])
+			}
+		}
+	}
+	return nil
+}
+
+// barLabelLimit is the most bars that get their value printed above them.
+const barLabelLimit = 24
+
+func (p BarPlot) build() (*figure, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	f := &figure{plot: newPlot(p.Title, p.CategoryLabel, p.ValueLabel, false, true), width: figWidth, height: figHeight}
+	pl := f.plot
+	k, n := len(p.Categories), len(p.Series)
+	slot := (f.width - vg.Points(72)) / vg.Length(float64(k))
+	barW := slot * 0.8 / vg.Length(float64(n))
+	if barW > 40 {
+		barW = 40
+	}
+	lo, hi := 0.0, 0.0
+	labelled := k*n <= barLabelLimit
+	for i, s := range p.Series {
+		vals := make(plotter.Values, k)
+		texts := make([]string, k)
+		xys := make(plotter.XYs, k)
+		for j, v := range s.Values {
+			texts[j] = fmtCell(v)
+			if !math.IsNaN(v) {
+				vals[j] = v
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+			xys[j] = plotter.XY{X: float64(j), Y: vals[j]}
+		}
+		bc, err := plotter.NewBarChart(vals, barW)
+		if err != nil {
+			return nil, err
+		}
+		bc.Color = seriesColor(i)
+		bc.LineStyle.Width = 0
+		bc.Offset = (vg.Length(float64(i)) - vg.Length(float64(n-1))/2) * barW
+		pl.Add(bc)
+		if n > 1 {
+			f.legend = append(f.legend, legendEntry{name: s.Name, thumbs: []plot.Thumbnailer{bc}})
+		}
+		if labelled {
+			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+			if err != nil {
+				return nil, err
+			}
+			for j := range lb.TextStyle {
+				lb.TextStyle[j].Font = sans(7, false)
+				lb.TextStyle[j].XAlign = -0.5
+			}
+			lb.Offset.X = bc.Offset
+			lb.Offset.Y = 2
+			pl.Add(lb)
+		}
+	}
+	pl.NominalX(p.Categories...)
+	pl.X.Min, pl.X.Max = -0.5, float64(k)-0.5
+	rotateIfCrowded(pl, p.Categories, slot)
+	pl.Y.Min = lo * 1.1
+	pl.Y.Max = hi * 1.12
+	if pl.Y.Max == pl.Y.Min {
+		pl.Y.Max = 1
+	}
+	pl.Y.Tick.Marker = linearTicks("")
+	return f, nil
+}
+
+// rotateIfCrowded slants the x tick labels when the widest one does not fit
+// in its slot.
+func rotateIfCrowded(pl *plot.Plot, labels []string, slot vg.Length) {
+	widest := vg.Length(0)
+	for _, l := range labels {
+		widest = max(widest, pl.X.Tick.Label.Width(l))
+	}
+	if widest > slot*0.95 {
+		pl.X.Tick.Label.Rotation = math.Pi / 6
+		pl.X.Tick.Label.XAlign = -1 // right end at the tick
+		pl.X.Tick.Label.YAlign = -0.5
+	}
+}
+
+// DataTable returns one row per category and one column per series.
+func (p BarPlot) DataTable() Table {
+	first := p.CategoryLabel
+	if first == "" {
+		first = "category"
+	}
+	t := Table{Columns: []string{first}}
+	for _, s := range p.Series {
+		name := s.Name
+		if name == "" {
+			name = p.ValueLabel
+		}
+		if name == "" {
+			name = "value"
+		}
+		t.Columns = append(t.Columns, name)
+	}
+	for j, c := range p.Categories {
+		row := []string{c}
+		for _, s := range p.Series {
+			cell := "–"
+			if j < len(s.Values) {
+				cell = fmtNum(s.Values[j])
+			}
+			row = append(row, cell)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if p.ValueLabel != "" && len(p.Series) > 0 && p.Series[0].Name != "" {
+		t.Notes = append(t.Notes, "Values: "+p.ValueLabel+".")
+	}
+	return t
+}
+
+// ---- scaling efficiency ----
+
+// ScalingPlot draws scaling efficiency against GPU count: a log2 GPU axis,
+// a percentage axis from 0, one line per series and a dashed line at 100%
+// (ideal scaling).
+type ScalingPlot struct {
+	Title   string
+	Caption string
+	// Series are drawn in order and named in the legend; names must be
+	// distinct and each series needs at least one point.
+	Series []ScalingSeries
+}
+
+// ScalingSeries is one efficiency curve, e.g. one design or collective.
+type ScalingSeries struct {
+	Name   string
+	Style  SeriesStyle
+	Points []ScalingPoint
+}
+
+// ScalingPoint is the efficiency at one GPU count. GPUs must be positive
+// and distinct within a series; Efficiency is a fraction (1 is perfect
+// scaling) and must be finite and not negative. How efficiency is defined
+// (busbw relative to the smallest count, throughput per GPU, ...) is the
+// caller's to state in the caption.
+type ScalingPoint struct {
+	GPUs       int
+	Efficiency float64
+}
+
+func (p ScalingPlot) isBlock()            {}
+func (p ScalingPlot) kind() string        { return "scaling plot" }
+func (p ScalingPlot) PlotTitle() string   { return p.Title }
+func (p ScalingPlot) PlotCaption() string { return p.Caption }
+
+func (p ScalingPlot) validate() error {
+	if len(p.Series) == 0 {
+		return errors.New("no series")
+	}
+	names := make([]string, len(p.Series))
+	for i, s := range p.Series {
+		names[i] = s.Name
+	}
+	if err := checkNames("series", names); err != nil {
+		return err
+	}
+	for _, s := range p.Series {
+		if !s.Style.valid() {
+			return fmt.Errorf("series %q: invalid style %d", s.Name, int(s.Style))
+		}
+		if len(s.Points) == 0 {
+			return fmt.Errorf("series %q has no points", s.Name)
+		}
+		seen := make(map[int]bool, len(s.Points))
+		for j, pt := range s.Points {
+			switch {
+			case pt.GPUs <= 0:
+				return fmt.Errorf("series %q point %d: GPU count %d is not positive", s.Name, j+1, pt.GPUs)
+			case seen[pt.GPUs]:
+				return fmt.Errorf("series %q point %d: duplicate GPU count %d", s.Name, j+1, pt.GPUs)
+			case !finite(pt.Efficiency) || pt.Efficiency < 0:
+				return fmt.Errorf("series %q point %d: efficiency %v is not a finite non-negative fraction", s.Name, j+1, pt.Efficiency)
+			}
+			seen[pt.GPUs] = true
+		}
+	}
+	return nil
+}
+
+func (p ScalingPlot) build() (*figure, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	f := &figure{plot: newPlot(p.Title, "GPUs", "scaling efficiency", true, true), width: figWidth, height: figHeight}
+	pl := f.plot
+	lo, hi, top := math.Inf(1), math.Inf(-1), 100.0
+	for i, s := range p.Series {
+		pts := slices.Clone(s.Points)
+		slices.SortStableFunc(pts, func(a, b ScalingPoint) int { return cmp.Compare(a.GPUs, b.GPUs) })
+		xys := make(plotter.XYs, len(pts))
+		for j, pt := range pts {
+			xys[j] = plotter.XY{X: float64(pt.GPUs), Y: pt.Efficiency * 100}
+			lo, hi, top = math.Min(lo, xys[j].X), math.Max(hi, xys[j].X), math.Max(top, xys[j].Y)
+		}
+		if err := f.addSeries(i, s.Name, s.Style, xys); err != nil {
+			return nil, err
+		}
+	}
+	xmin, xmax := log2Range(lo, hi)
+	ideal, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: 100}, {X: xmax, Y: 100}})
+	if err != nil {
+		return nil, err
+	}
+	ideal.LineStyle = lineStyle(0, StyleDashed)
+	ideal.LineStyle.Color = greyColor()
+	ideal.LineStyle.Width = 1
+	pl.Add(ideal)
+	f.legend = append(f.legend, legendEntry{name: "ideal (100%)", thumbs: []plot.Thumbnailer{ideal}})
+	pl.X.Scale = plot.LogScale{}
+	pl.X.Tick.Marker = log2Ticks(countLabel)
+	pl.X.Min, pl.X.Max = xmin, xmax
+	pl.Y.Tick.Marker = linearTicks("%")
+	pl.Y.Min, pl.Y.Max = 0, top*1.05
+	return f, nil
+}
+
+// DataTable returns one row per GPU count and one efficiency column per
+// series.
+func (p ScalingPlot) DataTable() Table {
+	var counts []int
+	for _, s := range p.Series {
+		for _, pt := range s.Points {
+			counts = append(counts, pt.GPUs)
+		}
+	}
+	slices.Sort(counts)
+	counts = slices.Compact(counts)
+	t := Table{Columns: []string{"GPUs"}}
+	for _, s := range p.Series {
+		t.Columns = append(t.Columns, s.Name)
+	}
+	for _, n := range counts {
+		row := []string{strconv.Itoa(n)}
+		for _, s := range p.Series {
+			cell := "–"
+			for _, pt := range s.Points {
+				if pt.GPUs == n {
+					cell = fmtPercent(pt.Efficiency)
+					break
+				}
+			}
+			row = append(row, cell)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// ---- cost vs throughput ----
+
+// ParetoPlot draws the designs of a sweep as cost against throughput and
+// marks the Pareto frontier (see ParetoFrontier): frontier points are
+// coloured, labelled with their names and connected in order of cost;
+// dominated points are grey.
+type ParetoPlot struct {
+	Title   string
+	Caption string
+	// CostLabel names the x axis with its unit, e.g. "cost (USD)"; empty
+	// gives "cost".
+	CostLabel string
+	// ThroughputLabel names the y axis with its unit, e.g. "AllReduce 1G
+	// busbw (GB/s)"; empty gives "throughput".
+	ThroughputLabel string
+	// Points are the designs; names must be present and distinct, values
+	// finite.
+	Points []DesignPoint
+}
+
+// DesignPoint is one design of a sweep: what it costs and what it delivers.
+type DesignPoint struct {
+	Name       string
+	Cost       float64
+	Throughput float64
+}
+
+func (p ParetoPlot) isBlock()            {}
+func (p ParetoPlot) kind() string        { return "pareto plot" }
+func (p ParetoPlot) PlotTitle() string   { return p.Title }
+func (p ParetoPlot) PlotCaption() string { return p.Caption }
+
+func (p ParetoPlot) costLabel() string {
+	if p.CostLabel == "" {
+		return "cost"
+	}
+	return p.CostLabel
+}
+
+func (p ParetoPlot) throughputLabel() string {
+	if p.ThroughputLabel == "" {
+		return "throughput"
+	}
+	return p.ThroughputLabel
+}
+
+// ParetoFrontier returns the indices of the points that no other point
+// dominates, in order of increasing cost (ties: higher throughput first,
+// then index). A point dominates another when it costs no more, delivers at
+// least as much, and is strictly better in one of the two; so identical
+// points are all on the frontier. Points with a NaN or infinite value are
+// never on it. It runs in O(n log n) time and does not modify points.
+func ParetoFrontier(points []DesignPoint) []int {
+	idx := make([]int, 0, len(points))
+	for i, p := range points {
+		if finite(p.Cost) && finite(p.Throughput) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		pa, pb := points[a], points[b]
+		if c := cmp.Compare(pa.Cost, pb.Cost); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(pb.Throughput, pa.Throughput); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	var out []int
+	for _, i := range idx {
+		p := points[i]
+		if len(out) == 0 {
+			out = append(out, i)
+			continue
+		}
+		last := points[out[len(out)-1]]
+		if p.Throughput > last.Throughput || p.Throughput == last.Throughput && p.Cost == last.Cost {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (p ParetoPlot) validate() error {
+	if len(p.Points) == 0 {
+		return errors.New("no points")
+	}
+	names := make([]string, len(p.Points))
+	for i, d := range p.Points {
+		names[i] = d.Name
+	}
+	if err := checkNames("design", names); err != nil {
+		return err
+	}
+	for _, d := range p.Points {
+		if !finite(d.Cost) || !finite(d.Throughput) {
+			return fmt.Errorf("design %q: cost %v and throughput %v must be finite", d.Name, d.Cost, d.Throughput)
+		}
+	}
+	return nil
+}
+
+func (p ParetoPlot) build() (*figure, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	f := &figure{plot: newPlot(p.Title, p.costLabel(), p.throughputLabel(), true, true), width: figWidth, height: figHeight}
+	pl := f.plot
+	front := ParetoFrontier(p.Points)
+	on := make(map[int]bool, len(front))
+	for _, i := range front {
+		on[i] = true
+	}
+	var others plotter.XYs
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	for i, d := range p.Points {
+		xlo, xhi = math.Min(xlo, d.Cost), math.Max(xhi, d.Cost)
+		if !on[i] {
+			others = append(others, plotter.XY{X: d.Cost, Y: d.Throughput})
+		}
+	}
+	if len(others) > 0 {
+		sc, err := plotter.NewScatter(others)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = glyphStyle(0)
+		sc.GlyphStyle.Color = greyColor()
+		sc.GlyphStyle.Shape = seriesGlyph(0)
+		pl.Add(sc)
+		f.legend = append(f.legend, legendEntry{name: "dominated design", thumbs: []plot.Thumbnailer{sc}})
+	}
+	fxy := make(plotter.XYs, len(front))
+	names := make([]string, len(front))
+	for k, i := range front {
+		fxy[k] = plotter.XY{X: p.Points[i].Cost, Y: p.Points[i].Throughput}
+		names[k] = p.Points[i].Name
+	}
+	line, err := plotter.NewLine(fxy)
+	if err != nil {
+		return nil, err
+	}
+	line.LineStyle = lineStyle(1, StyleLine)
+	sc, err := plotter.NewScatter(fxy)
+	if err != nil {
+		return nil, err
+	}
+	sc.GlyphStyle = glyphStyle(1)
+	sc.GlyphStyle.Shape = seriesGlyph(0)
+	sc.GlyphStyle.Radius = 3.5
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: fxy, Labels: names})
+	if err != nil {
+		return nil, err
+	}
+	for j := range lb.TextStyle {
+		lb.TextStyle[j].Font = sans(8, false)
+	}
+	lb.Offset = vg.Point{X: 5, Y: 3}
+	pl.Add(line, sc, lb)
+	f.legend = append(f.legend, legendEntry{name: "Pareto frontier", thumbs: []plot.Thumbnailer{line, sc}})
+	// Room on the right for the labels of the costliest frontier points.
+	span := xhi - xlo
+	if span == 0 {
+		span = math.Max(math.Abs(xhi), 1)
+		pl.X.Min = xlo - span*0.1
+	}
+	pl.X.Max = xhi + span*0.15
+	pl.X.Tick.Marker = linearTicks("")
+	pl.Y.Tick.Marker = linearTicks("")
+	return f, nil
+}
+
+// DataTable returns one row per design, in the given order, with whether it
+// is on the Pareto frontier.
+func (p ParetoPlot) DataTable() Table {
+	on := map[int]bool{}
+	for _, i := range ParetoFrontier(p.Points) {
+		on[i] = true
+	}
+	t := Table{
+		Columns: []string{"design", p.costLabel(), p.throughputLabel(), "Pareto-optimal"},
+		Align:   []Align{AlignLeft, AlignRight, AlignRight, AlignCenter},
+	}
+	for i, d := range p.Points {
+		mark := ""
+		if on[i] {
+			mark = "yes"
+		}
+		t.Rows = append(t.Rows, []string{d.Name, fmtNum(d.Cost), fmtNum(d.Throughput), mark})
+	}
+	return t
+}
+
+// ---- link utilisation ----
+
+// LinkUtilPlot draws the utilisation of the busiest links as horizontal
+// bars from 0 to 100%, first link at the top, coloured by level (at least
+// 90%: saturated; 70-90%: high; below 70%) with the value printed at the
+// end of each bar.
+type LinkUtilPlot struct {
+	Title   string
+	Caption string
+	// Links are drawn top to bottom in this order; names must be present
+	// and distinct.
+	Links []LinkUtil
+}
+
+// LinkUtil is one link's utilisation: the fraction of its capacity in use
+// (in [0, 1]) over the interval the caller states in the caption.
+type LinkUtil struct {
+	Name        string
+	Utilization float64
+}
+
+func (p LinkUtilPlot) isBlock()            {}
+func (p LinkUtilPlot) kind() string        { return "link utilisation plot" }
+func (p LinkUtilPlot) PlotTitle() string   { return p.Title }
+func (p LinkUtilPlot) PlotCaption() string { return p.Caption }
+
+func (p LinkUtilPlot) validate() error {
+	if len(p.Links) == 0 {
+		return errors.New("no links")
+	}
+	names := make([]string, len(p.Links))
+	for i, l := range p.Links {
+		names[i] = l.Name
+	}
+	if err := checkNames("link", names); err != nil {
+		return err
+	}
+	for _, l := range p.Links {
+		if !(l.Utilization >= 0 && l.Utilization <= 1+1e-9) {
+			return fmt.Errorf("link %q: utilisation %v is outside [0, 1]", l.Name, l.Utilization)
+		}
+	}
+	return nil
+}
+
+// utilClass returns the colour class of a utilisation: 0 below 70%, 1 for
+// 70-90%, 2 from 90%.
+func utilClass(u float64) int {
+	switch {
+	case u >= 0.9:
+		return 2
+	case u >= 0.7:
+		return 1
+	}
+	return 0
+}
+
+func (p LinkUtilPlot) build() (*figure, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	n := len(p.Links)
+	rowH := vg.Length(22)
+	f := &figure{plot: newPlot(p.Title, "utilisation", "", true, false), width: figWidth, height: max(vg.Length(n)*rowH+vg.Points(80), vg.Points(150))}
+	pl := f.plot
+	classColor := [3]int{0, 3, 1} // palette: blue, orange, vermillion
+	classNames := [3]string{"below 70%", "70% to 90%", "90% and above (saturated)"}
+	var classThumb [3]plot.Thumbnailer
+	names := make([]string, n)
+	for j, l := range p.Links {
+		pos := float64(n - 1 - j)
+		names[n-1-j] = l.Name
+		bc, err := plotter.NewBarChart(plotter.Values{math.Min(l.Utilization, 1) * 100}, rowH*0.6)
+		if err != nil {
+			return nil, err
+		}
+		cls := utilClass(l.Utilization)
+		bc.Color = seriesColor(classColor[cls])
+		bc.LineStyle.Width = 0
+		bc.Horizontal = true
+		bc.XMin = pos
+		pl.Add(bc)
+		if classThumb[cls] == nil {
+			classThumb[cls] = bc
+		}
+		lb, err := plotter.NewLabels(plotter.XYLabels{
+			XYs:    plotter.XYs{{X: math.Min(l.Utilization, 1) * 100, Y: pos}},
+			Labels: []string{fmtPercent(l.Utilization)},
+		})
+		if err != nil {
+			return nil, err
+		}
+		lb.TextStyle[0].Font = sans(8, false)
+		lb.TextStyle[0].YAlign = -0.5
+		lb.Offset.X = 3
+		pl.Add(lb)
+	}
+	for cls := range classThumb {
+		if classThumb[cls] != nil {
+			f.legend = append(f.legend, legendEntry{name: classNames[cls], thumbs: []plot.Thumbnailer{classThumb[cls]}})
+		}
+	}
+	pl.NominalY(names...)
+	pl.Y.Min, pl.Y.Max = -0.5, float64(n)-0.5
+	ticks := make(plot.ConstantTicks, 0, 6)
+	for v := 0; v <= 100; v += 20 {
+		ticks = append(ticks, plot.Tick{Value: float64(v), Label: strconv.Itoa(v) + "%"})
+	}
+	pl.X.Tick.Marker = ticks
+	pl.X.Min, pl.X.Max = 0, 112 // room for the value labels past 100%
+	return f, nil
+}
+
+// DataTable returns one row per link with its utilisation.
+func (p LinkUtilPlot) DataTable() Table {
+	t := Table{Columns: []string{"link", "utilisation"}}
+	for _, l := range p.Links {
+		t.Rows = append(t.Rows, []string{l.Name, fmtPercent(l.Utilization)})
+	}
+	return t
+}
