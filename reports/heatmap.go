@@ -37,9 +37,13 @@ type HeatMapPlot struct {
 // heatAnnotateLimit is the largest matrix whose cells carry their values.
 const heatAnnotateLimit = 16
 
-func (p HeatMapPlot) isBlock()            {}
-func (p HeatMapPlot) kind() string        { return "heat map" }
-func (p HeatMapPlot) PlotTitle() string   { return p.Title }
+func (p HeatMapPlot) isBlock()     {}
+func (p HeatMapPlot) kind() string { return "heat map" }
+
+// PlotTitle returns p.Title; it implements Plot.
+func (p HeatMapPlot) PlotTitle() string { return p.Title }
+
+// PlotCaption returns p.Caption; it implements Plot.
 func (p HeatMapPlot) PlotCaption() string { return p.Caption }
 
 func (p HeatMapPlot) unit() string {

@@ -129,9 +129,13 @@ type Band struct {
 	Label string
 }
 
-func (p BusBWPlot) isBlock()            {}
-func (p BusBWPlot) kind() string        { return "busbw plot" }
-func (p BusBWPlot) PlotTitle() string   { return p.Title }
+func (p BusBWPlot) isBlock()     {}
+func (p BusBWPlot) kind() string { return "busbw plot" }
+
+// PlotTitle returns p.Title; it implements Plot.
+func (p BusBWPlot) PlotTitle() string { return p.Title }
+
+// PlotCaption returns p.Caption; it implements Plot.
 func (p BusBWPlot) PlotCaption() string { return p.Caption }
 
 func (b Band) label() string {
@@ -338,9 +342,13 @@ type TimePoint struct {
 	Time model.Time
 }
 
-func (p TimePlot) isBlock()            {}
-func (p TimePlot) kind() string        { return "time plot" }
-func (p TimePlot) PlotTitle() string   { return p.Title }
+func (p TimePlot) isBlock()     {}
+func (p TimePlot) kind() string { return "time plot" }
+
+// PlotTitle returns p.Title; it implements Plot.
+func (p TimePlot) PlotTitle() string { return p.Title }
+
+// PlotCaption returns p.Caption; it implements Plot.
 func (p TimePlot) PlotCaption() string { return p.Caption }
 
 func (p TimePlot) validate() error {
@@ -465,9 +473,13 @@ type BarSeries struct {
 	Values []float64
 }
 
-func (p BarPlot) isBlock()            {}
-func (p BarPlot) kind() string        { return "bar plot" }
-func (p BarPlot) PlotTitle() string   { return p.Title }
+func (p BarPlot) isBlock()     {}
+func (p BarPlot) kind() string { return "bar plot" }
+
+// PlotTitle returns p.Title; it implements Plot.
+func (p BarPlot) PlotTitle() string { return p.Title }
+
+// PlotCaption returns p.Caption; it implements Plot.
 func (p BarPlot) PlotCaption() string { return p.Caption }
 
 func (p BarPlot) validate() error {
@@ -646,9 +658,13 @@ type ScalingPoint struct {
 	Efficiency float64
 }
 
-func (p ScalingPlot) isBlock()            {}
-func (p ScalingPlot) kind() string        { return "scaling plot" }
-func (p ScalingPlot) PlotTitle() string   { return p.Title }
+func (p ScalingPlot) isBlock()     {}
+func (p ScalingPlot) kind() string { return "scaling plot" }
+
+// PlotTitle returns p.Title; it implements Plot.
+func (p ScalingPlot) PlotTitle() string { return p.Title }
+
+// PlotCaption returns p.Caption; it implements Plot.
 func (p ScalingPlot) PlotCaption() string { return p.Caption }
 
 func (p ScalingPlot) validate() error {
@@ -781,9 +797,13 @@ type DesignPoint struct {
 	Throughput float64
 }
 
-func (p ParetoPlot) isBlock()            {}
-func (p ParetoPlot) kind() string        { return "pareto plot" }
-func (p ParetoPlot) PlotTitle() string   { return p.Title }
+func (p ParetoPlot) isBlock()     {}
+func (p ParetoPlot) kind() string { return "pareto plot" }
+
+// PlotTitle returns p.Title; it implements Plot.
+func (p ParetoPlot) PlotTitle() string { return p.Title }
+
+// PlotCaption returns p.Caption; it implements Plot.
 func (p ParetoPlot) PlotCaption() string { return p.Caption }
 
 func (p ParetoPlot) costLabel() string {
@@ -969,9 +989,13 @@ type LinkUtil struct {
 	Utilization float64
 }
 
-func (p LinkUtilPlot) isBlock()            {}
-func (p LinkUtilPlot) kind() string        { return "link utilisation plot" }
-func (p LinkUtilPlot) PlotTitle() string   { return p.Title }
+func (p LinkUtilPlot) isBlock()     {}
+func (p LinkUtilPlot) kind() string { return "link utilisation plot" }
+
+// PlotTitle returns p.Title; it implements Plot.
+func (p LinkUtilPlot) PlotTitle() string { return p.Title }
+
+// PlotCaption returns p.Caption; it implements Plot.
 func (p LinkUtilPlot) PlotCaption() string { return p.Caption }
 
 func (p LinkUtilPlot) validate() error {

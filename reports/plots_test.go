@@ -509,3 +509,34 @@ func TestSVGHygiene(t *testing.T) {
 		})
 	}
 }
+
+// TestDegeneratePlots renders the smallest and flattest inputs of every
+// kind: one point, all zeros, all equal. They must draw, not fail or panic.
+func TestDegeneratePlots(t *testing.T) {
+	plots := []Plot{
+		BusBWPlot{Title: "one", Series: []BWSeries{{Name: "m", Points: []BWPoint{{model.MiB, 10}}}}, Band: &Band{Reference: "m", Tolerance: 1}},
+		BusBWPlot{Title: "zeros", Series: []BWSeries{{Name: "m", Points: []BWPoint{{8, 0}, {16, 0}}}}},
+		BusBWPlot{Title: "odd sizes", Series: []BWSeries{{Name: "m", Style: StylePoints, Points: []BWPoint{{1000, 1}, {3, 2}, {1 << 40, 3}}}}},
+		TimePlot{Title: "one", Series: []TimeSeries{{Name: "m", Points: []TimePoint{{1, 1}}}}},
+		BarPlot{Title: "zeros", Categories: []string{"a"}, Series: []BarSeries{{Values: []float64{0}}}},
+		BarPlot{Title: "negative", Categories: []string{"a", "b"}, Series: []BarSeries{{Values: []float64{-5, 3}}}},
+		BarPlot{Title: "all n/a", Categories: []string{"a"}, Series: []BarSeries{{Values: []float64{math.NaN()}}}},
+		BarPlot{Title: "crowded", Categories: []string{"a very long category name one", "a very long category name two", "a very long category name three", "a very long category name four"}, Series: []BarSeries{{Values: []float64{1, 2, 3, 4}}}},
+		ScalingPlot{Title: "one", Series: []ScalingSeries{{Name: "s", Points: []ScalingPoint{{1, 1.2}}}}},
+		ParetoPlot{Title: "one", Points: []DesignPoint{{"a", 0, 0}}},
+		ParetoPlot{Title: "same", Points: []DesignPoint{{"a", 5, 5}, {"b", 5, 5}}},
+		LinkUtilPlot{Title: "edges", Links: []LinkUtil{{"idle", 0}, {"full", 1}}},
+		HeatMapPlot{Title: "one", Labels: []string{"g"}, Values: [][]float64{{math.NaN()}}},
+	}
+	for _, p := range plots {
+		t.Run(p.kind()+"/"+p.PlotTitle(), func(t *testing.T) {
+			svg := mustSVG(t, p)
+			if strings.Contains(svg, "NaN") || strings.Contains(svg, "Inf") {
+				t.Error("SVG has NaN or Inf coordinates")
+			}
+			if tab := p.DataTable(); tab.validate() != nil || len(tab.Rows) == 0 {
+				t.Errorf("data table %+v", tab)
+			}
+		})
+	}
+}
