@@ -1,6 +1,11 @@
 package calibrate
 
-import "github.com/collsim/collsim/model"
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/collsim/collsim/model"
+)
 
 // Kind names the type of an artifact file, detected from its content.
 type Kind string
@@ -44,6 +49,25 @@ type Artifact struct {
 	Findings []Finding `json:"findings,omitempty"`
 	// Skipped lists lines that looked like data but could not be used.
 	Skipped []Skip `json:"skipped,omitempty"`
+	// Figures are bandwidth figures quoted in free text (KindSummary).
+	Figures []Figure `json:"figures,omitempty"`
+}
+
+// Figure is one bandwidth figure quoted in a free-text file, such as
+// "480GB/s" in a maintainer's statement.
+type Figure struct {
+	// Line is the 1-based line of the figure.
+	Line int `json:"line"`
+	// Value is the number as written; Unit is how it was written
+	// ("GB/s", "Gb/s", "GByte/s", "Gbps").
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	// GBps is Value converted to GB/s (1e9 bytes/s), 0 when the unit is not a rate.
+	GBps float64 `json:"gbps"`
+	// Section is the heading of the section the figure is in ("NVIDIA/nccl-tests#212 ...").
+	Section string `json:"section,omitempty"`
+	// Context is the text around the figure.
+	Context string `json:"context"`
 }
 
 // Device is one rank's GPU as an nccl-tests header lists it.
@@ -144,6 +168,25 @@ type NCCLLog struct {
 	Env map[string]string `json:"env,omitempty"`
 	// Tuning holds the TUNING table cells when present: function -> algo/proto -> [latency us, bw GB/s].
 	Tuning map[string]map[string][2]float64 `json:"tuning,omitempty"`
+	// Enabled is the "Enabled NCCL Func/Proto/Algo Matrix" when present:
+	// function -> protocol or algorithm name -> value as printed (0 off, 1 on, 2 on by choice).
+	Enabled map[string]map[string]int `json:"enabled,omitempty"`
+	// ChannelSummary is the raw "N coll channels, ... nvls channels, ..." line;
+	// NVLSChannels is meaningful only when it mentions nvls channels.
+	ChannelSummary string `json:"channel_summary,omitempty"`
+	// Hosts are the distinct hostnames of the log line prefixes, in order of appearance.
+	Hosts []string `json:"hosts,omitempty"`
+	// NoIBDevice is true when the log says "NET/IB : No device found".
+	NoIBDevice bool `json:"no_ib_device,omitempty"`
+	// RingGDR is the "GDR n" of "Connected all rings, use ring PXN n GDR n"
+	// (nil when absent); it can disagree with the per-channel NET lines.
+	RingGDR *bool `json:"ring_gdr,omitempty"`
+	// Lines gives the 1-based line of the first occurrence of notable
+	// statements, keyed by a short name ("version", "network", "nvls",
+	// "channel_summary", "ring_gdr", "no_ib_device"), for evidence.
+	Lines map[string]int `json:"lines,omitempty"`
+	// DroppedConnections counts transport lines beyond the stored cap.
+	DroppedConnections int `json:"dropped_connections,omitempty"`
 }
 
 // HCA is one network device NCCL listed.
@@ -170,6 +213,10 @@ type Connection struct {
 	GDR bool `json:"gdr,omitempty"`
 	// SameHost is true when both ranks are known to be on the same host.
 	SameHost bool `json:"same_host,omitempty"`
+	// Dir is "send" or "receive" for NET lines that say so.
+	Dir string `json:"dir,omitempty"`
+	// Host is the host that printed the line.
+	Host string `json:"host,omitempty"`
 }
 
 // TopoInfo is a node layout read from a topology file.
@@ -184,6 +231,20 @@ type TopoInfo struct {
 	NICNames map[string]string `json:"nic_names,omitempty"`
 	// NUMA is the NUMA affinity per GPU (-1 unknown).
 	NUMA []int `json:"numa,omitempty"`
+	// CPUAffinity is the CPU affinity per GPU as printed ("0-23,48-71"), when given.
+	CPUAffinity []string `json:"cpu_affinity,omitempty"`
+	// P2PLabels and P2P are an "nvidia-smi topo -p2p" status matrix (OK, NS,
+	// CNS, ...) when the file has one.
+	P2PLabels []string   `json:"p2p_labels,omitempty"`
+	P2P       [][]string `json:"p2p,omitempty"`
+	// NICSpeed is the NIC speed catalog name inferred from the file (NCCL XML
+	// net speed), empty when unknown.
+	NICSpeed string `json:"nic_speed,omitempty"`
+	// Notes record inferences and conflicts (ambiguous GPU model, a NUMA
+	// affinity that contradicts the path matrix, ...).
+	Notes []string `json:"notes,omitempty"`
+	// Source is "nvidia-smi-topo" or "nccl-topo-xml".
+	Source string `json:"source,omitempty"`
 }
 
 // Matrix is a GPU x GPU (or CPU x GPU) bandwidth or latency matrix.
@@ -250,7 +311,15 @@ type Finding struct {
 	Line int `json:"line,omitempty"`
 }
 
-// Finding codes shared by inspect and validate.
+// Finding severities.
+const (
+	SevError   = "error"
+	SevWarning = "warning"
+	SevInfo    = "info"
+)
+
+// Finding codes shared by inspect and validate. docs/inspect.md says what
+// triggers each.
 const (
 	FindSHMInsteadOfP2P = "shm-instead-of-p2p"
 	FindSocketNotIB     = "socket-instead-of-ib"
@@ -263,6 +332,10 @@ const (
 	FindNetIntraNode    = "net-within-node"
 	FindFewerNICs       = "fewer-nics-than-installed"
 	FindNCCLWarning     = "nccl-warning"
+	FindP2PUnavailable  = "p2p-unavailable"
+	FindGDRLevelRaised  = "gdr-level-raised"
+	FindLowNetBW        = "net-bandwidth-low"
+	FindNICFarFromGPU   = "nic-far-from-gpu"
 )
 
 // Skip is a line that could not be used, with why.
@@ -270,4 +343,79 @@ type Skip struct {
 	Line   int    `json:"line"`
 	Reason string `json:"reason"`
 	Text   string `json:"text,omitempty"`
+}
+
+// matrixJSON is Matrix's JSON form: Values with null for NaN cells.
+type matrixJSON struct {
+	Title  string       `json:"title"`
+	Metric string       `json:"metric"`
+	Unit   string       `json:"unit"`
+	P2P    *bool        `json:"p2p,omitempty"`
+	Path   string       `json:"path,omitempty"`
+	Rows   []string     `json:"rows"`
+	Cols   []string     `json:"cols"`
+	Values [][]*float64 `json:"values"`
+}
+
+// MarshalJSON writes the matrix with its values; NaN (N/A) cells become null.
+func (m *Matrix) MarshalJSON() ([]byte, error) {
+	j := matrixJSON{Title: m.Title, Metric: m.Metric, Unit: m.Unit, P2P: m.P2P, Path: m.Path, Rows: m.Rows, Cols: m.Cols}
+	j.Values = make([][]*float64, len(m.Values))
+	for i, row := range m.Values {
+		j.Values[i] = make([]*float64, len(row))
+		for k, v := range row {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				v := v
+				j.Values[i][k] = &v
+			}
+		}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (null cells become NaN).
+func (m *Matrix) UnmarshalJSON(b []byte) error {
+	var j matrixJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*m = Matrix{Title: j.Title, Metric: j.Metric, Unit: j.Unit, P2P: j.P2P, Path: j.Path, Rows: j.Rows, Cols: j.Cols}
+	m.Values = make([][]float64, len(j.Values))
+	for i, row := range j.Values {
+		m.Values[i] = make([]float64, len(row))
+		for k, v := range row {
+			if v == nil {
+				m.Values[i][k] = math.NaN()
+			} else {
+				m.Values[i][k] = *v
+			}
+		}
+	}
+	return nil
+}
+
+// perftestRowJSON is PerftestRow's JSON form, latency columns included.
+type perftestRowJSON struct {
+	Bytes    int64   `json:"bytes"`
+	Iters    int64   `json:"iterations"`
+	PeakGbs  float64 `json:"bw_peak_gbps,omitempty"`
+	AvgGbs   float64 `json:"bw_avg_gbps,omitempty"`
+	LatMinUs float64 `json:"lat_min_us,omitempty"`
+	LatTypUs float64 `json:"lat_typical_us,omitempty"`
+	LatAvgUs float64 `json:"lat_avg_us,omitempty"`
+}
+
+// MarshalJSON writes the row with its latency columns (omitted when zero).
+func (r PerftestRow) MarshalJSON() ([]byte, error) {
+	return json.Marshal(perftestRowJSON{r.Bytes, r.Iters, r.PeakGbs, r.AvgGbs, r.LatMinUs, r.LatTypUs, r.LatAvgUs})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *PerftestRow) UnmarshalJSON(b []byte) error {
+	var j perftestRowJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = PerftestRow{Bytes: j.Bytes, Iters: j.Iters, PeakGbs: j.PeakGbs, AvgGbs: j.AvgGbs, LatMinUs: j.LatMinUs, LatTypUs: j.LatTypUs, LatAvgUs: j.LatAvgUs}
+	return nil
 }

@@ -1,0 +1,556 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/model"
+	"github.com/urfave/cli/v2"
+)
+
+func inspectCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "inspect",
+		Usage:     "say what measurement files are and what they show (nccl-tests, NCCL logs, topologies, bandwidth tests)",
+		ArgsUsage: "FILE...",
+		Description: "Detects each file's format from its content and prints its kind, the hardware it names, the sizes and\n" +
+			"peak busbw of nccl-tests tables, and findings (transport fallbacks, missing GPUDirect RDMA or NVLS,\n" +
+			"bandwidth cliffs, validation errors) with the lines that show them. --format json prints the parsed\n" +
+			"records. Exit status 2 when a file cannot be read or nothing in it is recognised.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
+		},
+		Action: func(c *cli.Context) error {
+			format := c.String("format")
+			if format != "table" && format != "json" {
+				return badInputf("inspect: --format %q: want table or json", format)
+			}
+			if c.Args().Len() == 0 {
+				return badInputf("inspect: give at least one file")
+			}
+			return runInspect(e, c.Args().Slice(), format)
+		},
+	}
+}
+
+// inspectError is a file that could not be inspected, for JSON output.
+type inspectError struct {
+	File  string `json:"file"`
+	Error string `json:"error"`
+}
+
+func runInspect(e *env, files []string, format string) error {
+	var arts []*calibrate.Artifact
+	var errs []inspectError
+	var firstErr error
+	for _, f := range files {
+		a, err := calibrate.ParseFile(f)
+		if err != nil {
+			errs = append(errs, inspectError{File: f, Error: err.Error()})
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		arts = append(arts, a)
+	}
+	calibrate.CrossCheck(arts)
+	switch format {
+	case "json":
+		doc := struct {
+			Artifacts []*calibrate.Artifact `json:"artifacts"`
+			Errors    []inspectError        `json:"errors,omitempty"`
+		}{Artifacts: arts, Errors: errs}
+		if doc.Artifacts == nil {
+			doc.Artifacts = []*calibrate.Artifact{}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
+	default:
+		for i, a := range arts {
+			if i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			if err := printArtifact(e.stdout, a); err != nil {
+				return fmt.Errorf("inspect: %w", err)
+			}
+		}
+	}
+	switch {
+	case len(errs) == 0:
+		return nil
+	case len(errs) == 1:
+		return badInput(fmt.Errorf("inspect: %w", firstErr))
+	}
+	for _, x := range errs[:len(errs)-1] {
+		fmt.Fprintf(e.stderr, "collsim: inspect: %s\n", x.Error)
+	}
+	return badInput(fmt.Errorf("inspect: %s (%d of %d files could not be inspected)", errs[len(errs)-1].Error, len(errs), len(files)))
+}
+
+// printArtifact writes the table view of one artifact.
+func printArtifact(w io.Writer, a *calibrate.Artifact) error {
+	fmt.Fprintf(w, "== %s: %s\n", a.File, kindTitle(a.Kind))
+	switch a.Kind {
+	case calibrate.KindNCCLTests, calibrate.KindNCCLTestsJSON:
+		printRunsHardware(w, a)
+		printLog(w, a.Log)
+		if err := printRuns(w, a.Runs); err != nil {
+			return err
+		}
+	case calibrate.KindNCCLLog:
+		printLog(w, a.Log)
+	case calibrate.KindTopoMatrix, calibrate.KindTopoXML:
+		printTopo(w, a.Topo)
+	case calibrate.KindP2PBandwidth, calibrate.KindNVBandwidth:
+		if g := a.Machine["gpus"]; g != "" {
+			fmt.Fprintf(w, "gpus:     %s\n", g)
+		}
+		if err := printMatrices(w, a.Matrices); err != nil {
+			return err
+		}
+	case calibrate.KindPerftest:
+		if err := printPerftest(w, a.Perftest); err != nil {
+			return err
+		}
+	case calibrate.KindIBStat:
+		if err := printPorts(w, a.Ports); err != nil {
+			return err
+		}
+	case calibrate.KindSummary:
+		if err := printFigures(w, a.Figures); err != nil {
+			return err
+		}
+	}
+	printFindings(w, a.Findings)
+	if n := len(a.Skipped); n > 0 {
+		fmt.Fprintf(w, "skipped:  %d lines\n", n)
+		for i, s := range a.Skipped {
+			if i == 5 {
+				fmt.Fprintf(w, "  ... %d more (see --format json)\n", n-5)
+				break
+			}
+			if s.Line > 0 {
+				fmt.Fprintf(w, "  line %d: %s", s.Line, s.Reason)
+			} else {
+				fmt.Fprintf(w, "  %s", s.Reason)
+			}
+			if s.Text != "" {
+				fmt.Fprintf(w, ": %q", clipText(s.Text, 80))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
+
+func kindTitle(k calibrate.Kind) string {
+	switch k {
+	case calibrate.KindNCCLTests:
+		return "nccl-tests output"
+	case calibrate.KindNCCLTestsJSON:
+		return "nccl-tests JSON (-J)"
+	case calibrate.KindNCCLLog:
+		return "NCCL_DEBUG=INFO log"
+	case calibrate.KindTopoMatrix:
+		return "nvidia-smi topo -m"
+	case calibrate.KindTopoXML:
+		return "NCCL topology XML"
+	case calibrate.KindP2PBandwidth:
+		return "p2pBandwidthLatencyTest"
+	case calibrate.KindNVBandwidth:
+		return "nvbandwidth"
+	case calibrate.KindPerftest:
+		return "perftest"
+	case calibrate.KindIBStat:
+		return "ibstat/ibstatus"
+	case calibrate.KindSummary:
+		return "published statements (free text)"
+	}
+	return string(k)
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// printRunsHardware summarises ranks, hosts and GPU names over all runs.
+func printRunsHardware(w io.Writer, a *calibrate.Artifact) {
+	ranks := 0
+	hosts := map[string]bool{}
+	var hostList, gpus []string
+	seenGPU := map[string]int{}
+	for _, r := range a.Runs {
+		ranks = max(ranks, r.Ranks)
+		for _, h := range r.Hosts {
+			if !hosts[h] {
+				hosts[h] = true
+				hostList = append(hostList, h)
+			}
+		}
+		if len(r.Devices) > 0 && len(seenGPU) == 0 {
+			for _, d := range r.Devices {
+				if _, ok := seenGPU[d.Name]; !ok {
+					gpus = append(gpus, d.Name)
+				}
+				seenGPU[d.Name]++
+			}
+		}
+	}
+	var parts []string
+	if ranks > 0 {
+		parts = append(parts, fmt.Sprintf("%d ranks", ranks))
+	}
+	if len(hostList) > 0 {
+		hl := hostList
+		if len(hl) > 4 {
+			hl = append(append([]string(nil), hl[:4]...), "...")
+		}
+		parts = append(parts, fmt.Sprintf("device lines on %d host(s) (%s)", len(hostList), strings.Join(hl, ", ")))
+	} else if a.Log != nil && a.Log.Nodes > 0 {
+		parts = append(parts, fmt.Sprintf("%d nodes", a.Log.Nodes))
+	}
+	var g []string
+	for _, n := range gpus {
+		g = append(g, fmt.Sprintf("%dx %s", seenGPU[n], n))
+	}
+	if len(g) > 0 {
+		parts = append(parts, strings.Join(g, ", "))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "hardware: %s\n", strings.Join(parts, ", "))
+	}
+}
+
+func printLog(w io.Writer, l *calibrate.NCCLLog) {
+	if l == nil {
+		return
+	}
+	var parts []string
+	if l.Version != "" {
+		parts = append(parts, "NCCL "+l.Version)
+	}
+	if l.Ranks > 0 {
+		s := fmt.Sprintf("%d ranks", l.Ranks)
+		if l.Nodes > 0 {
+			s += fmt.Sprintf(" on %d nodes", l.Nodes)
+		}
+		parts = append(parts, s)
+	}
+	if l.Network != "" {
+		parts = append(parts, "network "+l.Network)
+	}
+	if len(l.HCAs) > 0 {
+		var h []string
+		for _, x := range l.HCAs {
+			if x.LinkLayer != "" {
+				h = append(h, x.Name+"/"+x.LinkLayer)
+			} else {
+				h = append(h, x.Name)
+			}
+		}
+		parts = append(parts, "NICs "+strings.Join(h, " "))
+	}
+	if l.Channels > 0 {
+		parts = append(parts, fmt.Sprintf("%d channels", l.Channels))
+	}
+	if l.GDR != nil {
+		parts = append(parts, "GDR "+yesNo(*l.GDR))
+	}
+	if l.NVLSAvailable != nil {
+		parts = append(parts, "NVLS "+map[bool]string{true: "available", false: "not available"}[*l.NVLSAvailable])
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "nccl:     %s\n", strings.Join(parts, ", "))
+	}
+	if len(l.Connections) > 0 {
+		count := map[string]int{}
+		for _, c := range l.Connections {
+			k := c.Transport
+			switch c.Transport {
+			case "P2P", "SHM":
+				k += "/" + strings.SplitN(c.Detail, "/", 2)[0]
+			case "NET":
+				k += "/" + c.Net
+				if c.GDR {
+					k += "/GDRDMA"
+				}
+			}
+			count[k]++
+		}
+		keys := make([]string, 0, len(count))
+		for k := range count {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var s []string
+		for _, k := range keys {
+			s = append(s, fmt.Sprintf("%s x%d", k, count[k]))
+		}
+		fmt.Fprintf(w, "links:    %s\n", strings.Join(s, ", "))
+	}
+	if len(l.Env) > 0 {
+		keys := make([]string, 0, len(l.Env))
+		for k := range l.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var s []string
+		for _, k := range keys {
+			s = append(s, k+"="+l.Env[k])
+		}
+		fmt.Fprintf(w, "env:      %s\n", clipText(strings.Join(s, " "), 200))
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func fmtBytes(n int64) string { return model.FormatBytes(model.Bytes(n)) }
+
+func fmtGB(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+func printRuns(w io.Writer, runs []*calibrate.Run) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tLINE\tCOLLECTIVE\tDTYPE\tRANKS\tROWS\tSIZES\tPEAK BUSBW (GB/s)\tAT\tAVG BUSBW")
+	for i, r := range runs {
+		lo, hi := int64(math.MaxInt64), int64(-1)
+		peak, at := -1.0, int64(0)
+		for _, row := range r.Rows {
+			lo, hi = min(lo, row.Size), max(hi, row.Size)
+			if row.OOP.Valid && row.OOP.BusBW > peak {
+				peak, at = row.OOP.BusBW, row.Size
+			}
+		}
+		name := r.CollectiveName
+		if r.Params["collective"] != "" {
+			name += "?"
+		}
+		ranks := "?"
+		if r.Ranks > 0 {
+			ranks = fmt.Sprint(r.Ranks)
+		}
+		avg := "-"
+		if r.AvgBusBW > 0 {
+			avg = fmt.Sprintf("%g", r.AvgBusBW)
+		}
+		peakS, atS := "-", "-"
+		if peak >= 0 {
+			peakS, atS = fmtGB(peak), fmtBytes(at)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%d\t%s - %s\t%s\t%s\t%s\n", i+1, r.Line, name, r.DType, ranks, len(r.Rows), fmtBytes(lo), fmtBytes(hi), peakS, atS, avg)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.Params["collective"] != "" {
+			fmt.Fprintln(w, "(? = collective inferred from the columns: the file does not name the test binary)")
+			break
+		}
+	}
+	return nil
+}
+
+func printTopo(w io.Writer, t *calibrate.TopoInfo) {
+	if t == nil {
+		return
+	}
+	n := t.Node
+	gpu := n.GPU
+	if gpu == "" {
+		gpu = "model not stated (give one with --gpu)"
+	}
+	fmt.Fprintf(w, "gpus:     %d, %s\n", n.GPUs, gpu)
+	nv := n.NVLink.Kind
+	switch nv {
+	case "nvswitch":
+		nv = fmt.Sprintf("NVSwitch, %d links per GPU", n.NVLink.Links)
+	case "pairs":
+		nv = fmt.Sprintf("direct links between %d GPU pairs", len(n.NVLink.Pairs))
+		if len(n.NVLink.Pairs) > 0 {
+			nv += fmt.Sprintf(" (NV%d", n.NVLink.Pairs[0][2])
+			for _, p := range n.NVLink.Pairs[1:] {
+				if p[2] != n.NVLink.Pairs[0][2] {
+					nv += " and others"
+					break
+				}
+			}
+			nv += ")"
+		}
+	}
+	fmt.Fprintf(w, "nvlink:   %s\n", nv)
+	hbs := 0
+	for _, s := range n.Sockets {
+		hbs += len(s.HostBridges)
+	}
+	fmt.Fprintf(w, "pcie:     %d sockets/NUMA domains, %d host bridges\n", len(n.Sockets), hbs)
+	for si, s := range n.Sockets {
+		var parts []string
+		for _, hb := range s.HostBridges {
+			parts = append(parts, bridgeString(hb))
+		}
+		fmt.Fprintf(w, "  socket %d: %s\n", si, strings.Join(parts, "  "))
+	}
+	if n.NICs.Count > 0 {
+		var names []string
+		for i := 0; i < n.NICs.Count && i < len(t.Labels)-n.GPUs; i++ {
+			l := t.Labels[n.GPUs+i]
+			if d := t.NICNames[l]; d != "" && d != l {
+				l += "=" + d
+			}
+			names = append(names, l)
+		}
+		speed := t.NICSpeed
+		if speed == "" {
+			speed = "speed not stated"
+		}
+		fmt.Fprintf(w, "nics:     %d (%s), %s\n", n.NICs.Count, strings.Join(names, " "), speed)
+	}
+	if len(t.NUMA) > 0 {
+		fmt.Fprintf(w, "numa:     %s\n", strings.Trim(fmt.Sprint(t.NUMA), "[]"))
+	}
+	for _, note := range t.Notes {
+		fmt.Fprintf(w, "note:     %s\n", note)
+	}
+}
+
+// bridgeString prints a host bridge subtree: hb[GPU0 sw[GPU1 NIC0]].
+func bridgeString(b model.BridgeSpec) string {
+	return "hb[" + bridgeBody(b) + "]"
+}
+
+func bridgeBody(b model.BridgeSpec) string {
+	var p []string
+	for _, g := range b.GPUs {
+		p = append(p, fmt.Sprintf("GPU%d", g))
+	}
+	for _, n := range b.NICs {
+		p = append(p, fmt.Sprintf("NIC%d", n))
+	}
+	for _, s := range b.Switches {
+		p = append(p, "sw["+bridgeBody(s)+"]")
+	}
+	return strings.Join(p, " ")
+}
+
+func printMatrices(w io.Writer, ms []*calibrate.Matrix) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MATRIX\tMETRIC\tP2P\tSIZE\tOFF-DIAGONAL MIN / MEDIAN / MAX")
+	for _, m := range ms {
+		var vals []float64
+		for i, row := range m.Values {
+			for j, v := range row {
+				square := len(m.Rows) == len(m.Cols)
+				if (!square || i != j) && !math.IsNaN(v) {
+					vals = append(vals, v)
+				}
+			}
+		}
+		stat := "-"
+		if len(vals) > 0 {
+			sort.Float64s(vals)
+			stat = strings.TrimSpace(fmt.Sprintf("%g / %g / %g %s", vals[0], vals[len(vals)/2], vals[len(vals)-1], m.Unit))
+		}
+		p2p := "-"
+		if m.P2P != nil {
+			p2p = map[bool]string{true: "on", false: "off"}[*m.P2P]
+		}
+		metric := m.Metric
+		if m.Path != "" {
+			metric += " " + m.Path
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%dx%d\t%s\n", clipText(m.Title, 70), metric, p2p, len(m.Rows), len(m.Cols), stat)
+	}
+	return tw.Flush()
+}
+
+func printPerftest(w io.Writer, ps []*calibrate.PerftestResult) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TEST\tDEVICE\tLINK\tMTU\tROWS\tSIZES\tPEAK")
+	for _, p := range ps {
+		lo, hi := int64(math.MaxInt64), int64(-1)
+		best, at, lat := 0.0, int64(0), math.Inf(1)
+		for _, r := range p.Rows {
+			lo, hi = min(lo, r.Bytes), max(hi, r.Bytes)
+			if r.AvgGbs > best {
+				best, at = r.AvgGbs, r.Bytes
+			}
+			if r.LatTypUs > 0 && r.LatTypUs < lat {
+				lat, at = r.LatTypUs, r.Bytes
+			}
+		}
+		peak := "-"
+		switch {
+		case best > 0:
+			peak = fmt.Sprintf("%.2f Gb/s average at %s", best, fmtBytes(at))
+		case !math.IsInf(lat, 1):
+			peak = fmt.Sprintf("%.2f us typical at %s", lat, fmtBytes(at))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s - %s\t%s\n", p.Test, p.Device, p.LinkType, p.MTU, len(p.Rows), fmtBytes(lo), fmtBytes(hi), peak)
+	}
+	return tw.Flush()
+}
+
+func printPorts(w io.Writer, ports []calibrate.IBPort) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tDEVICE\tPORT\tSTATE\tPHYSICAL\tRATE (Gb/s)\tLINK LAYER")
+	for i, p := range ports {
+		dev, ll := p.Device, p.LinkLayer
+		if dev == "" {
+			dev = "-"
+		}
+		if ll == "" {
+			ll = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%s\n", i+1, dev, p.Port, p.State, p.Physical, p.RateGbps, ll)
+	}
+	return tw.Flush()
+}
+
+func printFigures(w io.Writer, fs []calibrate.Figure) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LINE\tFIGURE\tGB/s\tSOURCE\tCONTEXT")
+	for _, f := range fs {
+		src := f.Section
+		if i := strings.Index(src, " ("); i > 0 {
+			src = src[:i]
+		}
+		fmt.Fprintf(tw, "%d\t%g %s\t%g\t%s\t%s\n", f.Line, f.Value, f.Unit, f.GBps, src, clipText(f.Context, 60))
+	}
+	return tw.Flush()
+}
+
+func printFindings(w io.Writer, fs []calibrate.Finding) {
+	if len(fs) == 0 {
+		fmt.Fprintln(w, "findings: none")
+		return
+	}
+	fmt.Fprintf(w, "findings: %d\n", len(fs))
+	for _, f := range fs {
+		loc := ""
+		if f.Line > 0 {
+			loc = fmt.Sprintf(" line %d", f.Line)
+		}
+		fmt.Fprintf(w, "  %-7s %s%s: %s\n", f.Severity, f.Code, loc, f.Message)
+		if f.Evidence != "" {
+			fmt.Fprintf(w, "          evidence: %s\n", f.Evidence)
+		}
+	}
+}
