@@ -3,6 +3,7 @@ package calibrate
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -129,11 +130,11 @@ func (k *skipper) result() []Skip {
 	return k.list
 }
 
-// parseNum parses a float as nccl-tests and friends print it; "N/A" and
-// similar give NaN with ok false.
+// parseNum parses a finite float as nccl-tests and friends print it; "N/A",
+// "NaN", "Inf" and other text give ok false.
 func parseNum(s string) (float64, bool) {
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false
 	}
 	return v, true

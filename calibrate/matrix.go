@@ -35,7 +35,7 @@ func collectLines(data []byte, sk *skipper) []line {
 // ("N/A") are NaN. It stops at the first line that is not a row of the
 // right width and returns the index after the matrix. ok is false when
 // lines[i] is not a matrix header.
-func readMatrix(lines []line, i int, corner bool) (cols []string, rows []string, vals [][]float64, next int, ok bool) {
+func readMatrix(lines []line, i int, corner bool, cells *int) (cols []string, rows []string, vals [][]float64, next int, ok bool) {
 	if i >= len(lines) {
 		return nil, nil, nil, i, false
 	}
@@ -51,7 +51,7 @@ func readMatrix(lines []line, i int, corner bool) (cols []string, rows []string,
 	}
 	cols = f
 	j := i + 1
-	for ; j < len(lines) && len(rows) < maxMatrixDim; j++ {
+	for ; j < len(lines) && len(rows) < maxMatrixDim && *cells+len(cols) <= maxCells; j++ {
 		g := strings.Fields(lines[j].text)
 		if len(g) != len(cols)+1 {
 			break
@@ -71,6 +71,7 @@ func readMatrix(lines []line, i int, corner bool) (cols []string, rows []string,
 		}
 		rows = append(rows, g[0])
 		vals = append(vals, row)
+		*cells += len(row)
 	}
 	if len(rows) == 0 {
 		return nil, nil, nil, i, false

@@ -496,6 +496,7 @@ func parseNCCLLog(name string, data []byte) (*Artifact, error) {
 		return nil, errNoData(name, 1, "no NCCL log line found")
 	}
 	a.Kind = KindNCCLLog
+	attachTopo(name, data, a)
 	return a, nil
 }
 

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"regexp"
@@ -97,6 +98,7 @@ type runState struct {
 	sawVersion, sawStart, sawParm bool
 	pending                       []string // tokens of an incomplete row
 	pendingLine                   int
+	tabLine                       int // line of the column header
 	failed                        []Finding
 }
 
@@ -109,6 +111,7 @@ type testsParser struct {
 	skips      *skipper
 	machine    map[string]string
 	dropped    int
+	records    int // rows and device lines kept, at most maxRecords
 }
 
 func (p *testsParser) newRun(num int) *runState {
@@ -249,9 +252,10 @@ func (p *testsParser) comment(num int, t string) {
 	case reDevice.MatchString(t):
 		m := reDevice.FindStringSubmatch(t)
 		rs := p.runFor(num, false)
-		if len(rs.run.Devices) >= maxListItems {
+		if len(rs.run.Devices) >= maxListItems || p.records >= maxRecords {
 			return
 		}
+		p.records++
 		r, _ := strconv.Atoi(m[1])
 		d, _ := strconv.Atoi(m[5])
 		rs.run.Devices = append(rs.run.Devices, Device{Rank: r, Host: m[4], Dev: d, BusID: m[6], Name: m[7]})
@@ -291,10 +295,7 @@ func (p *testsParser) comment(num int, t string) {
 				return
 			}
 			rs := p.runFor(num, false)
-			if rs.tab == nil {
-				rs.run.Line = min(rs.run.Line, num)
-			}
-			rs.tab = tab
+			rs.tab, rs.tabLine = tab, num
 		}
 	}
 }
@@ -335,8 +336,8 @@ func (p *testsParser) row(num int, f []string, text string) {
 		c.pending, c.pendingLine = f, num
 		return
 	}
-	if len(c.run.Rows) >= maxRowsPerRun {
-		p.skips.add(num, fmt.Sprintf("more than %d rows in one table", maxRowsPerRun), "")
+	if len(c.run.Rows) >= maxRowsPerRun || p.records >= maxRecords {
+		p.skips.add(num, fmt.Sprintf("more than %d rows in one table or %d in the file", maxRowsPerRun, maxRecords), "")
 		return
 	}
 	r := Row{Line: num, Root: -1}
@@ -377,6 +378,7 @@ func (p *testsParser) row(num int, f []string, text string) {
 		}
 	}
 	c.run.Rows = append(c.run.Rows, r)
+	p.records++
 }
 
 // parseGroup reads one "time algbw busbw #wrong" group. bad names what failed.
@@ -642,7 +644,7 @@ func parseText(name string, data []byte, wantRuns bool) (*Artifact, error) {
 			line, why := 1, "no complete nccl-tests result row"
 			for _, rs := range tp.runs {
 				if rs.tab != nil {
-					line, why = rs.run.Line, "nccl-tests table header but no complete result row"
+					line, why = rs.tabLine, "nccl-tests table header but no complete result row"
 					break
 				}
 			}
@@ -664,7 +666,23 @@ func parseText(name string, data []byte, wantRuns bool) (*Artifact, error) {
 // parseNCCLTests parses nccl-tests text output (any version, any collective,
 // several runs per file) and the NCCL log lines in it.
 func parseNCCLTests(name string, data []byte) (*Artifact, error) {
-	return parseText(name, data, true)
+	a, err := parseText(name, data, true)
+	if err == nil {
+		attachTopo(name, data, a)
+	}
+	return a, err
+}
+
+// attachTopo adds an nvidia-smi topo -m listing that a log also holds
+// (job scripts often print it before running NCCL).
+func attachTopo(name string, data []byte, a *Artifact) {
+	if !bytes.Contains(data, []byte("GPU0")) {
+		return
+	}
+	if t, err := parseTopoMatrix(name, data); err == nil {
+		a.Topo = t.Topo
+		a.Findings = append(a.Findings, t.Findings...)
+	}
 }
 
 // detectNCCLTests accepts a results-table header ("# size count type ...

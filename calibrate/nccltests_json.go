@@ -36,7 +36,7 @@ func parseNCCLTestsJSON(name string, data []byte) (*Artifact, error) {
 	}
 	a := &Artifact{Kind: KindNCCLTestsJSON}
 	sk := &skipper{}
-	resultsAt := 0
+	resultsAt, records := 0, 0
 	for di, doc := range docs {
 		if len(a.Runs) >= maxRuns {
 			break
@@ -48,10 +48,15 @@ func parseNCCLTestsJSON(name string, data []byte) (*Artifact, error) {
 		if i := bytes.Index(data[resultsAt:], []byte(`"results"`)); i >= 0 {
 			resultsAt += i + 1
 		}
+		if records >= maxRecords {
+			sk.add(0, fmt.Sprintf("more than %d results; the rest is ignored", maxRecords), "")
+			break
+		}
 		r := jsonRun(doc, data, resultsAt, sk)
 		if r == nil {
 			continue
 		}
+		records += len(r.Rows) + len(r.Devices)
 		a.Runs = append(a.Runs, r)
 	}
 	a.Skipped = sk.result()

@@ -68,6 +68,7 @@ func parseNVBandwidth(name string, data []byte) (*Artifact, error) {
 	a := &Artifact{Kind: KindNVBandwidth, Machine: map[string]string{}}
 	var gpus []string
 	test, desc := "", ""
+	cells := 0
 	for i := 0; i < len(lines); i++ {
 		t := strings.TrimSpace(lines[i].text)
 		switch {
@@ -90,7 +91,7 @@ func parseNVBandwidth(name string, data []byte) (*Artifact, error) {
 		case test != "" && desc == "" && (strings.Contains(t, "(GB/s)") || strings.Contains(t, "(ns)") || strings.Contains(t, "(us)")):
 			desc = t
 			j := nonEmptyFrom(lines, i+1)
-			cols, rows, vals, next, ok := readMatrix(lines, j, false)
+			cols, rows, vals, next, ok := readMatrix(lines, j, false, &cells)
 			if !ok {
 				sk.add(lines[i].num, "test heading without a matrix below it", t)
 				continue
@@ -154,6 +155,7 @@ func parseNVBandwidthJSON(name string, data []byte) (*Artifact, error) {
 		}
 	}
 	tcs, _ := jget(root, "testcases", "tests")
+	cellCount := 0
 	lines := keyLines(data, 0, "name", maxMatrices)
 	for ti, tc := range jlist(tcs) {
 		if len(a.Matrices) >= maxMatrices {
@@ -178,7 +180,7 @@ func parseNVBandwidthJSON(name string, data []byte) (*Artifact, error) {
 			}
 			continue
 		}
-		if len(rowsV) > maxMatrixDim {
+		if len(rowsV) > maxMatrixDim || cellCount >= maxCells {
 			sk.add(ln, fmt.Sprintf("test %s: matrix larger than %d rows", test, maxMatrixDim), "")
 			continue
 		}
@@ -191,6 +193,7 @@ func parseNVBandwidthJSON(name string, data []byte) (*Artifact, error) {
 				cells = cells[:maxMatrixDim]
 			}
 			width = max(width, len(cells))
+			cellCount += len(cells)
 			row := make([]float64, len(cells))
 			for ci, c := range cells {
 				if f, ok := jnum(c); ok {

@@ -31,6 +31,7 @@ func parseP2P(name string, data []byte) (*Artifact, error) {
 	a := &Artifact{Kind: KindP2PBandwidth, Machine: map[string]string{}}
 	var gpus []string
 	var cannot []line
+	cells := 0
 	for i := 0; i < len(lines); i++ {
 		t := strings.TrimSpace(lines[i].text)
 		if m := reP2PDevice.FindStringSubmatch(t); m != nil {
@@ -62,7 +63,7 @@ func parseP2P(name string, data []byte) (*Artifact, error) {
 			if len(hdr) == 0 {
 				break
 			}
-			cols, rows, vals, next, ok := readMatrix(lines, j, true)
+			cols, rows, vals, next, ok := readMatrix(lines, j, true, &cells)
 			if !ok {
 				if part == 0 {
 					sk.add(lines[j].num, "matrix heading without a matrix below it", t)

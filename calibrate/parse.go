@@ -27,8 +27,12 @@ const (
 	maxSkipped     = 1000
 	maxConnections = 1 << 17
 	maxListItems   = 4096 // rings, trees, warnings, fallbacks, HCAs, figures, ports
-	maxMatrixDim   = 1024 // rows/columns of a bandwidth or path matrix
+	maxMatrixDim   = 512  // rows/columns of a bandwidth or path matrix, GPUs or NICs of a topology
 	maxMatrices    = 256
+	// maxRecords bounds the table rows and device lines of one artifact,
+	// maxCells the matrix cells.
+	maxRecords = 1 << 20
+	maxCells   = 1 << 23
 )
 
 // ErrUnrecognized is wrapped by the error Parse returns when nothing in the

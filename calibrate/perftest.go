@@ -73,7 +73,7 @@ func parsePerftest(name string, data []byte) (*Artifact, error) {
 	a := &Artifact{Kind: KindPerftest}
 	var cur *PerftestResult
 	var cols []string
-	lastCmd := ""
+	lastCmd, records := "", 0
 	gpuDirect := false
 	settings := map[string]string{}
 	newResult := func(test string) {
@@ -145,9 +145,10 @@ func parsePerftest(name string, data []byte) (*Artifact, error) {
 			sk.add(l.num, "perftest row with too few columns", t)
 			continue
 		}
-		if len(cur.Rows) >= maxRowsPerRun {
+		if len(cur.Rows) >= maxRowsPerRun || records >= maxRecords {
 			continue
 		}
+		records++
 		var row PerftestRow
 		row.Bytes, _ = strconv.ParseInt(f[0], 10, 64)
 		bad := false

@@ -63,6 +63,12 @@ func parseSummary(name string, data []byte) (*Artifact, error) {
 				unit = "GB/s"
 			}
 			lo, hi := max(loc[0]-60, 0), min(loc[1]+40, len(t))
+			if lo > 0 {
+				// start at a word
+				if i := strings.IndexByte(t[lo:loc[0]], ' '); i >= 0 {
+					lo += i + 1
+				}
+			}
 			for lo > 0 && !utf8.RuneStart(t[lo]) {
 				lo--
 			}

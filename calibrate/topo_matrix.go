@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -222,5 +223,11 @@ func parseTopoMatrix(name string, data []byte) (*Artifact, error) {
 	}
 	a.Topo = t
 	a.Findings = append(a.Findings, topoFindings(t, headerLine, p2pLine)...)
+	if bytes.Contains(data, []byte(" NCCL ")) {
+		// a job log that prints the topology, then NCCL_DEBUG lines
+		if l, err := parseText(name, data, false); err == nil {
+			a.Log, a.Machine = l.Log, l.Machine
+		}
+	}
 	return a, nil
 }

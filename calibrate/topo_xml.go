@@ -48,8 +48,9 @@ func detectTopoXML(h *head) bool {
 	if c != '<' {
 		return false
 	}
-	return bytes.Contains(h.raw, []byte("<system")) &&
-		(bytes.Contains(h.raw, []byte("<cpu")) || bytes.Contains(h.raw, []byte("<gpu")) || bytes.Contains(h.raw, []byte("<pci")))
+	// <graphs> (NCCL_GRAPH_DUMP_FILE) is taken too, to be refused with a clear message.
+	return bytes.Contains(h.raw, []byte("<graphs")) || (bytes.Contains(h.raw, []byte("<system")) &&
+		(bytes.Contains(h.raw, []byte("<cpu")) || bytes.Contains(h.raw, []byte("<gpu")) || bytes.Contains(h.raw, []byte("<pci"))))
 }
 
 // readXML builds an element tree with bounded depth and size.

@@ -400,7 +400,7 @@ func printTopo(w io.Writer, t *calibrate.TopoInfo) {
 	for _, s := range n.Sockets {
 		hbs += len(s.HostBridges)
 	}
-	fmt.Fprintf(w, "pcie:     %d sockets/NUMA domains, %d host bridges\n", len(n.Sockets), hbs)
+	fmt.Fprintf(w, "pcie:     %d socket(s)/NUMA domain(s), %d host bridge(s)\n", len(n.Sockets), hbs)
 	for si, s := range n.Sockets {
 		var parts []string
 		for _, hb := range s.HostBridges {
