@@ -59,6 +59,7 @@ func commands(e *env) []*cli.Command {
 		topoCommand(e),
 		presetsCommand(e),
 		inspectCommand(e),
+		hwbenchCommand(e),
 	}
 }
 

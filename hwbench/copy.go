@@ -1,0 +1,180 @@
+package hwbench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// CopyResult is the copy probe: host-to-device, device-to-host (pinned and
+// pageable host memory) and device-local copy bandwidth per GPU, each
+// timed with CUDA events over Iters back-to-back copies of Bytes after
+// Warmup untimed ones. Bandwidth counts the bytes copied once (a D2D copy
+// reads and writes them, so device memory moves twice as much).
+type CopyResult struct {
+	Stamp
+	Bytes  int64     `json:"bytes"`
+	Iters  int       `json:"iters"`
+	Warmup int       `json:"warmup_iters"`
+	GPUs   []CopyRow `json:"gpus"`
+}
+
+// CopyRow is one GPU's copy bandwidths in GB/s (1e9 B/s); null when a
+// copy failed.
+type CopyRow struct {
+	// GPU is the CUDA ordinal.
+	GPU         int    `json:"gpu"`
+	BusID       string `json:"bus_id,omitempty"`
+	H2DPinned   Num    `json:"h2d_pinned_gbps"`
+	D2HPinned   Num    `json:"d2h_pinned_gbps"`
+	H2DPageable Num    `json:"h2d_pageable_gbps"`
+	D2HPageable Num    `json:"d2h_pageable_gbps"`
+	D2D         Num    `json:"d2d_gbps"`
+}
+
+// timeCopies enqueues warmup untimed and iters timed copies of n bytes on
+// s and returns the event-timed duration of the timed ones.
+func timeCopies(s Stream, dst, src Buffer, n int64, warmup, iters int) (time.Duration, error) {
+	for i := 0; i < warmup; i++ {
+		if err := s.Copy(dst, src, n); err != nil {
+			return 0, err
+		}
+	}
+	start, err := s.Record()
+	if err != nil {
+		return 0, err
+	}
+	defer start.Close()
+	for i := 0; i < iters; i++ {
+		if err := s.Copy(dst, src, n); err != nil {
+			return 0, err
+		}
+	}
+	end, err := s.Record()
+	if err != nil {
+		return 0, err
+	}
+	defer end.Close()
+	if err := s.Sync(); err != nil {
+		return 0, err
+	}
+	return end.Since(start)
+}
+
+// gbps is bytes per second in GB/s (1e9), NaN for a non-positive duration.
+func gbps(bytes float64, d time.Duration) Num {
+	if d <= 0 {
+		return nan()
+	}
+	return Num(bytes / d.Seconds() / 1e9)
+}
+
+// allocator frees everything it allocated when done.
+type allocator struct {
+	rt   Runtime
+	bufs []Buffer
+}
+
+func (a *allocator) alloc(kind MemKind, dev int, n int64) (Buffer, error) {
+	b, err := a.rt.Alloc(kind, dev, n)
+	if err != nil {
+		return Buffer{}, err
+	}
+	a.bufs = append(a.bufs, b)
+	return b, nil
+}
+
+func (a *allocator) freeAll() error {
+	var first error
+	for i := len(a.bufs) - 1; i >= 0; i-- {
+		if err := a.rt.Free(a.bufs[i]); err != nil && first == nil {
+			first = err
+		}
+	}
+	a.bufs = nil
+	return first
+}
+
+func (r *runner) probeCopy(ctx context.Context) error {
+	rt, err := r.b.Runtime()
+	if err != nil {
+		return err
+	}
+	devs, err := rt.Devices()
+	if err != nil {
+		return err
+	}
+	n := int64(r.o.CopyBytes)
+	res := &CopyResult{Bytes: n, Iters: r.o.Iters, Warmup: r.o.Warmup}
+	r.rep.Copy = res
+	var failures []string
+	for _, d := range devs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		row, err := r.copyOne(rt, d, n)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("GPU %d: %v", d.Index, err))
+		}
+		res.GPUs = append(res.GPUs, row)
+		res.Stamp = r.stamp()
+		r.progressf("copy GPU %d: h2d %.1f / d2h %.1f GB/s pinned, h2d %.1f / d2h %.1f pageable, d2d %.1f",
+			d.Index, row.H2DPinned, row.D2HPinned, row.H2DPageable, row.D2HPageable, row.D2D)
+		if err := r.flush(); err != nil {
+			return err
+		}
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%s", joinShort(failures))
+	}
+	return nil
+}
+
+func (r *runner) copyOne(rt Runtime, d DeviceInfo, n int64) (CopyRow, error) {
+	row := CopyRow{GPU: d.Index, BusID: d.BusID, H2DPinned: nan(), D2HPinned: nan(), H2DPageable: nan(), D2HPageable: nan(), D2D: nan()}
+	a := &allocator{rt: rt}
+	defer a.freeAll()
+	dev, err := a.alloc(DeviceMem, d.Index, n)
+	if err != nil {
+		return row, err
+	}
+	dev2, err := a.alloc(DeviceMem, d.Index, n)
+	if err != nil {
+		return row, err
+	}
+	pinned, err := a.alloc(PinnedMem, 0, n)
+	if err != nil {
+		return row, err
+	}
+	pageable, err := a.alloc(PageableMem, 0, n)
+	if err != nil {
+		return row, err
+	}
+	s, err := rt.NewStream(d.Index)
+	if err != nil {
+		return row, err
+	}
+	defer s.Close()
+	cases := []struct {
+		out      *Num
+		dst, src Buffer
+	}{
+		{&row.H2DPinned, dev, pinned},
+		{&row.D2HPinned, pinned, dev},
+		{&row.H2DPageable, dev, pageable},
+		{&row.D2HPageable, pageable, dev},
+		{&row.D2D, dev2, dev},
+	}
+	var first error
+	for _, c := range cases {
+		el, err := timeCopies(s, c.dst, c.src, n, r.o.Warmup, r.o.Iters)
+		if err != nil {
+			if first == nil {
+				first = fmt.Errorf("%s to %s: %w", c.src.Kind, c.dst.Kind, err)
+			}
+			continue
+		}
+		*c.out = gbps(float64(n)*float64(r.o.Iters), el)
+	}
+	return row, first
+}

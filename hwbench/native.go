@@ -1,0 +1,501 @@
+package hwbench
+
+import (
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/collsim/collsim/hwbench/internal/cuda"
+	"github.com/collsim/collsim/hwbench/internal/nccl"
+	"github.com/collsim/collsim/hwbench/internal/nvmlinfo"
+	"github.com/collsim/collsim/hwbench/internal/verbs"
+	"github.com/collsim/collsim/model"
+)
+
+// Native is the real machine: the CUDA runtime loaded at Open, NVML, NCCL
+// and libibverbs loaded when a probe first needs them, each once.
+type Native struct {
+	rt    *cuda.Runtime
+	files fs.FS
+
+	ncclOnce sync.Once
+	ncclLib  *nccl.Lib
+	ncclErr  error
+
+	verbsOnce sync.Once
+	verbsLib  *verbs.Lib
+	verbsErr  error
+
+	invOnce sync.Once
+	inv     *Inventory
+	invErr  error
+}
+
+// Open loads the CUDA runtime (libcudart.so.13, .12 or .11) and checks that
+// it sees at least one GPU. Without the library the error wraps
+// ErrLibraryNotFound and names the sonames tried; in a build without cgo it
+// wraps ErrUnsupported.
+func Open() (*Native, error) {
+	rt, err := cuda.Load()
+	if err != nil {
+		return nil, fmt.Errorf("hwbench: %w", err)
+	}
+	n, err := rt.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("hwbench: no usable GPU: %w", err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("hwbench: %s sees no GPU", rt.Soname())
+	}
+	return &Native{rt: rt, files: os.DirFS("/")}, nil
+}
+
+// Hostname returns os.Hostname's short form (up to the first dot), as
+// nccl-tests prints it.
+func (n *Native) Hostname() (string, error) {
+	h, err := os.Hostname()
+	if err != nil {
+		return "", err
+	}
+	if net.ParseIP(h) == nil {
+		if i := strings.IndexByte(h, '.'); i > 0 {
+			h = h[:i]
+		}
+	}
+	return h, nil
+}
+
+// Files returns the root file system.
+func (n *Native) Files() fs.FS { return n.files }
+
+// Versions reports the driver, CUDA and NCCL versions; it loads NCCL (and
+// NVML for the driver version) if no probe has yet.
+func (n *Native) Versions() Versions {
+	v := Versions{Libraries: map[string]string{"cudart": n.rt.Soname()}}
+	if x, err := n.rt.DriverVersion(); err == nil {
+		v.CUDADriver = cuda.VersionString(x)
+	}
+	if x, err := n.rt.RuntimeVersion(); err == nil {
+		v.CUDARuntime = cuda.VersionString(x)
+	}
+	if l, err := n.nccl(); err == nil {
+		v.Libraries["nccl"] = l.Soname()
+		if x, err := l.Version(); err == nil {
+			v.NCCL = nccl.VersionString(x)
+		}
+	}
+	if inv, err := n.Inventory(); err == nil && inv.Driver != "" {
+		v.Driver = inv.Driver
+		v.Libraries["nvml"] = nvmlinfo.Sonames[0]
+	} else {
+		v.Driver = driverFromProc(n.files)
+	}
+	return v
+}
+
+// Inventory queries NVML once.
+func (n *Native) Inventory() (*Inventory, error) {
+	n.invOnce.Do(func() {
+		info, err := nvmlinfo.Query()
+		if err != nil {
+			n.invErr = err
+			return
+		}
+		inv := &Inventory{Driver: info.Driver, CUDADriver: cuda.VersionString(info.CUDADriver), NVML: info.NVMLVersion}
+		for _, g := range info.GPUs {
+			gi := GPUInfo{Index: g.Index, Name: g.Name, UUID: g.UUID, BusID: g.BusID, MemoryBytes: g.MemoryBytes, NUMA: g.NUMA,
+				PCIe: PCIeLink{Gen: g.PCIeGen, Width: g.PCIeWidth, MaxGen: g.PCIeMaxGen, MaxWidth: g.PCIeMax}}
+			if g.CCMajor > 0 {
+				gi.ComputeCapability = fmt.Sprintf("%d.%d", g.CCMajor, g.CCMinor)
+			}
+			for _, l := range g.NVLinks {
+				gi.NVLinks = append(gi.NVLinks, NVLinkInfo{Link: l.Link, Active: l.Active, Version: l.Version, RemoteBusID: l.Remote, RemoteType: l.RemoteType})
+			}
+			inv.GPUs = append(inv.GPUs, gi)
+		}
+		for _, p := range info.Pairs {
+			inv.Pairs = append(inv.Pairs, GPUPair{A: p.A, B: p.B, Ancestor: p.Ancestor, P2P: p.P2P})
+		}
+		n.inv = inv
+	})
+	if n.invErr != nil {
+		return nil, n.invErr
+	}
+	c := *n.inv
+	return &c, nil
+}
+
+// Runtime returns the CUDA runtime.
+func (n *Native) Runtime() (Runtime, error) { return nativeRuntime{n.rt}, nil }
+
+func (n *Native) nccl() (*nccl.Lib, error) {
+	n.ncclOnce.Do(func() { n.ncclLib, n.ncclErr = nccl.Load() })
+	return n.ncclLib, n.ncclErr
+}
+
+// Collectives loads NCCL once.
+func (n *Native) Collectives() (Collectives, error) {
+	l, err := n.nccl()
+	if err != nil {
+		return nil, err
+	}
+	return nativeNCCL{rt: n.rt, l: l}, nil
+}
+
+// RDMA loads libibverbs once.
+func (n *Native) RDMA() (RDMA, error) {
+	n.verbsOnce.Do(func() { n.verbsLib, n.verbsErr = verbs.Load() })
+	if n.verbsErr != nil {
+		return nil, n.verbsErr
+	}
+	return nativeRDMA{n.verbsLib}, nil
+}
+
+type nativeRuntime struct{ rt *cuda.Runtime }
+
+func (r nativeRuntime) Devices() ([]DeviceInfo, error) {
+	n, err := r.rt.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeviceInfo, n)
+	for i := range out {
+		d := DeviceInfo{Index: i}
+		if b, err := r.rt.PCIBusID(i); err == nil {
+			d.BusID = strings.ToLower(b)
+		}
+		major, e1 := r.rt.Attribute(cuda.AttrComputeCapabilityMajor, i)
+		minor, e2 := r.rt.Attribute(cuda.AttrComputeCapabilityMinor, i)
+		if e1 == nil && e2 == nil {
+			d.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
+		}
+		d.SMs, _ = r.rt.Attribute(cuda.AttrMultiProcessorCount, i)
+		d.CopyEngines, _ = r.rt.Attribute(cuda.AttrAsyncEngineCount, i)
+		d.FreeBytes, d.MemoryBytes, _ = r.rt.MemInfo(i)
+		out[i] = d
+	}
+	return out, nil
+}
+
+func (r nativeRuntime) Alloc(kind MemKind, dev int, n int64) (Buffer, error) {
+	b := Buffer{Kind: kind, Device: dev, Size: n}
+	if kind != DeviceMem {
+		b.Device = 0
+	}
+	sz := uint64(max(n, 1))
+	var p cuda.Ptr
+	var err error
+	switch kind {
+	case DeviceMem:
+		if p, err = r.rt.Malloc(dev, sz); err == nil {
+			if err = r.rt.Memset(dev, p, 0, sz); err != nil {
+				r.rt.Free(dev, p)
+			}
+		}
+	case PinnedMem:
+		p, err = r.rt.MallocHost(sz)
+	case PageableMem:
+		p, err = cuda.MallocPageable(sz)
+	default:
+		err = fmt.Errorf("hwbench: unknown memory kind %v", kind)
+	}
+	if err != nil {
+		return Buffer{}, fmt.Errorf("allocating %s of %s memory: %w", model.FormatBytes(model.Bytes(n)), kind, err)
+	}
+	b.Addr = uint64(p)
+	return b, nil
+}
+
+func (r nativeRuntime) Free(b Buffer) error {
+	switch b.Kind {
+	case DeviceMem:
+		return r.rt.Free(b.Device, cuda.Ptr(b.Addr))
+	case PinnedMem:
+		return r.rt.FreeHost(cuda.Ptr(b.Addr))
+	case PageableMem:
+		cuda.FreePageable(cuda.Ptr(b.Addr))
+		return nil
+	}
+	return fmt.Errorf("hwbench: unknown memory kind %v", b.Kind)
+}
+
+func (r nativeRuntime) CanAccessPeer(dev, peer int) (bool, error) {
+	return r.rt.CanAccessPeer(dev, peer)
+}
+
+func (r nativeRuntime) SetPeerAccess(dev, peer int, on bool) error {
+	if on {
+		return r.rt.EnablePeerAccess(dev, peer)
+	}
+	return r.rt.DisablePeerAccess(dev, peer)
+}
+
+func (r nativeRuntime) NewStream(dev int) (Stream, error) {
+	s, err := r.rt.StreamCreate(dev)
+	if err != nil {
+		return nil, err
+	}
+	return &nativeStream{rt: r.rt, dev: dev, s: s}, nil
+}
+
+type nativeStream struct {
+	rt  *cuda.Runtime
+	dev int
+	s   cuda.Stream
+}
+
+type nativeEvent struct {
+	rt *cuda.Runtime
+	e  cuda.Event
+}
+
+func (s *nativeStream) Device() int { return s.dev }
+
+func (s *nativeStream) Copy(dst, src Buffer, n int64) error {
+	d, sp := cuda.Ptr(dst.Addr), cuda.Ptr(src.Addr)
+	switch {
+	case src.Kind == DeviceMem && dst.Kind == DeviceMem && src.Device != dst.Device:
+		return s.rt.MemcpyPeerAsync(s.dev, d, dst.Device, sp, src.Device, uint64(n), s.s)
+	case src.Kind == DeviceMem && dst.Kind == DeviceMem:
+		return s.rt.MemcpyAsync(s.dev, d, sp, uint64(n), cuda.DeviceToDevice, s.s)
+	case src.Kind == DeviceMem:
+		return s.rt.MemcpyAsync(s.dev, d, sp, uint64(n), cuda.DeviceToHost, s.s)
+	case dst.Kind == DeviceMem:
+		return s.rt.MemcpyAsync(s.dev, d, sp, uint64(n), cuda.HostToDevice, s.s)
+	}
+	return s.rt.MemcpyAsync(s.dev, d, sp, uint64(n), cuda.HostToHost, s.s)
+}
+
+func (s *nativeStream) Record() (Event, error) {
+	e, err := s.rt.EventCreate(s.dev)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rt.EventRecord(s.dev, e, s.s); err != nil {
+		s.rt.EventDestroy(e)
+		return nil, err
+	}
+	return &nativeEvent{rt: s.rt, e: e}, nil
+}
+
+func (s *nativeStream) Wait(e Event) error {
+	ne, ok := e.(*nativeEvent)
+	if !ok {
+		return fmt.Errorf("hwbench: event of another backend")
+	}
+	return s.rt.StreamWaitEvent(s.dev, s.s, ne.e)
+}
+
+func (s *nativeStream) Sync() error  { return s.rt.StreamSynchronize(s.dev, s.s) }
+func (s *nativeStream) Close() error { return s.rt.StreamDestroy(s.dev, s.s) }
+
+func (e *nativeEvent) Since(start Event) (time.Duration, error) {
+	ns, ok := start.(*nativeEvent)
+	if !ok {
+		return 0, fmt.Errorf("hwbench: event of another backend")
+	}
+	if err := e.rt.EventSynchronize(e.e); err != nil {
+		return 0, err
+	}
+	return e.rt.EventElapsed(ns.e, e.e)
+}
+
+func (e *nativeEvent) Close() error { return e.rt.EventDestroy(e.e) }
+
+type nativeNCCL struct {
+	rt *cuda.Runtime
+	l  *nccl.Lib
+}
+
+type nativeComm struct {
+	l    *nccl.Lib
+	c    nccl.Comm
+	root int
+}
+
+func (n nativeNCCL) InitAll(devs []int) ([]Comm, error) {
+	cs, err := n.l.InitAll(devs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Comm, len(cs))
+	for i, c := range cs {
+		out[i] = &nativeComm{l: n.l, c: c}
+	}
+	return out, nil
+}
+
+func (n nativeNCCL) UniqueID() ([]byte, error) {
+	id, err := n.l.GetUniqueID()
+	if err != nil {
+		return nil, err
+	}
+	return id[:], nil
+}
+
+func (n nativeNCCL) InitRank(id []byte, nranks, rank, dev int) (Comm, error) {
+	var uid nccl.UniqueID
+	if len(id) != len(uid) {
+		return nil, fmt.Errorf("hwbench: NCCL unique id of %d bytes, want %d", len(id), len(uid))
+	}
+	copy(uid[:], id)
+	// ncclCommInitRank uses the calling thread's current device.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := n.rt.SetDevice(dev); err != nil {
+		return nil, err
+	}
+	c, err := n.l.InitRank(uid, nranks, rank)
+	if err != nil {
+		return nil, err
+	}
+	return &nativeComm{l: n.l, c: c}, nil
+}
+
+// Group runs fn inside ncclGroupStart/ncclGroupEnd on one locked OS thread:
+// NCCL groups are per thread.
+func (n nativeNCCL) Group(fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := n.l.GroupStart(); err != nil {
+		return err
+	}
+	ferr := fn()
+	gerr := n.l.GroupEnd()
+	if ferr != nil {
+		return ferr
+	}
+	return gerr
+}
+
+func (c *nativeComm) Launch(op model.Collective, send, recv Buffer, count int64, s Stream) error {
+	ns, ok := s.(*nativeStream)
+	if !ok {
+		return fmt.Errorf("hwbench: stream of another backend")
+	}
+	st, n := uintptr(ns.s), uint64(count)
+	switch op {
+	case model.AllReduce:
+		return c.l.AllReduce(send.Addr, recv.Addr, n, nccl.Float32, nccl.Sum, c.c, st)
+	case model.AllGather:
+		return c.l.AllGather(send.Addr, recv.Addr, n, nccl.Float32, c.c, st)
+	case model.ReduceScatter:
+		return c.l.ReduceScatter(send.Addr, recv.Addr, n, nccl.Float32, nccl.Sum, c.c, st)
+	case model.Broadcast:
+		return c.l.Broadcast(send.Addr, recv.Addr, n, nccl.Float32, c.root, c.c, st)
+	}
+	return fmt.Errorf("hwbench: %s is not bound", op)
+}
+
+func (c *nativeComm) Close() error { return c.l.Destroy(c.c) }
+
+type nativeRDMA struct{ l *verbs.Lib }
+
+func (r nativeRDMA) HCAs() ([]HCA, error) {
+	devs, err := r.l.Devices()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HCA, len(devs))
+	for i, d := range devs {
+		h := HCA{Name: d.Name, NUMA: -1, FirmwareVersion: d.FirmwareVersion, NodeGUID: d.NodeGUID}
+		for _, p := range d.Ports {
+			hp := HCAPort{Port: p.Num, State: verbs.StateName(p.State), PhysState: verbs.PhysStateName(p.PhysState),
+				LinkLayer: verbs.LinkLayerName(p.LinkLayer), RateGbps: p.RateGbps(), ActiveMTU: verbs.MTUBytes(p.ActiveMTU), LID: p.LID}
+			for idx := 0; idx < p.GIDTableLen; idx++ {
+				if g, ok := p.GIDs[idx]; ok {
+					hp.GIDs = append(hp.GIDs, GID{Index: idx, GID: g.String()})
+				}
+			}
+			h.Ports = append(h.Ports, hp)
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+func (r nativeRDMA) Loopback(dev string, rt Route) (Loopback, error) {
+	vr := verbs.Route{Port: rt.Port, LID: rt.LID, UseGID: rt.GIDIndex >= 0, GIDIndex: rt.GIDIndex, MTU: verbs.MTUEnum(rt.MTU)}
+	if vr.MTU == 0 {
+		vr.MTU = verbs.MTUEnum(1024)
+	}
+	if vr.UseGID {
+		ip := net.ParseIP(rt.GID)
+		if ip == nil {
+			return nil, fmt.Errorf("hwbench: GID %q is not an address", rt.GID)
+		}
+		copy(vr.GID[:], ip.To16())
+	}
+	ctx, err := r.l.Open(dev)
+	if err != nil {
+		return nil, err
+	}
+	lb, err := ctx.Loopback(vr)
+	if err != nil {
+		ctx.Close()
+		return nil, err
+	}
+	return &nativeLoopback{ctx: ctx, lb: lb}, nil
+}
+
+type nativeLoopback struct {
+	ctx *verbs.Context
+	lb  *verbs.Loopback
+}
+
+type nativeRegion struct{ mr *verbs.MR }
+
+func (r nativeRegion) Close() error { return r.mr.Close() }
+
+func (l *nativeLoopback) Register(b Buffer) (Region, error) {
+	mr, err := l.lb.Register(b.Addr, uint64(b.Size))
+	if err != nil {
+		return nil, err
+	}
+	return nativeRegion{mr}, nil
+}
+
+func regionMR(r Region) (*verbs.MR, error) {
+	nr, ok := r.(nativeRegion)
+	if !ok {
+		return nil, fmt.Errorf("hwbench: region of another backend")
+	}
+	return nr.mr, nil
+}
+
+func (l *nativeLoopback) WriteBandwidth(src, dst Region, size int64, iters, depth int) (time.Duration, error) {
+	s, err := regionMR(src)
+	if err != nil {
+		return 0, err
+	}
+	d, err := regionMR(dst)
+	if err != nil {
+		return 0, err
+	}
+	return l.lb.WriteBandwidth(s, d, uint64(size), iters, depth)
+}
+
+func (l *nativeLoopback) WriteLatency(src, dst Region, size int64, iters int) (time.Duration, error) {
+	s, err := regionMR(src)
+	if err != nil {
+		return 0, err
+	}
+	d, err := regionMR(dst)
+	if err != nil {
+		return 0, err
+	}
+	return l.lb.WriteLatency(s, d, uint64(size), iters)
+}
+
+func (l *nativeLoopback) Close() error {
+	err := l.lb.Close()
+	if cerr := l.ctx.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

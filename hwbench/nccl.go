@@ -1,0 +1,479 @@
+package hwbench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/collsim/collsim/model"
+)
+
+// NCCLCollectives are the collectives the nccl probe sweeps, in order.
+var NCCLCollectives = []model.Collective{model.AllReduce, model.AllGather, model.ReduceScatter}
+
+// ncclElemSize is the size of the float elements every sweep uses.
+const ncclElemSize = 4
+
+// NCCLResult is the nccl probe: nccl-tests-equivalent sweeps of AllReduce,
+// AllGather and ReduceScatter over every GPU of the run (float32, sum).
+// Method (nccl-facts §1.2): for each collective, Warmup untimed launches of
+// every size first; then per size the out-of-place run, then the in-place
+// run, each Iters launches between two CUDA events on every rank's stream.
+// A rank's time is its event time / Iters; a process's time is the maximum
+// over its ranks (nccl-tests uses wall time over all its GPUs); the
+// reported time is the mean over processes (nccl-tests -a 1). algbw =
+// size/time, busbw = algbw x the nccl-tests factor (2(n-1)/n for AllReduce,
+// (n-1)/n for AllGather and ReduceScatter), in GB/s of 1e9 bytes.
+type NCCLResult struct {
+	Stamp
+	// Mode is "single-process" (ncclCommInitAll over the local GPUs) or
+	// "multi-process" (ncclCommInitRank, one GPU per process).
+	Mode       string       `json:"mode"`
+	Ranks      int          `json:"ranks"`
+	Hosts      []string     `json:"hosts"`
+	Devices    []NCCLDevice `json:"devices"`
+	MinBytes   int64        `json:"min_bytes"`
+	MaxBytes   int64        `json:"max_bytes"`
+	StepFactor int          `json:"step_factor"`
+	Iters      int          `json:"iters"`
+	Warmup     int          `json:"warmup_iters"`
+	// DType is nccl-tests' name of the element type ("float").
+	DType string `json:"dtype"`
+	// Timing names the method ("cuda-events").
+	Timing string   `json:"timing"`
+	Notes  []string `json:"notes,omitempty"`
+	Sweeps []Sweep  `json:"sweeps"`
+}
+
+// NCCLDevice is one rank's GPU, as nccl-tests lists it.
+type NCCLDevice struct {
+	Rank   int    `json:"rank"`
+	Host   string `json:"host"`
+	Pid    int    `json:"pid"`
+	Device int    `json:"device"`
+	BusID  string `json:"bus_id,omitempty"`
+	Name   string `json:"name,omitempty"`
+}
+
+// Sweep is one collective's table.
+type Sweep struct {
+	// Collective is collsim's name ("allreduce"); Test is the nccl-tests
+	// binary ("all_reduce_perf").
+	Collective string `json:"collective"`
+	Test       string `json:"test"`
+	// Redop is "sum" or "none" (AllGather).
+	Redop string     `json:"redop"`
+	Rows  []SweepRow `json:"rows"`
+	// AvgBusBW is nccl-tests' "# Avg bus bandwidth": the mean busbw of
+	// every out-of-place and in-place result.
+	AvgBusBW Num `json:"avg_busbw_gbps"`
+	// Complete is false when the sweep stopped early.
+	Complete bool `json:"complete"`
+}
+
+// SweepRow is one size.
+type SweepRow struct {
+	// Size is the bytes nccl-tests prints (the total buffer for AllGather
+	// and ReduceScatter); Count is the element count passed to NCCL (per
+	// rank for AllGather and ReduceScatter).
+	Size  int64  `json:"size_bytes"`
+	Count int64  `json:"count"`
+	OOP   Timing `json:"out_of_place"`
+	IP    Timing `json:"in_place"`
+}
+
+// Timing is one timed group of a row.
+type Timing struct {
+	TimeUs Num `json:"time_us"`
+	AlgBW  Num `json:"algbw_gbps"`
+	BusBW  Num `json:"busbw_gbps"`
+}
+
+// SweepSizes lists the sizes nccl-tests visits from min to max bytes,
+// multiplying by factor (its -b/-e/-f loop). It returns nil for min < 1,
+// max < min or factor < 2.
+func SweepSizes(min, max model.Bytes, factor int) []model.Bytes {
+	if min < 1 || max < min || factor < 2 {
+		return nil
+	}
+	var out []model.Bytes
+	for s := min; s <= max; s *= model.Bytes(factor) {
+		out = append(out, s)
+		if s > max/model.Bytes(factor) {
+			break
+		}
+	}
+	return out
+}
+
+// newTiming computes algbw and busbw for size bytes in seconds on n ranks.
+func newTiming(c model.Collective, size int64, secs float64, n int) Timing {
+	if secs <= 0 {
+		return Timing{TimeUs: nan(), AlgBW: nan(), BusBW: nan()}
+	}
+	alg := float64(size) / secs / 1e9
+	return Timing{TimeUs: Num(secs * 1e6), AlgBW: Num(alg), BusBW: Num(alg * c.BusBWFactor(n))}
+}
+
+// ncclRank is one rank this process drives.
+type ncclRank struct {
+	rank, dev  int
+	comm       Comm
+	s          Stream
+	send, recv Buffer
+}
+
+func (r *runner) probeNCCL(ctx context.Context) error {
+	rt, err := r.b.Runtime()
+	if err != nil {
+		return err
+	}
+	coll, err := r.b.Collectives()
+	if err != nil {
+		return err
+	}
+	devs, err := rt.Devices()
+	if err != nil {
+		return err
+	}
+	if len(devs) == 0 {
+		return fmt.Errorf("no GPU")
+	}
+	res := &NCCLResult{
+		Mode: "single-process", MinBytes: int64(r.o.MinBytes), MaxBytes: int64(r.o.MaxBytes), StepFactor: r.o.StepFactor,
+		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: "float", Timing: "cuda-events",
+	}
+	var local []*ncclRank
+	nranks := len(devs)
+	if r.nranks > 1 {
+		res.Mode = "multi-process"
+		nranks = r.nranks
+		if r.localRank >= len(devs) {
+			return fmt.Errorf("rank %d is local rank %d on %s, which has only %d GPUs", r.rank, r.localRank, r.machine.Hostname, len(devs))
+		}
+		local = []*ncclRank{{rank: r.rank, dev: devs[r.localRank].Index}}
+	} else {
+		for i, d := range devs {
+			local = append(local, &ncclRank{rank: i, dev: d.Index})
+		}
+	}
+	res.Ranks = nranks
+
+	// Who is where: every rank's GPU, gathered to every rank.
+	mine := make([]NCCLDevice, len(local))
+	for i, l := range local {
+		mine[i] = NCCLDevice{Rank: l.rank, Host: r.machine.Hostname, Pid: r.o.Pid, Device: l.dev, BusID: busOf(devs, l.dev), Name: r.gpuName(busOf(devs, l.dev))}
+	}
+	if res.Devices, err = r.gatherDevices(ctx, mine); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, d := range res.Devices {
+		if !seen[d.Host] {
+			seen[d.Host] = true
+			res.Hosts = append(res.Hosts, d.Host)
+		}
+	}
+
+	// Buffers: send and receive of the largest size on every local rank,
+	// after shrinking the sweep to fit, as nccl-tests does.
+	maxBytes := r.o.MaxBytes
+	for _, l := range local {
+		for _, d := range devs {
+			if d.Index == l.dev && d.FreeBytes > 0 && uint64(2*maxBytes) > d.FreeBytes*9/10 {
+				lim := model.Bytes(d.FreeBytes * 9 / 10 / 2)
+				for maxBytes > lim && maxBytes > r.o.MinBytes {
+					maxBytes /= model.Bytes(r.o.StepFactor)
+				}
+			}
+		}
+	}
+	if r.nranks > 1 {
+		if maxBytes, err = r.agreeMin(ctx, maxBytes); err != nil {
+			return err
+		}
+	}
+	if maxBytes != r.o.MaxBytes {
+		res.Notes = append(res.Notes, fmt.Sprintf("reduced maxBytes from %d to %d to fit GPU memory", r.o.MaxBytes, maxBytes))
+		r.progressf("nccl: reducing maxBytes to %s due to memory limitation", model.FormatBytes(maxBytes))
+	}
+	sizes := SweepSizes(r.o.MinBytes, maxBytes, r.o.StepFactor)
+	bufBytes := int64(maxBytes)
+	a := &allocator{rt: rt}
+	defer a.freeAll()
+	for _, l := range local {
+		if l.send, err = a.alloc(DeviceMem, l.dev, bufBytes); err != nil {
+			return err
+		}
+		if l.recv, err = a.alloc(DeviceMem, l.dev, bufBytes); err != nil {
+			return err
+		}
+		if l.s, err = rt.NewStream(l.dev); err != nil {
+			return err
+		}
+		defer l.s.Close()
+	}
+
+	// Communicators.
+	r.progressf("nccl: creating a %d-rank communicator (%s)", nranks, res.Mode)
+	if r.nranks > 1 {
+		var id []byte
+		if r.rank == 0 {
+			if id, err = coll.UniqueID(); err != nil {
+				return err
+			}
+		}
+		if id, err = r.broadcast(ctx, id); err != nil {
+			return err
+		}
+		c, err := coll.InitRank(id, nranks, r.rank, local[0].dev)
+		if err != nil {
+			return err
+		}
+		local[0].comm = c
+	} else {
+		ids := make([]int, len(local))
+		for i, l := range local {
+			ids[i] = l.dev
+		}
+		comms, err := coll.InitAll(ids)
+		if err != nil {
+			return err
+		}
+		for i, c := range comms {
+			local[i].comm = c
+		}
+	}
+	defer func() {
+		for _, l := range local {
+			if l.comm != nil {
+				l.comm.Close()
+			}
+		}
+	}()
+	r.rep.NCCL = res
+
+	for _, op := range NCCLCollectives {
+		sw := Sweep{Collective: op.String(), Test: op.TestName() + "_perf", Redop: "sum"}
+		if !op.HasRedop() {
+			sw.Redop = "none"
+		}
+		res.Sweeps = append(res.Sweeps, sw)
+		cur := &res.Sweeps[len(res.Sweeps)-1]
+		// Warm-up over every size, untimed.
+		for _, size := range sizes {
+			_, count := op.TestSize(size, ncclElemSize, nranks)
+			if err := r.launch(coll, local, op, count, nranks, false, r.o.Warmup); err != nil {
+				return fmt.Errorf("%s warm-up: %w", op, err)
+			}
+		}
+		for _, l := range local {
+			if err := l.s.Sync(); err != nil {
+				return err
+			}
+		}
+		var sum float64
+		var cnt int
+		for i, size := range sizes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			printed, count := op.TestSize(size, ncclElemSize, nranks)
+			row := SweepRow{Size: int64(printed), Count: count}
+			for _, inPlace := range []bool{false, true} {
+				secs, err := r.timeColl(ctx, coll, local, op, count, nranks, inPlace)
+				if err != nil {
+					return fmt.Errorf("%s %d bytes: %w", op, printed, err)
+				}
+				t := newTiming(op, int64(printed), secs, nranks)
+				if inPlace {
+					row.IP = t
+				} else {
+					row.OOP = t
+				}
+				sum += float64(t.BusBW)
+				cnt++
+			}
+			cur.Rows = append(cur.Rows, row)
+			cur.AvgBusBW = Num(sum / float64(cnt))
+			res.Stamp = r.stamp()
+			r.progressf("nccl %s %d ranks: %12d B  %9.2f us  busbw %7.2f GB/s  (%d/%d)", op, nranks, printed, row.OOP.TimeUs, row.OOP.BusBW, i+1, len(sizes))
+			if err := r.flush(); err != nil {
+				return err
+			}
+		}
+		cur.Complete = true
+		if err := r.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func busOf(devs []DeviceInfo, dev int) string {
+	for _, d := range devs {
+		if d.Index == dev {
+			return d.BusID
+		}
+	}
+	return ""
+}
+
+// buffers returns the send and receive buffers of one launch, as nccl-tests
+// places them: in place, AllGather sends from the rank's slot of the
+// receive buffer and ReduceScatter receives into it.
+func buffers(l *ncclRank, op model.Collective, count int64, nranks int, inPlace bool) (send, recv Buffer) {
+	per := count * ncclElemSize
+	switch op {
+	case model.AllGather:
+		recv = l.recv.Slice(0, per*int64(nranks))
+		if inPlace {
+			return recv.Slice(per*int64(l.rank), per), recv
+		}
+		return l.send.Slice(0, per), recv
+	case model.ReduceScatter:
+		if inPlace {
+			send = l.recv.Slice(0, per*int64(nranks))
+			return send, send.Slice(per*int64(l.rank), per)
+		}
+		return l.send.Slice(0, per*int64(nranks)), l.recv.Slice(0, per)
+	}
+	recv = l.recv.Slice(0, per)
+	if inPlace {
+		return recv, recv
+	}
+	return l.send.Slice(0, per), recv
+}
+
+// launch issues iters launches of op on every local rank, each iteration
+// one NCCL group.
+func (r *runner) launch(coll Collectives, local []*ncclRank, op model.Collective, count int64, nranks int, inPlace bool, iters int) error {
+	for it := 0; it < iters; it++ {
+		err := coll.Group(func() error {
+			for _, l := range local {
+				send, recv := buffers(l, op, count, nranks, inPlace)
+				if err := l.comm.Launch(op, send, recv, count, l.s); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// timeColl times Iters launches with CUDA events on every local rank and
+// returns seconds per launch: the maximum over this process's ranks, then
+// the mean over processes.
+func (r *runner) timeColl(ctx context.Context, coll Collectives, local []*ncclRank, op model.Collective, count int64, nranks int, inPlace bool) (float64, error) {
+	starts := make([]Event, len(local))
+	for i, l := range local {
+		e, err := l.s.Record()
+		if err != nil {
+			return 0, err
+		}
+		defer e.Close()
+		starts[i] = e
+	}
+	if err := r.launch(coll, local, op, count, nranks, inPlace, r.o.Iters); err != nil {
+		return 0, err
+	}
+	ends := make([]Event, len(local))
+	for i, l := range local {
+		e, err := l.s.Record()
+		if err != nil {
+			return 0, err
+		}
+		defer e.Close()
+		ends[i] = e
+	}
+	var worst time.Duration
+	for i, l := range local {
+		if err := l.s.Sync(); err != nil {
+			return 0, err
+		}
+		d, err := ends[i].Since(starts[i])
+		if err != nil {
+			return 0, err
+		}
+		worst = max(worst, d)
+	}
+	secs := worst.Seconds() / float64(r.o.Iters)
+	if r.nranks > 1 {
+		return r.meanOverRanks(ctx, secs)
+	}
+	return secs, nil
+}
+
+// gatherDevices shares every rank's device list with every rank.
+func (r *runner) gatherDevices(ctx context.Context, mine []NCCLDevice) ([]NCCLDevice, error) {
+	if r.boot == nil {
+		return mine, nil
+	}
+	b, err := json.Marshal(mine)
+	if err != nil {
+		return nil, err
+	}
+	all, err := r.boot.AllGather(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	var out []NCCLDevice
+	for rank, raw := range all {
+		var ds []NCCLDevice
+		if err := json.Unmarshal(raw, &ds); err != nil {
+			return nil, fmt.Errorf("rank %d sent a bad device list: %w", rank, err)
+		}
+		out = append(out, ds...)
+	}
+	return out, nil
+}
+
+// broadcast sends rank 0's data to every rank.
+func (r *runner) broadcast(ctx context.Context, data []byte) ([]byte, error) {
+	if r.boot == nil {
+		return data, nil
+	}
+	all, err := r.boot.AllGather(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	return all[0], nil
+}
+
+// meanOverRanks averages a per-process time over every process.
+func (r *runner) meanOverRanks(ctx context.Context, secs float64) (float64, error) {
+	all, err := r.boot.AllGather(ctx, []byte(fmt.Sprintf("%.17g", secs)))
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for rank, b := range all {
+		var v float64
+		if _, err := fmt.Sscan(string(b), &v); err != nil {
+			return 0, fmt.Errorf("rank %d sent a bad time %q", rank, b)
+		}
+		sum += v
+	}
+	return sum / float64(len(all)), nil
+}
+
+// agreeMin makes every rank use the smallest of the ranks' values.
+func (r *runner) agreeMin(ctx context.Context, v model.Bytes) (model.Bytes, error) {
+	all, err := r.boot.AllGather(ctx, []byte(fmt.Sprint(int64(v))))
+	if err != nil {
+		return 0, err
+	}
+	for rank, b := range all {
+		var x int64
+		if _, err := fmt.Sscan(string(b), &x); err != nil {
+			return 0, fmt.Errorf("rank %d sent a bad size %q", rank, b)
+		}
+		v = min(v, model.Bytes(x))
+	}
+	return v, nil
+}

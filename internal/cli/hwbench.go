@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/collsim/collsim/hwbench"
+	"github.com/collsim/collsim/model"
+	"github.com/urfave/cli/v2"
+)
+
+func hwbenchCommand(e *env) *cli.Command {
+	def := hwbench.DefaultOptions()
+	return &cli.Command{
+		Name:  "hwbench",
+		Usage: "measure this machine: topology, copy and peer-to-peer bandwidth, NCCL sweeps, GPUDirect RDMA",
+		UsageText: "collsim hwbench [--probes topo,copy,p2p,nccl,gdr] [--out hwbench.json] [--minbytes 8 --maxbytes 1G --stepfactor 2]\n" +
+			"   collsim hwbench --rank R --nranks N --coordinator HOST:PORT ...   (or SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/SIZE)",
+		Description: "Loads libcudart, libnvidia-ml, libnccl.so.2 and libibverbs.so.1 at run time (LD_LIBRARY_PATH); a probe whose\n" +
+			"library is missing is skipped. The JSON report is rewritten after every probe; the nccl probe also writes\n" +
+			"nccl-tests text. Progress goes to stderr. See docs/hwbench.md.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "probes", Value: strings.Join(hwbench.Probes, ","), Usage: "comma-separated `LIST` of probes to run, in order"},
+			&cli.StringFlag{Name: "out", Value: def.Out, Usage: "JSON report `FILE`"},
+			&cli.StringFlag{Name: "nccl-text", Usage: "nccl-tests text `FILE` (default <out>.nccl-tests.txt; \"-\" for none)"},
+			&cli.StringFlag{Name: "minbytes", Aliases: []string{"b"}, Value: "8", Usage: "smallest nccl sweep size (K/M/G suffixes, 1024-based)"},
+			&cli.StringFlag{Name: "maxbytes", Aliases: []string{"e"}, Value: model.FormatBytes(def.MaxBytes), Usage: "largest nccl sweep size"},
+			&cli.IntFlag{Name: "stepfactor", Aliases: []string{"f"}, Value: def.StepFactor, Usage: "nccl sweep size multiplier"},
+			&cli.IntFlag{Name: "iters", Aliases: []string{"n"}, Value: def.Iters, Usage: "timed iterations per measurement"},
+			&cli.IntFlag{Name: "warmup", Aliases: []string{"w"}, Value: def.Warmup, Usage: "untimed warm-up iterations per measurement"},
+			&cli.StringFlag{Name: "copybytes", Value: model.FormatBytes(def.CopyBytes), Usage: "size of one copy in the copy and p2p probes"},
+			&cli.IntFlag{Name: "rank", Usage: "this process's rank in a multi-process run"},
+			&cli.IntFlag{Name: "nranks", Usage: "number of processes (default: SLURM_NTASKS or OMPI_COMM_WORLD_SIZE, else 1)"},
+			&cli.StringFlag{Name: "coordinator", Usage: "rank 0's `HOST:PORT` for a multi-process run"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
+			&cli.BoolFlag{Name: "fake", Hidden: true, Usage: "measure a simulated machine (tests, demos)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return badInputf("hwbench takes no arguments, got %q", c.Args().First())
+			}
+			o, err := hwbenchOptions(c, def)
+			if err != nil {
+				return err
+			}
+			if !c.Bool("quiet") {
+				o.Progress = e.stderr
+			}
+			var b hwbench.Backend
+			if c.Bool("fake") {
+				b, o.BackendName = hwbench.NewFake(hwbench.FakeConfig{}), "fake"
+			} else {
+				nb, err := hwbench.Open()
+				if err != nil {
+					return err // one line: which library was not found
+				}
+				b, o.BackendName = nb, "native"
+			}
+			rep, err := hwbench.Run(c.Context, b, o)
+			if rep != nil && o.Out != "" {
+				summary := make([]string, 0, len(rep.Probes))
+				for _, p := range rep.Probes {
+					summary = append(summary, p.Name+" "+p.Status)
+				}
+				fmt.Fprintf(e.stdout, "hwbench: %s (%s)\n", o.Out, strings.Join(summary, ", "))
+				if rep.NCCL != nil && o.NCCLText != "" && rep.Machine.Rank == 0 {
+					fmt.Fprintf(e.stdout, "hwbench: %s\n", o.NCCLText)
+				}
+			}
+			var pe *hwbench.ProbeError
+			if errors.As(err, &pe) {
+				return failed(err)
+			}
+			return err
+		},
+	}
+}
+
+// hwbenchOptions turns the flags (and the launcher's rank variables) into
+// run options.
+func hwbenchOptions(c *cli.Context, o hwbench.Options) (hwbench.Options, error) {
+	o.Tool = "collsim hwbench " + Version
+	o.Probes = nil
+	for _, p := range strings.Split(c.String("probes"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			o.Probes = append(o.Probes, p)
+		}
+	}
+	o.Out = c.String("out")
+	switch t := c.String("nccl-text"); {
+	case t == "-":
+		o.NCCLText = ""
+	case t != "":
+		o.NCCLText = t
+	case o.Out != "":
+		o.NCCLText = o.Out + ".nccl-tests.txt"
+	}
+	var err error
+	for _, f := range []struct {
+		name string
+		dst  *model.Bytes
+	}{{"minbytes", &o.MinBytes}, {"maxbytes", &o.MaxBytes}, {"copybytes", &o.CopyBytes}} {
+		if *f.dst, err = model.ParseBytes(c.String(f.name)); err != nil {
+			return o, badInputf("--%s: %v", f.name, err)
+		}
+	}
+	o.StepFactor, o.Iters, o.Warmup = c.Int("stepfactor"), c.Int("iters"), c.Int("warmup")
+	o.Coordinator = c.String("coordinator")
+	if c.IsSet("nranks") || c.IsSet("rank") {
+		o.Rank, o.NRanks = c.Int("rank"), c.Int("nranks")
+		if o.NRanks == 0 {
+			o.NRanks = 1
+		}
+	} else {
+		ri, ok, err := hwbench.RanksFromEnv(os.Getenv)
+		if err != nil {
+			return o, badInput(err)
+		}
+		if ok {
+			o.Rank, o.NRanks = ri.Rank, ri.NRanks
+		}
+	}
+	// Run validates the rest; its option errors are the user's input.
+	if err := hwbench.ValidateOptions(o); err != nil {
+		return o, badInput(err)
+	}
+	return o, nil
+}
