@@ -147,6 +147,7 @@ func TestRanksFromEnv(t *testing.T) {
 		{"slurm", map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "8"}, true, 3, 8, "SLURM", false},
 		{"open mpi", map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}, true, 1, 2, "Open MPI", false},
 		{"slurm wins", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4", "OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}, true, 0, 4, "SLURM", false},
+		{"salloc shell: size without rank", map[string]string{"SLURM_NTASKS": "8"}, false, 0, 0, "", false},
 		{"rank out of range", map[string]string{"SLURM_PROCID": "4", "SLURM_NTASKS": "4"}, false, 0, 0, "", true},
 		{"garbage", map[string]string{"OMPI_COMM_WORLD_RANK": "x", "OMPI_COMM_WORLD_SIZE": "2"}, false, 0, 0, "", true},
 	}

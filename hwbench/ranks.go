@@ -20,12 +20,13 @@ var rankEnvs = []struct{ source, rank, size string }{
 
 // RanksFromEnv reads the rank and the rank count a launcher set:
 // SLURM_PROCID and SLURM_NTASKS, else OMPI_COMM_WORLD_RANK and
-// OMPI_COMM_WORLD_SIZE. ok is false when neither pair is set; a pair that
-// is set but malformed is an error.
+// OMPI_COMM_WORLD_SIZE. ok is false when neither pair is set in full; a
+// pair that is set but malformed is an error.
 func RanksFromEnv(getenv func(string) string) (RankInfo, bool, error) {
 	for _, e := range rankEnvs {
 		rs, ns := getenv(e.rank), getenv(e.size)
-		if rs == "" && ns == "" {
+		if rs == "" || ns == "" {
+			// An salloc shell has SLURM_NTASKS but no SLURM_PROCID: not a task.
 			continue
 		}
 		rank, err1 := strconv.Atoi(rs)
