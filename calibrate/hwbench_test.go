@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -264,4 +265,28 @@ func TestParseHWBenchErrorsAndFindings(t *testing.T) {
 			t.Errorf("findings not sorted by severity: %+v", a.Findings[0])
 		}
 	})
+}
+
+// Read a collsim hwbench report and list its nccl sweeps.
+func ExampleParseHWBench() {
+	data, err := os.ReadFile("testdata/hwbench_fake.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, err := ParseHWBench("hwbench_fake.json", data)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range a.Runs {
+		last := r.Rows[len(r.Rows)-1]
+		fmt.Printf("%s, %d ranks: %d rows, busbw %.0f GB/s at %d bytes\n", r.Binary, r.Ranks, len(r.Rows), last.OOP.BusBW, last.Size)
+	}
+	fmt.Println(a.Topo.Node.GPU, a.Topo.Node.NVLink.Kind)
+	// Output:
+	// all_reduce_perf, 4 ranks: 11 rows, busbw 268 GB/s at 8388608 bytes
+	// all_gather_perf, 4 ranks: 11 rows, busbw 213 GB/s at 8388608 bytes
+	// reduce_scatter_perf, 4 ranks: 11 rows, busbw 213 GB/s at 8388608 bytes
+	// H100-SXM nvswitch
 }
