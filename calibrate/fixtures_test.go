@@ -249,6 +249,9 @@ func TestNCCLLogFeatures(t *testing.T) {
 	if l.Tuning["AllReduce"]["Ring/Simple"] != [2]float64{34.7, 80.0} || l.Tuning["AllReduce"]["Tree/LL"] != [2]float64{14.4, 4.8} || len(l.Tuning["Broadcast"]) != 18 {
 		t.Errorf("tuning = %v", l.Tuning)
 	}
+	if l.RingPXN == nil || !*l.RingPXN || l.RingGDR == nil || !*l.RingGDR { // "Connected all rings, use ring PXN 1 GDR 1"
+		t.Errorf("ring PXN %v GDR %v", l.RingPXN, l.RingGDR)
+	}
 	if len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], "status=12") || len(l.Fallbacks) != 1 {
 		t.Errorf("warnings %v fallbacks %v", l.Warnings, l.Fallbacks)
 	}
@@ -353,5 +356,69 @@ func TestJobLog(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("p2p-unavailable findings = %d, want 2", n)
+	}
+}
+
+// TestOldFormats covers nccl-tests <= 2.11 layouts: all_gather without a
+// redop column, broadcast with a root column, the "error" column, no
+// device lines (ranks from busbw/algbw), and a GIB network line.
+func TestOldFormats(t *testing.T) {
+	tests := []struct {
+		name, text string
+		coll       string
+		ranks      int
+		root       int
+		maxErr     float64
+	}{
+		{"all_gather without redop", `#       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)             (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+     1048576         32768   float    50.10   20.93   18.31  0e+00    49.80   21.06   18.42  0e+00
+     2097152         65536   float    80.40   26.08   22.82  0e+00    80.10   26.18   22.91  0e+00
+`, "all_gather", 8, -1, 0}, // 18.31 / 20.93 = 0.875 = 7/8
+		{"broadcast with root", `#       size         count    type   root     time   algbw   busbw  error     time   algbw   busbw  error
+     1048576        262144   float      0    40.00   26.21   26.21  0e+00    39.00   26.89   26.89  0e+00
+`, "broadcast", 0, 0, 0}, // busbw = algbw says nothing about n
+		{"all_reduce error column", `#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+    33554432       8388608   float     sum   1887.3   17.78   33.34  5e-07   1885.6   17.80   33.37  5e-07
+`, "all_reduce", 16, -1, 5e-07}, // the ABCI 2x8 32 MB row: 33.34 / 17.78 = 1.875 = 2*15/16
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := Parse(tc.name, strings.NewReader(tc.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := a.Runs[0]
+			row := r.Rows[0]
+			if r.CollectiveName != tc.coll || r.Ranks != tc.ranks || row.Root != tc.root || row.OOP.MaxErr != tc.maxErr || row.OOP.Wrong != -1 {
+				t.Errorf("%s ranks %d root %d maxerr %g wrong %d", r.CollectiveName, r.Ranks, row.Root, row.OOP.MaxErr, row.OOP.Wrong)
+			}
+		})
+	}
+	log := "node1:10:11 [0] NCCL INFO NCCL version 2.27.5+cuda12.8\nnode1:10:11 [0] NCCL INFO Using network GIB\n"
+	a, err := Parse("gib.log", strings.NewReader(log))
+	if err != nil || a.Kind != KindNCCLLog || a.Log.Network != "GIB" || a.Log.Version != "2.27.5" || a.Machine["nccl_build"] != "2.27.5+cuda12.8" {
+		t.Errorf("GIB log: %v %+v", err, a)
+	}
+}
+
+// TestLongLogBeforeTable checks that a results table after more than the
+// detection window of NCCL INFO lines is still read.
+func TestLongLogBeforeTable(t *testing.T) {
+	var b strings.Builder
+	for b.Len() < DetectWindow+1000 {
+		b.WriteString("node7:4242:4300 [3] NCCL INFO Channel 05/0 : 3[3] -> 4[4] via P2P/CUMEM/read\n")
+	}
+	tail, err := os.ReadFile("testdata/raw/nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write(tail)
+	a, err := Parse("long.log", strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Kind != KindNCCLTests || len(a.Runs) != 5 || a.Log == nil || len(a.Log.Connections) == 0 {
+		t.Errorf("kind %s runs %d", a.Kind, len(a.Runs))
 	}
 }

@@ -170,12 +170,3 @@ func addUnique(list []string, s string) []string {
 	}
 	return appendCapped(list, s)
 }
-
-// clip shortens s for evidence strings.
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}

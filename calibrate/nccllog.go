@@ -149,8 +149,8 @@ func (p *logParser) message(num int, host, msg string) {
 		l.Trees = appendCapped(l.Trees, strings.TrimSpace(strings.TrimPrefix(msg, "Trees ")))
 	case strings.HasPrefix(msg, "Connected all rings"):
 		if m := reRingsDone.FindStringSubmatch(msg); m != nil && l.RingGDR == nil {
-			g := m[2] == "1"
-			l.RingGDR = &g
+			g, x := m[2] == "1", m[1] == "1"
+			l.RingGDR, l.RingPXN = &g, &x
 			p.mark("ring_gdr", num)
 		}
 	case strings.Contains(msg, "coll channels,"):
@@ -486,8 +486,13 @@ func (p *logParser) finish(known map[int]string) *NCCLLog {
 	return l
 }
 
-// parseNCCLLog parses a file of NCCL_DEBUG=INFO lines without a results table.
+// parseNCCLLog parses a file of NCCL_DEBUG=INFO lines. A results table
+// further down than the detection window (a large job's log) makes it an
+// nccl-tests artifact after all.
 func parseNCCLLog(name string, data []byte) (*Artifact, error) {
+	if a, err := parseNCCLTests(name, data); err == nil {
+		return a, nil
+	}
 	a, err := parseText(name, data, false)
 	if err != nil {
 		return nil, err

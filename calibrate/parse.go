@@ -54,9 +54,13 @@ type format struct {
 // formats is the ordered detector list: the first entry whose detect
 // function accepts the start of a file parses it. More specific formats come
 // first (an nccl-tests file also holds NCCL log lines, a topo file may hold a
-// prompt line). To add a format (for example collsim hwbench JSON, whose
-// converter lives in hwbench.go), add one line here, before the generic
-// entries, and nothing else.
+// prompt line). To add a format, add one line here and nothing else. For
+// collsim hwbench JSON (converter in hwbench.go) the line is
+//
+//	{KindHWBench, func(h *head) bool { return IsHWBench(h.raw) }, ParseHWBench},
+//
+// placed first, before the generic JSON entries, since a report may embed
+// nccl-tests results.
 func formats() []format {
 	return []format{
 		{KindNCCLTestsJSON, detectNCCLTestsJSON, parseNCCLTestsJSON},
@@ -207,11 +211,6 @@ func lineAt(b []byte, off int) int {
 		off = len(b)
 	}
 	return bytes.Count(b[:off], []byte{'\n'}) + 1
-}
-
-// errAt formats a parse error with the calibrate prefix and file:line.
-func errAt(name string, line int, format string, a ...any) error {
-	return fmt.Errorf("calibrate: %s:%d: %s", name, line, fmt.Sprintf(format, a...))
 }
 
 // errNoData is the error for a recognised format that yielded nothing usable.

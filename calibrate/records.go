@@ -181,6 +181,8 @@ type NCCLLog struct {
 	// RingGDR is the "GDR n" of "Connected all rings, use ring PXN n GDR n"
 	// (nil when absent); it can disagree with the per-channel NET lines.
 	RingGDR *bool `json:"ring_gdr,omitempty"`
+	// RingPXN is the "PXN n" of the same line (nil when absent).
+	RingPXN *bool `json:"ring_pxn,omitempty"`
 	// Lines gives the 1-based line of the first occurrence of notable
 	// statements, keyed by a short name ("version", "network", "nvls",
 	// "channel_summary", "ring_gdr", "no_ib_device"), for evidence.
