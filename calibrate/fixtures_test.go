@@ -422,3 +422,12 @@ func TestLongLogBeforeTable(t *testing.T) {
 		t.Errorf("kind %s runs %d", a.Kind, len(a.Runs))
 	}
 }
+
+// TestDetectHWBench checks that the detector hands collsim hwbench reports
+// to hwbench.go's converter.
+func TestDetectHWBench(t *testing.T) {
+	a := mustParse(t, "testdata/hwbench_fake.json")
+	if a.Kind != KindHWBench || a.File != "testdata/hwbench_fake.json" {
+		t.Errorf("kind %s file %s", a.Kind, a.File)
+	}
+}

@@ -54,15 +54,12 @@ type format struct {
 // formats is the ordered detector list: the first entry whose detect
 // function accepts the start of a file parses it. More specific formats come
 // first (an nccl-tests file also holds NCCL log lines, a topo file may hold a
-// prompt line). To add a format, add one line here and nothing else. For
-// collsim hwbench JSON (converter in hwbench.go) the line is
-//
-//	{KindHWBench, func(h *head) bool { return IsHWBench(h.raw) }, ParseHWBench},
-//
-// placed first, before the generic JSON entries, since a report may embed
-// nccl-tests results.
+// prompt line). To add a format, add one line here and nothing else:
+// collsim hwbench JSON (converter in hwbench.go) is the first entry, before
+// the generic JSON entries, since a report embeds nccl-tests results.
 func formats() []format {
 	return []format{
+		{KindHWBench, func(h *head) bool { return IsHWBench(h.raw) }, ParseHWBench},
 		{KindNCCLTestsJSON, detectNCCLTestsJSON, parseNCCLTestsJSON},
 		{KindNVBandwidth, detectNVBandwidthJSON, parseNVBandwidthJSON},
 		{KindTopoXML, detectTopoXML, parseTopoXML},
