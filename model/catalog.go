@@ -82,11 +82,11 @@ var gpuCatalog = []GPUModel{
 	{Name: "L40S", Arch: Ada, SM: 89, PCIeGen: 4, PCIeWidth: 16, MemGB: 48,
 		Source:  "NVIDIA L40S datasheet: PCIe Gen4 x16, no NVLink",
 		Aliases: []string{"NVIDIA L40S", "L40"}},
-	{Name: "RTX-4090", Arch: Ada, SM: 89, PCIeGen: 4, PCIeWidth: 16, MemGB: 24,
-		Source:  "NVIDIA GeForce RTX 4090 specifications: PCIe Gen4 x16, no NVLink",
+	{Name: "RTX-4090", Arch: Ada, SM: 89, PCIeGen: 4, PCIeWidth: 16, MemGB: 24, NoPCIeP2P: true,
+		Source:  "NVIDIA GeForce RTX 4090 specifications: PCIe Gen4 x16, no NVLink; GeForce drivers report PCIe P2P not supported",
 		Aliases: []string{"NVIDIA GeForce RTX 4090", "GeForce RTX 4090", "RTX 4090"}},
-	{Name: "RTX-2080TI", Arch: Turing, SM: 75, NVLinkGen: 2, NVLinkLinks: 2, NVLinkBridgeOnly: true, PCIeGen: 3, PCIeWidth: 16, MemGB: 11,
-		Source:  "NVIDIA GeForce RTX 2080 Ti specifications: PCIe Gen3 x16, optional 2-link NVLink bridge (100 GB/s bidirectional)",
+	{Name: "RTX-2080TI", Arch: Turing, SM: 75, NVLinkGen: 2, NVLinkLinks: 2, NVLinkBridgeOnly: true, PCIeGen: 3, PCIeWidth: 16, MemGB: 11, NoPCIeP2P: true,
+		Source:  "NVIDIA GeForce RTX 2080 Ti specifications: PCIe Gen3 x16, optional 2-link NVLink bridge; P2P NS in topo_rtx2080ti_1x2_pcie-nop2p_autodl.txt",
 		Aliases: []string{"NVIDIA GeForce RTX 2080 Ti", "GeForce RTX 2080 Ti", "RTX 2080 Ti", "RTX2080TI"}},
 }
 

@@ -23,6 +23,12 @@ const (
 // and every link share, but pipeline fill is modelled at a coarser grain.
 const opBudget = 3_000_000
 
+// treeFlowBudget bounds the transfers one tree pipeline chunk puts in
+// flight in the DES (4 per GPU per channel group); larger trees are timed by
+// the analytic engine, which the DES matches within a few percent at sizes
+// where both run (see TestDESMatchesAnalytic).
+const treeFlowBudget = 16384
+
 // flowClass aggregates, for the analytic engine, all transfers of one call
 // that share a route: each member carries Bytes over Route, Weight members.
 type flowClass struct {
@@ -36,11 +42,14 @@ type flowClass struct {
 type prog struct {
 	classes []flowClass
 	// Analytic pipeline shape.
-	kind    string
-	units   []float64 // per pipeline unit payload bytes (ring: per loop slice bytes)
-	slices  int
-	steps   int // ring steps per loop, or pipeline depth in hops
-	latHop  model.Time
+	kind   string
+	units  []float64 // per pipeline unit payload bytes (ring: per loop slice bytes)
+	slices int
+	steps  int // ring steps per loop, or pipeline depth in hops
+	latHop model.Time
+	// latPath is the sum of hop latencies along the critical path of one
+	// pipeline unit (tree, chain); 0 means steps x latHop.
+	latPath model.Time
 	base    model.Time
 	perMemb float64 // wire bytes one member (channel) moves in total
 	// Schedule for the DES (nil when only the analytic engine runs).
@@ -237,7 +246,11 @@ func (b *builder) ring() (*prog, error) {
 			}
 			lat := e.stepLat(e.routeClass(route), proto)
 			hops[g][j] = hopInfo{route, minCap(capv, ccap), lat}
-			hopLat = max(hopLat, lat)
+			if g == 0 {
+				// A step's data dependency walks one hop around the ring, so
+				// over a loop the latency paid is the ring's mean hop latency.
+				hopLat += lat / model.Time(nsim)
+			}
 			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], rateCap: minCap(capv, ccap)})
 		}
 	}
@@ -363,6 +376,9 @@ func (b *builder) chain() (*prog, error) {
 			lat := e.stepLat(e.routeClass(route), proto)
 			hops[g] = append(hops[g], hopInfo{route, minCap(capv, ccap), lat})
 			pr.latHop = max(pr.latHop, lat)
+			if g == 0 {
+				pr.latPath += lat
+			}
 			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], rateCap: minCap(capv, ccap)})
 		}
 	}
@@ -484,6 +500,13 @@ func (b *builder) tree() (*prog, error) {
 	D := float64(call.Bytes) / float64(nc)
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
 	perChunkOps := 4 * N * G
+	if b.des && len(groups)*perChunkOps > treeFlowBudget {
+		// Every node's chain and tree edges are simulated and many are in
+		// flight at once; beyond this size the closed form stands in.
+		b.des = false
+		b.sched = nil
+		pr.Note = fmt.Sprintf("tree timed analytically: %d nodes x %d GPUs x %d channel groups is beyond the DES tree budget", N, G, len(groups))
+	}
 	for b.des && len(groups)*nChunks*perChunkOps > opBudget && nChunks > 1 {
 		chunk *= 2
 		nChunks = max(int(math.Ceil(D/chunk)), 1)
@@ -493,7 +516,8 @@ func (b *builder) tree() (*prog, error) {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
 	pr.slices = 1
-	pr.steps = 2 * (G - 1 + int(math.Ceil(math.Log2(float64(N)))))
+	depth := int(math.Ceil(math.Log2(float64(N))))
+	pr.steps = 2 * (G - 1 + depth)
 	pr.perMemb = D / protoEff[proto]
 	ccap := e.channelCap(proto)
 	type edge struct {
@@ -544,6 +568,19 @@ func (b *builder) tree() (*prog, error) {
 					pr.latHop = max(pr.latHop, ed.lat)
 				}
 			}
+		}
+		if gi == 0 {
+			var intra, inter model.Time
+			if len(up[0]) > 0 {
+				intra = up[0][0].lat
+			}
+			for v := 0; v < N; v++ {
+				if trees[g.tree][v] >= 0 {
+					inter = netUp[v].lat
+					break
+				}
+			}
+			pr.latPath = 2 * (model.Time(G-1)*intra + model.Time(depth)*inter)
 		}
 		if !b.des {
 			continue

@@ -164,24 +164,38 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64) {
 	}
 	rate := pr.perMemb / tData // wire bytes per ps per member
 	lat := float64(pr.latHop)
+	eff := unitEff(pr)
 	var total float64
 	switch pr.kind {
 	case "ring":
 		for _, u := range pr.units {
-			st := u / float64(pr.slices) / e.unitEff(pr) / rate
+			st := u / float64(pr.slices) / eff / rate
 			step := math.Max(float64(pr.slices)*st, st+lat)
 			total += float64(pr.steps) * step
 		}
 	case "chain", "tree":
-		var first float64
-		for i, u := range pr.units {
-			ct := u / e.unitEff(pr) / rate
-			if i == 0 {
-				first = ct
+		// Steady state at the bottleneck rate for all but the first unit;
+		// the first unit fills the pipeline hop by hop at the rate a single
+		// channel gets on an otherwise idle hop (the phases of a deep
+		// pipeline do not all load the links at once while it fills).
+		alone := math.Inf(1)
+		for _, fc := range pr.classes {
+			r := math.Inf(1)
+			if fc.rateCap > 0 {
+				r = fc.rateCap
 			}
-			total += ct
+			for _, l := range fc.route {
+				r = math.Min(r, e.caps[l]/float64(max(fc.weight, 1)))
+			}
+			alone = math.Min(alone, r)
 		}
-		total += float64(max(pr.steps-1, 0))*first + float64(pr.steps)*lat
+		alone = math.Max(alone, rate)
+		first := pr.units[0] / eff
+		path := float64(pr.latPath)
+		if path == 0 {
+			path = float64(pr.steps) * lat
+		}
+		total = (sumUnits(pr.units)/eff-first)/rate + float64(pr.steps)*first/alone + path
 	case "nvls":
 		// Each unit moves u*perMemb/sum(units) wire bytes per GPU each way;
 		// one extra unit time fills the reduce/multicast pipeline.
@@ -198,7 +212,7 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64) {
 
 // unitEff converts pipeline-unit payload to wire bytes: perMemb is wire
 // bytes, units are payload, so their ratio is the protocol efficiency.
-func (e *Env) unitEff(pr *prog) float64 {
+func unitEff(pr *prog) float64 {
 	s := sumUnits(pr.units)
 	if pr.kind == "ring" {
 		s *= float64(pr.steps)

@@ -1,0 +1,53 @@
+package sim
+
+import (
+	"context"
+
+	"github.com/collsim/collsim/model"
+)
+
+// UplinkBytes returns, for each GPU of node 0, the bytes the call puts on
+// the GPU's outgoing links (NVLink and PCIe out of the GPU), from the
+// schedule's flow classes. It exists so tests and reports can check an
+// algorithm's traffic against its formula.
+func (e *Env) UplinkBytes(ctx context.Context, coll model.Collective, algo string, size model.Bytes) []float64 {
+	var ap *model.Algo
+	if algo != "" {
+		if a, err := model.ParseAlgo(algo); err == nil {
+			ap = &a
+		}
+	}
+	if ap == nil && (coll == model.AlltoAll || coll == model.SendRecv) {
+		d := model.AlgoDirect
+		ap = &d
+	}
+	ch, err := e.Tuner.Select(coll, size, ap, nil)
+	if err != nil {
+		return nil
+	}
+	pr, err := e.program(Call{Coll: coll, Bytes: size, Choice: ch}, false)
+	if err != nil {
+		return nil
+	}
+	t := e.Cluster.Topo
+	gpus := e.Cluster.Nodes[0].GPUs
+	idx := map[model.ElemID]int{}
+	for i, g := range gpus {
+		idx[g] = i
+	}
+	out := make([]float64, len(gpus))
+	eff := 1.0
+	if ch.Proto != model.ProtoSimple {
+		eff = protoEff[ch.Proto]
+	}
+	for _, fc := range pr.classes {
+		if len(fc.route) == 0 {
+			continue
+		}
+		first := t.Links[fc.route[0]]
+		if i, ok := idx[first.From]; ok {
+			out[i] += fc.bytes * float64(max(fc.weight, 1)) * eff
+		}
+	}
+	return out
+}
