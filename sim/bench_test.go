@@ -1,0 +1,72 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
+)
+
+// benchRing times one DES ring AllReduce of 1 GiB on nodes x dgx-h100.
+func benchRing(b *testing.B, nodes int) {
+	e := newEnv(b, scenarios.Overrides{Node: "dgx-h100", Nodes: nodes, Set: []string{"NCCL_ALGO=Ring"}})
+	req := sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4}
+	b.ReportAllocs()
+	var events int64
+	b.ResetTimer()
+	for b.Loop() {
+		p, err := e.Predict(context.Background(), req, 1<<30)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += p.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+func BenchmarkRingAllReduce1GiB8GPUs(b *testing.B)    { benchRing(b, 1) }
+func BenchmarkRingAllReduce1GiB64GPUs(b *testing.B)   { benchRing(b, 8) }
+func BenchmarkRingAllReduce1GiB1024GPUs(b *testing.B) { benchRing(b, 128) }
+
+// BenchmarkSweep1024GPUs is the full nccl-tests sweep, 8 B .. 8 GiB by
+// factor 2 (31 sizes), AllReduce with NCCL's own algorithm choice, on 128
+// dgx-h100 nodes (1024 GPUs), DES engine.
+func BenchmarkSweep1024GPUs(b *testing.B) {
+	e := newEnv(b, scenarios.Overrides{Node: "dgx-h100", Nodes: 128})
+	var sizes []model.Bytes
+	for s := model.Bytes(8); s <= 8<<30; s *= 2 {
+		sizes = append(sizes, s)
+	}
+	req := sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: sizes}
+	b.ReportAllocs()
+	var events int64
+	b.ResetTimer()
+	for b.Loop() {
+		pts, err := e.Sweep(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range pts {
+			events += p.Events
+		}
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkEnv1024GPUs measures building the NCCL view (paths, graph
+// search, tuning tables) of 128 dgx-h100 nodes.
+func BenchmarkEnv1024GPUs(b *testing.B) {
+	spec, _ := scenarios.Overrides{Node: "dgx-h100", Nodes: 128}.Resolve()
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := spec.Build()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := sim.NewEnv(c, sim.DefaultParams()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
