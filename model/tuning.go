@@ -209,8 +209,13 @@ func (t *Tuner) ll128OK() bool {
 
 func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 	if a == AlgoDirect {
-		if coll == AlltoAll || coll == SendRecv {
-			t.Enabled[coll][a][p] = p == ProtoSimple
+		// AlltoAll and SendRecv are grouped point-to-point calls; NCCL has no
+		// tuning row for them. Give them the ring's bandwidth and base
+		// latency so Time stays meaningful.
+		if (coll == AlltoAll || coll == SendRecv) && p == ProtoSimple {
+			t.BW[coll][a][p] = float64(t.RingGraphCh) * float64(t.RingBW)
+			t.Lat[coll][a][p] = baseLat[AlgoRing][p]
+			t.Enabled[coll][a][p] = true
 		}
 		return
 	}

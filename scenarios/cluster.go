@@ -192,19 +192,43 @@ func strictDecode(file string, v *yaml.Node, out any) error {
 	if err := dec.Decode(out); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
-		// Lines inside the re-marshalled fragment count from v's first line.
-		line := v.Line
+		// Point at the offending key in the original document when the
+		// message names one; otherwise at the fragment's start.
+		line, col := v.Line, v.Column
 		if m := fragLine.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			line = v.Line + n - 1
 			msg = strings.TrimSpace(strings.TrimPrefix(msg, m[0]))
 		}
-		return &posError{file: file, line: line, col: v.Column, msg: msg}
+		if m := fieldName.FindStringSubmatch(msg); m != nil {
+			if k := findKey(v, m[1]); k != nil {
+				line, col = k.Line, k.Column
+			}
+		}
+		return &posError{file: file, line: line, col: col, msg: msg}
 	}
 	return nil
 }
 
-var fragLine = regexp.MustCompile(`^line (\d+):`)
+var (
+	fragLine  = regexp.MustCompile(`^line (\d+):`)
+	fieldName = regexp.MustCompile(`field (\S+) not found`)
+)
+
+// findKey returns the first mapping key named name in n's subtree.
+func findKey(n *yaml.Node, name string) *yaml.Node {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == name {
+				return n.Content[i]
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if k := findKey(c, name); k != nil {
+			return k
+		}
+	}
+	return nil
+}
 
 // decodeNode reads the node key: a preset name, a template with overrides,
 // or a full inline node description.

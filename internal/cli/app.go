@@ -63,6 +63,60 @@ func commands(e *env) []*cli.Command {
 	}
 }
 
+// interspersed moves a command's flags that follow positional arguments in
+// front of them, so `collsim inspect FILE --format json` works like
+// `collsim inspect --format json FILE` (urfave/cli stops parsing flags at
+// the first positional argument). A "--" ends flag processing.
+func interspersed(cmds []*cli.Command, args []string) []string {
+	if len(args) < 3 {
+		return args
+	}
+	var cmd *cli.Command
+	for _, c := range cmds {
+		if c.HasName(args[1]) {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		return args
+	}
+	takesValue := func(name string) (known, value bool) {
+		for _, f := range cmd.Flags {
+			for _, n := range f.Names() {
+				if n == name {
+					_, isBool := f.(*cli.BoolFlag)
+					return true, !isBool
+				}
+			}
+		}
+		return false, false
+	}
+	var flags, pos []string
+	rest := args[2:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			pos = append(pos, rest[i:]...)
+			break
+		}
+		if len(a) > 1 && a[0] == '-' {
+			name := strings.TrimLeft(a, "-")
+			hasEq := strings.Contains(name, "=")
+			name, _, _ = strings.Cut(name, "=")
+			known, value := takesValue(name)
+			flags = append(flags, a)
+			if known && value && !hasEq && i+1 < len(rest) {
+				flags = append(flags, rest[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	out := append([]string{args[0], args[1]}, flags...)
+	return append(out, pos...)
+}
+
 // Main runs collsim with args (args[0] is the program name) and returns the
 // process exit code. It never panics on user input and prints one line per
 // error to stderr.
@@ -82,7 +136,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return badInput(err)
 		},
 	}
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, interspersed(app.Commands, args))
 	if err == nil {
 		return ExitOK
 	}

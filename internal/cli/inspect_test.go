@@ -39,7 +39,11 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
+	// Bare names are inspect goldens; "dir/name" picks another folder of testdata.
 	path := filepath.Join("testdata", "inspect", name)
+	if strings.Contains(name, "/") {
+		path = filepath.Join("testdata", name)
+	}
 	if updateGolden() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestPredictDefault(t *testing.T) {
+	code, out, errs := runCLI(t, "predict", "-b", "8", "-e", "64M", "--engine", "analytic")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "# Avg bus bandwidth", "Transports:", "Bottleneck", "NIC"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// 8 B .. 64 MiB by 2 is 24 rows.
+	rows := 0
+	for _, l := range strings.Split(out, "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			rows++
+		}
+	}
+	if rows != 24 {
+		t.Errorf("%d rows, want 24", rows)
+	}
+}
+
+func TestPredictJSON(t *testing.T) {
+	code, out, errs := runCLI(t, "predict", "--node", "dgx-h100", "--nodes", "2", "--nics", "8x400G-ib", "-b", "1M", "-e", "64M", "-f", "2", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var d struct {
+		Cluster struct {
+			Nodes int    `json:"nodes"`
+			GPU   string `json:"gpu"`
+		} `json:"cluster"`
+		Collective string                   `json:"collective"`
+		Ranks      int                      `json:"ranks"`
+		Results    []map[string]interface{} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Ranks != 16 || len(d.Results) != 7 || d.Collective != "allreduce" || d.Cluster.Nodes != 2 || d.Cluster.GPU != "H100-SXM" {
+		t.Fatalf("json = %+v", d)
+	}
+	for _, k := range []string{"size_bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "algo", "proto", "channels"} {
+		if _, ok := d.Results[0][k]; !ok {
+			t.Errorf("result lacks %s", k)
+		}
+	}
+}
+
+func TestPredictCollectivesAndFormats(t *testing.T) {
+	for _, c := range []string{"allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv"} {
+		if code, _, errs := runCLI(t, "predict", "--node", "dgx-a100", "--collective", c, "-b", "1M", "-e", "4M", "--format", "csv"); code != 0 {
+			t.Errorf("%s: exit %d: %s", c, code, errs)
+		}
+	}
+	code, out, _ := runCLI(t, "predict", "--node", "pcie-gpu-server", "--gpu", "L40S", "--gpus-per-node", "4", "-b", "1M", "-e", "1M", "--format", "csv")
+	if code != 0 || !strings.HasPrefix(out, "size_bytes,count,type") {
+		t.Errorf("csv: %d %q", code, out)
+	}
+}
+
+// TestPredictGolden pins the table layout and the numbers of a small
+// single-node prediction (analytic engine); -update rewrites it.
+func TestPredictGolden(t *testing.T) {
+	code, out, errs := runCLI(t, "predict", "--node", "dgx-h100", "-b", "1K", "-e", "1G", "-f", "8", "--engine", "analytic")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	checkGolden(t, "predict/dgx-h100.golden", out)
+}
+
+func TestPredictDeterministic(t *testing.T) {
+	args := []string{"predict", "--node", "dgx-a100", "--nodes", "2", "--nics", "4x200G-ib", "-b", "8", "-e", "16M", "--format", "json"}
+	_, a, _ := runCLI(t, args...)
+	_, b, _ := runCLI(t, args...)
+	if a != b || a == "" {
+		t.Error("the same prediction printed differently")
+	}
+}
+
+func TestPredictBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"--node", "dgx-a1000"},
+		{"-b", "8G", "-e", "1M"},
+		{"-b", "0", "-e", "1M"},
+		{"-e", "2T"},
+		{"--node", "dgx-a100", "--gpus-per-node", "9"},
+		{"--nics", "4x999G-ib"},
+		{"--collective", "allscatter"},
+		{"--engine", "quantum"},
+		{"--format", "xml"},
+		{"--set", "NCCL_NONSENSE=1"},
+		{"--node", "dgx-a100", "--algo", "nvls"},
+		{"--nodes", "-3"},
+		{"--cluster", "/nonexistent/cluster.yaml"},
+		{"extra-argument"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"predict"}, args...)...)
+		lines := strings.Count(strings.TrimSpace(errs), "\n") + 1
+		if code != 2 || lines > 3 || out != "" || strings.Contains(errs, "panic") || strings.Contains(errs, "goroutine") {
+			t.Errorf("predict %v: exit %d, %d stderr lines %q, stdout %q", args, code, lines, errs, out)
+		}
+	}
+}
+
+func TestTopoAndPresets(t *testing.T) {
+	code, out, errs := runCLI(t, "topo", "--node", "dgx-h100", "--nodes", "2")
+	if code != 0 {
+		t.Fatalf("topo exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"GPU0", "NV18", "NIC0", "PIX", "SYS", "Channel 00/", "via P2P/CUMEM", "NET/IB", "GDRDMA", "coll channels"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("topo output lacks %q", want)
+		}
+	}
+	code, out, _ = runCLI(t, "topo", "--node", "pcie-gpu-server")
+	if code != 0 || !strings.Contains(out, "via SHM/direct/direct") || !strings.Contains(out, "NODE") {
+		t.Errorf("pcie topo: %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "topo", "--from", corpus+"/topo_a100sxm80_hgx8_roce100x8_deepep13.txt", "--gpu", "A100-SXM4")
+	if code != 0 || !strings.Contains(out, "NV12") || !strings.Contains(out, "PXB") {
+		t.Errorf("topo --from: %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "presets")
+	if code != 0 || !strings.Contains(out, "gb200-nvl72") || !strings.Contains(out, "dgx1-v100") {
+		t.Errorf("presets: %d %s", code, out)
+	}
+	if code, _, _ := runCLI(t, "nosuchcommand"); code != 2 {
+		t.Errorf("unknown command exit %d", code)
+	}
+}
