@@ -27,6 +27,9 @@ type Profile struct {
 	FittedOn []FitSource `yaml:"fitted_on"`
 	// Params are the fitted terms, by sim.Params term name.
 	Params []FittedParam `yaml:"params"`
+	// Held are terms that apply to the cluster but that the measurements
+	// could not determine; they stay at their defaults (Apply ignores them).
+	Held []HeldParam `yaml:"held,omitempty"`
 	// Fit summarises the fit quality.
 	Fit FitQuality `yaml:"fit"`
 }
@@ -48,9 +51,19 @@ type FittedParam struct {
 	Value   float64 `yaml:"value"`
 	Default float64 `yaml:"default"`
 	// StdErr is the 1-sigma uncertainty from the fit's covariance (0 when
-	// the term was held at a fixed value).
+	// the term was held at a fixed value, -1 when the data left no degrees
+	// of freedom to estimate it).
 	StdErr float64 `yaml:"stderr"`
 	Unit   string  `yaml:"unit,omitempty"`
+	// AtBound is "lower" or "upper" when the fit ran into the term's bound.
+	AtBound string `yaml:"at_bound,omitempty"`
+}
+
+// HeldParam is a term a fit kept at its value, with why.
+type HeldParam struct {
+	Name   string  `yaml:"name"`
+	Value  float64 `yaml:"value"`
+	Reason string  `yaml:"reason"`
 }
 
 // FitQuality summarises residuals in log(time).
@@ -62,6 +75,10 @@ type FitQuality struct {
 	RMSLogAfter  float64 `yaml:"rms_log_after"`
 	Converged    bool    `yaml:"converged"`
 	Iterations   int     `yaml:"iterations"`
+	// Evaluations counts model evaluations; Engine is the engine used in
+	// the fit loop ("analytic" or "des").
+	Evaluations int    `yaml:"evaluations,omitempty"`
+	Engine      string `yaml:"engine,omitempty"`
 }
 
 // ProfileFormat is the current profile format tag.

@@ -60,6 +60,9 @@ func commands(e *env) []*cli.Command {
 		presetsCommand(e),
 		inspectCommand(e),
 		hwbenchCommand(e),
+		calibrateCommand(e),
+		validateCommand(e),
+		accuracyCommand(e),
 	}
 }
 

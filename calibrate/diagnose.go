@@ -1,0 +1,740 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/sim"
+)
+
+// Diagnosis codes: the practitioners' checklist for a cluster that falls
+// short of its model. docs/calibrate.md explains each.
+const (
+	DiagSHM        = "shm-instead-of-p2p"
+	DiagSocket     = "socket-instead-of-ib"
+	DiagNoGDR      = "no-gpudirect-rdma"
+	DiagGDRFar     = "gpu-nic-across-cpu"
+	DiagFewerNICs  = "fewer-nics-in-use"
+	DiagNoNVLS     = "nvls-not-used"
+	DiagRoCEFabric = "roce-fabric"
+	DiagPCIeBound  = "pcie-bound"
+	DiagBelowModel = "below-model"
+	DiagAboveModel = "above-model"
+)
+
+// diagInfo is the fixed text of a diagnosis code.
+type diagInfo struct{ title, fix string }
+
+var diagTexts = map[string]diagInfo{
+	DiagSHM: {"GPUs talk over SHM (host memory) instead of P2P",
+		"check nvidia-smi topo -p2p r and p2pBandwidthLatencyTest; unset NCCL_P2P_DISABLE and do not lower NCCL_P2P_LEVEL; " +
+			"keep GPUs that talk under one PCIe switch (PIX/PXB), not across host bridges or sockets (PHB/SYS); disable ACS on the " +
+			"PCIe switches and use iommu=pt (or IOMMU off); in VMs/containers enable P2P passthrough; GeForce parts cannot do PCIe P2P at all"},
+	DiagSocket: {"NCCL uses NET/Socket (TCP) instead of InfiniBand/RoCE",
+		"unset NCCL_IB_DISABLE; expose the RDMA devices to the container (/dev/infiniband, the RDMA device plugin, IPC_LOCK); " +
+			"check ibv_devinfo and that NCCL_IB_HCA names existing HCAs; on RoCE let NCCL pick the RoCEv2 GID (NCCL >= 2.21) or set " +
+			"NCCL_IB_GID_INDEX to the RoCEv2 entry of show_gids"},
+	DiagNoGDR: {"No GPUDirect RDMA: network traffic is staged through host memory",
+		"load nvidia-peermem (modprobe nvidia_peermem) or enable dma-buf (kernel >= 5.12, NCCL >= 2.13, open GPU driver); " +
+			"check that NCCL_NET_GDR_LEVEL is not below the GPU-NIC path type of nvidia-smi topo -m; put each GPU and its NIC under one PCIe switch; " +
+			"look for NET/IB ... GDRDMA in an NCCL_DEBUG=INFO log"},
+	DiagGDRFar: {"GPU and NIC sit on different CPU sockets or host bridges",
+		"use the NIC next to each GPU (rail-aligned NCCL_IB_HCA per rank, or move the card to a slot under the GPU's switch or socket); " +
+			"do not force NCCL_NET_GDR_LEVEL=SYS/PHB across sockets: RDMA through the CPU root complex is slow; bind ranks to the GPU's NUMA node"},
+	DiagFewerNICs: {"Fewer NICs carry traffic than are installed",
+		"check that NCCL_IB_HCA lists every HCA, that ibstat shows each port Active at full rate, that every rail is cabled to the fabric, " +
+			"and that NCCL sees a NIC near every GPU (nvidia-smi topo -m); compare NET/IB device numbers in an NCCL_DEBUG=INFO log"},
+	DiagNoNVLS: {"NVLS (NVLink SHARP) is not used",
+		"leave NCCL_NVLS_ENABLE unset (or 1); run nvidia-fabricmanager; use a driver with CUDA multicast (>= 530) and NCCL >= 2.17; " +
+			"in containers and VMs expose multicast/IMEX; look for \"NVLS multicast support is not available\" in the log"},
+	DiagRoCEFabric: {"Large-message cliff or jitter consistent with a RoCE fabric problem (MTU mismatch, PFC/ECN misconfiguration)",
+		"make the MTU consistent end to end (ibv_devinfo active_mtu 4096; switch ports >= 4200, or 9216 jumbo on the Ethernet side); " +
+			"enable PFC on the RoCE traffic class and ECN/DCQCN on NICs and switches (NCCL_IB_TC / NCCL_IB_SL on the lossless class); " +
+			"read pause and drop counters (ethtool -S, switch counters) while the test runs"},
+	DiagPCIeBound: {"PCIe-bound: GPU or NIC links deliver less than their generation and width",
+		"check lspci -vv LnkSta against LnkCap (x16 at the expected Gen) for GPUs, NICs and switch uplinks; reseat cards; check BIOS " +
+			"PCIe settings and that GPUs and NICs do not share one switch uplink"},
+	DiagBelowModel: {"Measured below the model, no single known cause",
+		"check GPU clocks and throttling (nvidia-smi -q -d PERFORMANCE,CLOCK), other jobs on the nodes and the NCCL/driver versions; " +
+			"compare with a known-good node; if the cluster is healthy, fit the model to it with collsim calibrate"},
+	DiagAboveModel: {"Measured above the model",
+		"the model is pessimistic for this cluster: fit it with collsim calibrate --measured FILE -o profile.yaml and pass --profile"},
+}
+
+// Diagnosis is one likely cause of a gap between model and measurement,
+// with what triggered it and the fix a person would try.
+type Diagnosis struct {
+	Code  string `json:"code"`
+	Title string `json:"title"`
+	// Severity is "error" (explains a failed check), "warning" (the files
+	// show it) or "info" (the model expects it, or context).
+	Severity string   `json:"severity"`
+	Evidence []string `json:"evidence"`
+	Fix      string   `json:"fix"`
+	// Reproduce is the cluster change that reproduces the measurement in
+	// the model ("--set NCCL_NET_GDR_LEVEL=LOC"), empty when none was tried.
+	Reproduce string `json:"reproduce,omitempty"`
+	// Residual is the median |log(model time / measured time)| over the
+	// gate points with Reproduce applied; Baseline the same for the
+	// healthy model. -1 when not re-predicted.
+	Residual float64 `json:"residual"`
+	Baseline float64 `json:"baseline_residual"`
+	// Explains is true when the re-prediction matches the measurement far
+	// better than the healthy model.
+	Explains bool `json:"explains"`
+	// FromFiles is true when the measured files or the log name this cause.
+	FromFiles bool `json:"from_files"`
+}
+
+// DiagnoseInput is what Diagnose needs: the healthy cluster, the gate
+// series and their checks, and the evidence the files carry.
+type DiagnoseInput struct {
+	Spec      model.ClusterSpec
+	Params    sim.Params
+	Series    []Series
+	Checks    []*SeriesCheck
+	Findings  []Finding
+	Logs      []*NCCLLog
+	Tolerance float64
+}
+
+// findingCauses maps file findings to the diagnoses they support.
+var findingCauses = map[string]string{
+	FindSHMInsteadOfP2P: DiagSHM,
+	FindP2PUnavailable:  DiagSHM,
+	FindSocketNotIB:     DiagSocket,
+	FindNoGDR:           DiagNoGDR,
+	FindGDRLevelRaised:  DiagGDRFar,
+	FindNICFarFromGPU:   DiagGDRFar,
+	FindFewerNICs:       DiagFewerNICs,
+	FindNoNVLS:          DiagNoNVLS,
+}
+
+// checklistOrder ranks causes that explain a measurement equally well:
+// software and driver causes a person can fix first, hardware moves last.
+var checklistOrder = []string{DiagSHM, DiagNoGDR, DiagSocket, DiagFewerNICs, DiagNoNVLS, DiagGDRFar, DiagPCIeBound}
+
+func checklistIndex(code string) int {
+	for i, c := range checklistOrder {
+		if c == code {
+			return i
+		}
+	}
+	return len(checklistOrder)
+}
+
+// hypothesis is one misconfiguration applied to the healthy cluster.
+type hypothesis struct {
+	code      string
+	reproduce string
+	spec      model.ClusterSpec
+	params    sim.Params
+}
+
+// Explanation thresholds: a hypothesis explains the measurement when its
+// median |log error| over the gate points is at most half the healthy
+// model's and at most explainMax (about 28%).
+const explainMax = 0.25
+
+// pcieGap is the least log shortfall (about 26%) a PCIe-bound explanation
+// needs: it halves the PCIe rate, so it cannot be the cause of a shortfall
+// just outside the tolerance.
+const pcieGap = 0.3
+
+// Diagnose names the likely causes of the gap between the gate points of
+// the series and the healthy model: it re-predicts with each
+// misconfiguration of the checklist applied (SHM, Socket, no GDR, GPU and
+// NIC across the CPU, fewer NICs, no NVLS, slower PCIe), ranks them by how
+// well each explains the measurement, and adds the causes the files
+// themselves show. Best explanation first.
+func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
+	if in.Tolerance <= 0 {
+		in.Tolerance = 0.10
+	}
+	cl, err := in.Spec.Build()
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: cluster: %w", err)
+	}
+	res, err := cl.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	gateSeries := gatePoints(in.Series)
+	base, meas, err := predictGate(ctx, in.Spec, in.Params, gateSeries)
+	if err != nil {
+		return nil, err
+	}
+	r0 := medianAbsLog(flat(base), flat(meas))
+	slower := medianLog(flat(meas), flat(base)) // > 0: measured slower than the model
+	r0s, slowers := make([]float64, len(base)), make([]float64, len(base))
+	for i := range base {
+		r0s[i], slowers[i] = medianAbsLog(base[i], meas[i]), medianLog(meas[i], base[i])
+	}
+	out := map[string]*Diagnosis{}
+	get := func(code string) *Diagnosis {
+		d, ok := out[code]
+		if !ok {
+			t := diagTexts[code]
+			d = &Diagnosis{Code: code, Title: t.title, Fix: t.fix, Residual: -1, Baseline: roundTo(r0, 4)}
+			out[code] = d
+		}
+		return d
+	}
+	// Evidence the files carry.
+	for _, f := range in.Findings {
+		code, ok := findingCauses[f.Code]
+		if !ok || f.Severity == SevInfo {
+			continue
+		}
+		d := get(code)
+		d.FromFiles = true
+		d.Evidence = append(d.Evidence, f.Message+" ["+f.Evidence+"]")
+	}
+	// What the healthy model itself expects.
+	expected := map[string]string{}
+	if G := cl.GPUsPerNode(); G > 1 {
+		g := cl.Nodes[0].GPUs
+		if p := res.GPU(g[0], g[1]); p != nil && p.Transport != model.TransportP2P {
+			expected[DiagSHM] = fmt.Sprintf("the healthy model already uses %s between GPU0 and GPU1 (%s)", p.Transport, p.Reason)
+		}
+	}
+	if cl.NumNodes() > 1 && len(res.NICUsable[0]) > 0 {
+		if np := res.NetTo(cl.Nodes[0].GPUs[0], res.NICUsable[0][0]); np != nil {
+			if np.Socket {
+				expected[DiagSocket] = "the healthy model already uses NET/Socket"
+			} else if !np.GDR {
+				expected[DiagNoGDR] = "the healthy model already stages network traffic in host memory (" + np.Reason + ")"
+			}
+		}
+	}
+	// Re-predict under each hypothesis, series by series (a cause can hit
+	// one collective and not another); keep the best variant per cause:
+	// the one that explains the most series, then the smallest residual.
+	type score struct {
+		h         hypothesis
+		pred      [][]float64
+		explained []int
+		residual  float64
+		baseline  float64
+	}
+	best := map[string]*score{}
+	for _, h := range hypotheses(cl, res, in) {
+		pred, _, err := predictGate(ctx, h.spec, h.params, gateSeries)
+		if err != nil {
+			continue // the misconfiguration is impossible on this cluster
+		}
+		sc := &score{h: h, pred: pred}
+		var rs, bs []float64
+		for i := range pred {
+			r := medianAbsLog(pred[i], meas[i])
+			gap := in.Tolerance
+			if h.code == DiagPCIeBound {
+				// Half the PCIe rate should leave the measurement well
+				// below the model, not just outside the tolerance.
+				gap = math.Max(gap, pcieGap)
+			}
+			if slowers[i] > gap && r <= 0.5*r0s[i] && r <= explainMax {
+				sc.explained = append(sc.explained, i)
+				rs, bs = append(rs, r), append(bs, r0s[i])
+			}
+		}
+		if len(rs) > 0 {
+			sc.residual, sc.baseline = medianOf(rs), medianOf(bs)
+		} else {
+			sc.residual, sc.baseline = medianAbsLog(flat(pred), flat(meas)), r0
+		}
+		b, ok := best[h.code]
+		if !ok || len(sc.explained) > len(b.explained) || (len(sc.explained) == len(b.explained) && sc.residual < b.residual) {
+			best[h.code] = sc
+		}
+	}
+	ruled := ruledOut(in.Logs)
+	explainedBy := map[int]bool{}
+	codes := make([]string, 0, len(best))
+	for code := range best {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		sc := best[code]
+		if why := ruled[code]; why != "" {
+			if d, ok := out[code]; ok {
+				d.Evidence = append(d.Evidence, "but the NCCL log rules it out: "+why)
+			}
+			continue
+		}
+		if len(sc.explained) == 0 {
+			if d, ok := out[code]; ok {
+				d.Reproduce, d.Residual = sc.h.reproduce, roundTo(sc.residual, 4)
+				d.Evidence = append(d.Evidence, curveText(sc.h.reproduce, sc.pred[0], base[0], meas[0], gateSeries[0], sc.residual, r0, false))
+			}
+			continue
+		}
+		d := get(code)
+		d.Explains, d.Reproduce, d.Residual, d.Baseline = true, sc.h.reproduce, roundTo(sc.residual, 4), roundTo(sc.baseline, 4)
+		var names []string
+		for _, i := range sc.explained {
+			explainedBy[i] = true
+			names = append(names, gateSeries[i].Name)
+		}
+		i := sc.explained[0]
+		d.Evidence = append(d.Evidence, curveText(sc.h.reproduce, sc.pred[i], base[i], meas[i], gateSeries[i], sc.residual, sc.baseline, true))
+		if len(gateSeries) > 1 {
+			d.Evidence = append(d.Evidence, fmt.Sprintf("reproduces %d of %d measured runs: %s", len(names), len(gateSeries), strings.Join(names, ", ")))
+		}
+	}
+	if d := roceFabric(cl, in); d != nil {
+		d.Baseline = roundTo(r0, 4)
+		out[DiagRoCEFabric] = d
+	}
+	var list []Diagnosis
+	anyExplains := false
+	// The best residual among explanations the files support, and among all.
+	bestFiles, bestAll := math.Inf(1), math.Inf(1)
+	for _, d := range out {
+		if d.Explains {
+			bestAll = math.Min(bestAll, d.Residual)
+			if d.FromFiles {
+				bestFiles = math.Min(bestFiles, d.Residual)
+			}
+		}
+	}
+	// Without file evidence, the leading explanation is the one with the
+	// smallest residual, or, among those within 10% of it, the first in
+	// checklist order (the more common cause).
+	leader := ""
+	if math.IsInf(bestFiles, 1) {
+		for _, code := range checklistOrder {
+			if d, ok := out[code]; ok && d.Explains && d.Residual <= 1.1*bestAll {
+				leader = code
+				break
+			}
+		}
+	}
+	leading := func(d *Diagnosis) bool {
+		if d.FromFiles {
+			return true
+		}
+		if math.IsInf(bestFiles, 1) {
+			return d.Code == leader
+		}
+		return d.Residual < 0.9*bestFiles
+	}
+	for code, d := range out {
+		switch {
+		case expected[code] != "" && !d.Explains:
+			d.Severity = SevInfo
+			d.Evidence = append(d.Evidence, expected[code]+": expected for this hardware, not a fault")
+		case d.Explains && leading(d):
+			d.Severity = SevError
+			anyExplains = true
+		case d.Explains:
+			// Another cause explains the curve as well or better, and the
+			// files point at that one.
+			d.Severity = SevWarning
+			anyExplains = true
+			d.Evidence = append(d.Evidence, "an alternative explanation: the curve alone cannot tell it from the causes listed above")
+		default:
+			d.Severity = SevWarning
+		}
+		list = append(list, *d)
+	}
+	skip := map[string]bool{}
+	for i := range explainedBy {
+		skip[gateSeries[i].Name] = true
+	}
+	below, above := failingPoints(in.Checks, in.Tolerance, skip)
+	switch {
+	case (!anyExplains && slower > in.Tolerance) || below != "":
+		d := get(DiagBelowModel)
+		d.Severity = SevWarning
+		if slower > in.Tolerance && !anyExplains {
+			d.Evidence = append(d.Evidence, fmt.Sprintf("measured busbw is %.0f%% below the model over the gate points (median); no checklist misconfiguration reproduces it%s",
+				(1-math.Exp(-slower))*100, bottleneckNote(in.Checks)))
+		}
+		if below != "" {
+			d.Evidence = append(d.Evidence, "gate points below the model beyond the tolerance, not explained above: "+below)
+		}
+		list = append(list, *d)
+	case slower < -in.Tolerance || (above != "" && below == ""):
+		d := get(DiagAboveModel)
+		d.Severity = SevInfo
+		if slower < -in.Tolerance {
+			d.Evidence = append(d.Evidence, fmt.Sprintf("measured busbw is %.0f%% above the model over the gate points (median)", (math.Exp(-slower)-1)*100))
+		}
+		if above != "" {
+			d.Evidence = append(d.Evidence, "gate points above the model beyond the tolerance: "+above)
+		}
+		list = append(list, *d)
+	}
+	rank := func(d Diagnosis) int {
+		switch {
+		case d.Explains && d.FromFiles:
+			return 0
+		case d.Explains && d.Severity == SevError:
+			return 1
+		case d.Explains:
+			return 2
+		case d.Severity == SevWarning && d.Code != DiagBelowModel:
+			return 3
+		case d.Code == DiagBelowModel:
+			return 4
+		}
+		return 5
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		ri, rj := rank(list[i]), rank(list[j])
+		if ri != rj {
+			return ri < rj
+		}
+		if list[i].Explains && list[i].Residual != list[j].Residual {
+			return list[i].Residual < list[j].Residual
+		}
+		if ci, cj := checklistIndex(list[i].Code), checklistIndex(list[j].Code); ci != cj {
+			return ci < cj
+		}
+		return list[i].Code < list[j].Code
+	})
+	return list, nil
+}
+
+// ruledOut returns, per diagnosis code, why the NCCL logs contradict it
+// (the log shows the transport working as it should), empty when they do
+// not.
+func ruledOut(logs []*NCCLLog) map[string]string {
+	out := map[string]string{}
+	for _, l := range logs {
+		if l == nil {
+			continue
+		}
+		var rdma, gdr, p2p, shm bool
+		for _, c := range l.Connections {
+			switch {
+			case c.Transport == "NET" && c.Net != "Socket" && c.Net != "":
+				rdma = true
+				if c.GDR {
+					gdr = true
+				}
+			case c.Transport == "P2P":
+				p2p = true
+			case c.Transport == "SHM":
+				shm = true
+			}
+		}
+		if rdma || (l.Network != "" && l.Network != "Socket" && !l.NoIBDevice) {
+			out[DiagSocket] = fmt.Sprintf("it says \"Using network %s\" and its NET connections are not sockets", l.Network)
+		}
+		if gdr {
+			out[DiagNoGDR] = "its NET connection lines show GDRDMA"
+		}
+		if p2p && !shm {
+			out[DiagSHM] = "its intra-node connection lines use P2P"
+		}
+		if l.NVLSChannels > 0 {
+			out[DiagNoNVLS] = fmt.Sprintf("it reports %d NVLS channels", l.NVLSChannels)
+		}
+	}
+	return out
+}
+
+// gatePoints keeps each series' gate-regime points.
+func gatePoints(series []Series) []Series {
+	var out []Series
+	for _, s := range series {
+		sizes := make([]int64, len(s.Points))
+		for i, p := range s.Points {
+			sizes[i] = p.Size
+		}
+		g := GateRegime(sizes)
+		if g == "" {
+			continue
+		}
+		hasBW := g == RegimeBandwidth
+		t := s
+		t.Points = nil
+		for _, p := range s.Points {
+			if RegimeOf(p.Size, hasBW) == g {
+				t.Points = append(t.Points, p)
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// predictGate predicts the points of series on spec with params (analytic
+// engine); it returns model and measured times in µs, per series.
+func predictGate(ctx context.Context, spec model.ClusterSpec, params sim.Params, series []Series) (pred, meas [][]float64, err error) {
+	cl, err := spec.Build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("calibrate: %w", err)
+	}
+	env, err := sim.NewEnv(cl, params)
+	if err != nil {
+		return nil, nil, fmt.Errorf("calibrate: %w", err)
+	}
+	for _, s := range series {
+		pts, err := predictSeries(ctx, env, s, sim.EngineAnalytic)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, m := make([]float64, len(s.Points)), make([]float64, len(s.Points))
+		for i, pt := range s.Points {
+			p[i], m[i] = pts[i].TimeUs, pt.TimeUs
+		}
+		pred, meas = append(pred, p), append(meas, m)
+	}
+	return pred, meas, nil
+}
+
+func flat(v [][]float64) []float64 {
+	var out []float64
+	for _, x := range v {
+		out = append(out, x...)
+	}
+	return out
+}
+
+func medianAbsLog(pred, meas []float64) float64 {
+	v := make([]float64, len(pred))
+	for i := range pred {
+		v[i] = math.Abs(math.Log(math.Max(pred[i], 1e-9) / meas[i]))
+	}
+	return medianOf(v)
+}
+
+// medianLog is the median of log(a/b).
+func medianLog(a, b []float64) float64 {
+	v := make([]float64, len(a))
+	for i := range a {
+		v[i] = math.Log(a[i] / math.Max(b[i], 1e-9))
+	}
+	return medianOf(v)
+}
+
+// curveText states how a re-prediction compares with the measurement at
+// the largest gate size of one series.
+func curveText(reproduce string, pred, base, meas []float64, s Series, r, r0 float64, explains bool) string {
+	i := 0
+	for j := range s.Points {
+		if s.Points[j].Size >= s.Points[i].Size {
+			i = j
+		}
+	}
+	f := s.Coll.BusBWFactor(s.Ranks)
+	bw := func(t float64) float64 { return float64(s.Points[i].Size) / (t * 1e3) * f }
+	verdict := "does not reproduce the measurement"
+	if explains {
+		verdict = "reproduces the measurement"
+	}
+	return fmt.Sprintf("%s: the model with %s %s: %.3g GB/s busbw at %s against %.3g measured and %.3g for the healthy model; median |log error| over the gate points %.3f (healthy model %.3f)",
+		s.Name, reproduce, verdict, bw(pred[i]), model.FormatBytes(model.Bytes(s.Points[i].Size)), bw(meas[i]), bw(base[i]), r, r0)
+}
+
+// failingPoints lists the gate points outside the tolerance, split by
+// whether the measurement is below (model busbw higher) or above it.
+func failingPoints(checks []*SeriesCheck, tol float64, skip map[string]bool) (below, above string) {
+	var b, a []string
+	for _, c := range checks {
+		if skip[c.Series] {
+			continue
+		}
+		for _, p := range c.Points {
+			if p.Regime != c.Gate || math.Abs(p.Error) <= tol {
+				continue
+			}
+			txt := fmt.Sprintf("%s: %s %.4g GB/s measured vs %.4g modelled (line %d)", c.Series, model.FormatBytes(model.Bytes(p.Size)), p.MeasuredBusBW, p.ModelBusBW, p.Line)
+			if p.Error > 0 {
+				b = append(b, txt)
+			} else {
+				a = append(a, txt)
+			}
+		}
+	}
+	return strings.Join(b, "; "), strings.Join(a, "; ")
+}
+
+func bottleneckNote(checks []*SeriesCheck) string {
+	for _, c := range checks {
+		for k := len(c.Points) - 1; k >= 0; k-- {
+			if p := c.Points[k]; p.Regime == c.Gate && p.BottleneckClass != "" {
+				return fmt.Sprintf(" (the model's bottleneck at %s: %s link %s)", model.FormatBytes(model.Bytes(p.Size)), p.BottleneckClass, p.Bottleneck)
+			}
+		}
+	}
+	return ""
+}
+
+// withEnv returns a copy of spec with NCCL variables added.
+func withEnv(spec model.ClusterSpec, kv ...string) model.ClusterSpec {
+	out := spec
+	out.Env = map[string]string{}
+	for k, v := range spec.Env {
+		out.Env[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out.Env[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+// hypotheses lists the checklist's misconfigurations that apply to cl.
+func hypotheses(cl *model.Cluster, res *model.Resolution, in DiagnoseInput) []hypothesis {
+	spec, p := in.Spec, in.Params
+	var hs []hypothesis
+	G := cl.GPUsPerNode()
+	if G > 1 {
+		g := cl.Nodes[0].GPUs
+		if pp := res.GPU(g[0], g[1]); pp != nil && pp.Transport == model.TransportP2P {
+			hs = append(hs, hypothesis{DiagSHM, "--set NCCL_P2P_DISABLE=1", withEnv(spec, "NCCL_P2P_DISABLE", "1"), p})
+		}
+	}
+	multi := cl.NumNodes() > 1 && len(res.NICUsable[0]) > 0
+	if multi {
+		nic := cl.Topo.Elem(res.NICUsable[0][0]).NIC
+		if nic.Kind.RDMA() && !cl.Knobs.IBDisable {
+			hs = append(hs, hypothesis{DiagSocket, "--set NCCL_IB_DISABLE=1", withEnv(spec, "NCCL_IB_DISABLE", "1"), p})
+			for _, sp := range []string{"10G", "25G", "100G"} {
+				s := withEnv(spec, "NCCL_IB_DISABLE", "1")
+				s.Node = s.Node.WithNICs(1, sp, model.NICTCP)
+				hs = append(hs, hypothesis{DiagSocket, fmt.Sprintf("--set NCCL_IB_DISABLE=1 --nics 1x%s-tcp (sockets over an Ethernet port)", sp), s, p})
+			}
+			if np := res.NetTo(cl.Nodes[0].GPUs[0], res.NICUsable[0][0]); np != nil && np.GDR {
+				hs = append(hs, hypothesis{DiagNoGDR, "--set NCCL_NET_GDR_LEVEL=LOC", withEnv(spec, "NCCL_NET_GDR_LEVEL", "LOC"), p})
+			}
+			if far, ok := nicsAcrossSockets(spec.Node); ok {
+				s := spec
+				s.Node = far
+				hs = append(hs, hypothesis{DiagGDRFar, "NICs on the other CPU socket (no GPUDirect RDMA, staged)", s, p})
+				hs = append(hs, hypothesis{DiagGDRFar, "NICs on the other CPU socket with --set NCCL_NET_GDR_LEVEL=SYS (RDMA across the CPU)",
+					withEnv(s, "NCCL_NET_GDR_LEVEL", "SYS"), p})
+			}
+			if n := len(res.NICUsable[0]); n > 1 {
+				var devs []string
+				for k := 1; k < n; k++ {
+					devs = append(devs, cl.Topo.Elem(res.NICUsable[0][k-1]).NIC.Device)
+					hca := "=" + strings.Join(devs, ",")
+					hs = append(hs, hypothesis{DiagFewerNICs, fmt.Sprintf("--set NCCL_IB_HCA=%s (%d of %d NICs)", hca, k, n), withEnv(spec, "NCCL_IB_HCA", hca), p})
+				}
+			}
+		}
+	}
+	for _, c := range in.Checks {
+		nvls := false
+		for _, pt := range c.Points {
+			if pt.Regime == c.Gate && pt.Algo == model.AlgoNVLS.String() {
+				nvls = true
+			}
+		}
+		if nvls {
+			hs = append(hs, hypothesis{DiagNoNVLS, "--set NCCL_NVLS_ENABLE=0", withEnv(spec, "NCCL_NVLS_ENABLE", "0"), p})
+			break
+		}
+	}
+	slow := p
+	for g := range slow.PCIeEff {
+		slow.PCIeEff[g] *= 0.5
+	}
+	if slow.Validate() == nil {
+		hs = append(hs, hypothesis{DiagPCIeBound, "half the PCIe bandwidth (links at x8, or one generation down)", spec, slow})
+	}
+	return hs
+}
+
+// nicsAcrossSockets moves every NIC slot of a node to one new host bridge
+// on the socket after GPU0's, so GPU-NIC paths cross the CPU interconnect.
+// ok is false for single-socket nodes.
+func nicsAcrossSockets(n model.NodeSpec) (model.NodeSpec, bool) {
+	if len(n.Sockets) < 2 {
+		return n, false
+	}
+	slots := n.NICSlots
+	if slots == 0 {
+		slots = n.NICs.Count
+	}
+	if slots == 0 {
+		return n, false
+	}
+	gpuSocket := 0
+	var strip func(b model.BridgeSpec, si int) model.BridgeSpec
+	strip = func(b model.BridgeSpec, si int) model.BridgeSpec {
+		out := model.BridgeSpec{GPUs: append([]int(nil), b.GPUs...), Gen: b.Gen, Width: b.Width}
+		for _, g := range b.GPUs {
+			if g == 0 {
+				gpuSocket = si
+			}
+		}
+		for _, sw := range b.Switches {
+			out.Switches = append(out.Switches, strip(sw, si))
+		}
+		return out
+	}
+	out := n
+	out.Sockets = make([]model.SocketSpec, len(n.Sockets))
+	for si, so := range n.Sockets {
+		for _, hb := range so.HostBridges {
+			out.Sockets[si].HostBridges = append(out.Sockets[si].HostBridges, strip(hb, si))
+		}
+	}
+	all := make([]int, slots)
+	for i := range all {
+		all[i] = i
+	}
+	far := (gpuSocket + 1) % len(out.Sockets)
+	out.Sockets[far].HostBridges = append(out.Sockets[far].HostBridges, model.BridgeSpec{NICs: all})
+	return out, true
+}
+
+// roceFabric reports jitter or a cliff over the gate points of a RoCE
+// cluster: the busbw of consecutive large sizes moves by more than the
+// model explains.
+func roceFabric(cl *model.Cluster, in DiagnoseInput) *Diagnosis {
+	if cl.NumNodes() < 2 || len(cl.Nodes[0].NICs) == 0 || cl.Topo.Elem(cl.Nodes[0].NICs[0]).NIC.Kind != model.NICRoCE {
+		return nil
+	}
+	var ev []string
+	for _, c := range in.Checks {
+		var ratios []float64
+		var prev *PointCheck
+		for i := range c.Points {
+			p := &c.Points[i]
+			if p.Size < CliffMinSize || p.Ratio <= 0 {
+				continue
+			}
+			if prev != nil && prev.Ratio > 0 {
+				if drop := 1 - p.Ratio/prev.Ratio; drop > DefaultCliffThreshold {
+					ev = append(ev, fmt.Sprintf("%s: measured/model busbw falls by %.0f%% from %s to %s (line %d)", c.Series, drop*100,
+						model.FormatBytes(model.Bytes(prev.Size)), model.FormatBytes(model.Bytes(p.Size)), p.Line))
+				}
+			}
+			prev = p
+			if p.Regime == c.Gate {
+				ratios = append(ratios, math.Log(p.Ratio))
+			}
+		}
+		if len(ratios) >= 3 {
+			m := 0.0
+			for _, r := range ratios {
+				m += r
+			}
+			m /= float64(len(ratios))
+			var sd float64
+			for _, r := range ratios {
+				sd += (r - m) * (r - m)
+			}
+			sd = math.Sqrt(sd / float64(len(ratios)-1))
+			if sd > 0.1 {
+				ev = append(ev, fmt.Sprintf("%s: busbw jitters by %.0f%% (standard deviation of log(measured/model)) over the %s points", c.Series, sd*100, c.Gate))
+			}
+		}
+	}
+	if len(ev) == 0 {
+		return nil
+	}
+	t := diagTexts[DiagRoCEFabric]
+	return &Diagnosis{Code: DiagRoCEFabric, Title: t.title, Fix: t.fix, Evidence: ev, Residual: -1, FromFiles: true}
+}

@@ -1,0 +1,384 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/sim"
+)
+
+// Size regimes of a measured curve. Errors are summarised per regime
+// because the model's latency and bandwidth terms are separate.
+const (
+	// RegimeLatency is sizes below LatencyMax.
+	RegimeLatency = "latency"
+	// RegimeBandwidth is sizes of at least BandwidthMin.
+	RegimeBandwidth = "bandwidth"
+	// RegimeMid stands in for the bandwidth regime on runs that stop below
+	// BandwidthMin (the ABCI runs end at 32 MiB): their sizes of at least
+	// MidMin. It is reported as such, never merged with RegimeBandwidth.
+	RegimeMid = "mid"
+	// RegimeOther is everything between (not summarised).
+	RegimeOther = "other"
+)
+
+// Regime bounds in bytes.
+const (
+	LatencyMax   = 64 << 10
+	BandwidthMin = 64 << 20
+	MidMin       = 8 << 20
+)
+
+// RegimeOf classifies a size; hasBW says whether the curve reaches
+// BandwidthMin (otherwise its sizes >= MidMin are RegimeMid).
+func RegimeOf(size int64, hasBW bool) string {
+	switch {
+	case size < LatencyMax:
+		return RegimeLatency
+	case size >= BandwidthMin:
+		return RegimeBandwidth
+	case !hasBW && size >= MidMin:
+		return RegimeMid
+	}
+	return RegimeOther
+}
+
+// GateRegime returns the regime whose points decide pass/fail for a curve
+// of the given sizes: RegimeBandwidth when it reaches BandwidthMin, else
+// RegimeMid when it reaches MidMin, else "" (no point can decide).
+func GateRegime(sizes []int64) string {
+	mid := false
+	for _, s := range sizes {
+		if s >= BandwidthMin {
+			return RegimeBandwidth
+		}
+		if s >= MidMin {
+			mid = true
+		}
+	}
+	if mid {
+		return RegimeMid
+	}
+	return ""
+}
+
+// PointCheck compares one measured size with the model.
+type PointCheck struct {
+	Size int64 `json:"size_bytes"`
+	// Line is the row's line in the measured file.
+	Line           int     `json:"line,omitempty"`
+	MeasuredTimeUs float64 `json:"measured_time_us"`
+	ModelTimeUs    float64 `json:"model_time_us"`
+	// MeasuredBusBW is recomputed from the measured time (size x busbw
+	// factor / time), which equals the printed busbw to its precision and
+	// stays meaningful where nccl-tests prints 0.00.
+	MeasuredBusBW float64 `json:"measured_busbw_gbps"`
+	ModelBusBW    float64 `json:"model_busbw_gbps"`
+	// Ratio is model busbw / measured busbw (= measured time / model
+	// time); Error is Ratio-1, the model's relative busbw error.
+	Ratio  float64 `json:"ratio"`
+	Error  float64 `json:"error"`
+	Regime string  `json:"regime"`
+	// Pass is |Error| <= the tolerance.
+	Pass bool `json:"pass"`
+	// Algo, Proto and Channels are the model's NCCL choice; Bottleneck
+	// its most loaded link and BottleneckClass that link's class.
+	Algo            string `json:"algo"`
+	Proto           string `json:"proto"`
+	Channels        int    `json:"channels"`
+	Bottleneck      string `json:"bottleneck,omitempty"`
+	BottleneckClass string `json:"bottleneck_class,omitempty"`
+}
+
+// RegimeStats summarises the errors of one regime.
+type RegimeStats struct {
+	Regime string `json:"regime"`
+	Points int    `json:"points"`
+	// MedianAbs and P90Abs are the median and 90th percentile of |Error|;
+	// Worst is the signed Error of largest magnitude; MedianSigned the
+	// median signed Error (negative: the model is slower than measured).
+	MedianAbs    float64 `json:"median_abs_error"`
+	P90Abs       float64 `json:"p90_abs_error"`
+	Worst        float64 `json:"worst_error"`
+	MedianSigned float64 `json:"median_error"`
+}
+
+// Stats summarises errors (model/measured - 1) of one regime.
+func Stats(regime string, errs []float64) RegimeStats {
+	st := RegimeStats{Regime: regime, Points: len(errs)}
+	if len(errs) == 0 {
+		return st
+	}
+	abs := make([]float64, len(errs))
+	for i, e := range errs {
+		abs[i] = math.Abs(e)
+		if abs[i] > math.Abs(st.Worst) {
+			st.Worst = e
+		}
+	}
+	st.MedianAbs = quantileOf(abs, 0.5)
+	st.P90Abs = quantileOf(abs, 0.9)
+	st.MedianSigned = quantileOf(errs, 0.5)
+	return st
+}
+
+// SeriesCheck is the validation of one measured curve.
+type SeriesCheck struct {
+	Series     string       `json:"series"`
+	File       string       `json:"file"`
+	Line       int          `json:"line"`
+	Collective string       `json:"collective"`
+	Ranks      int          `json:"ranks"`
+	Points     []PointCheck `json:"points"`
+	// Regimes holds latency, then bandwidth or mid, statistics.
+	Regimes []RegimeStats `json:"regimes"`
+	// Gate is the regime whose points decide Pass ("bandwidth", or "mid"
+	// for curves that stop below 64 MiB); Failures counts its points
+	// outside the tolerance.
+	Gate     string `json:"gate"`
+	Failures int    `json:"failures"`
+	Pass     bool   `json:"pass"`
+}
+
+// Regime returns the statistics of one regime (zero Points when absent).
+func (s *SeriesCheck) Regime(name string) RegimeStats {
+	for _, r := range s.Regimes {
+		if r.Regime == name {
+			return r
+		}
+	}
+	return RegimeStats{Regime: name}
+}
+
+// CheckSeries predicts every measured size of s on env and compares.
+func CheckSeries(ctx context.Context, env *sim.Env, s Series, engine sim.EngineKind, tolerance float64) (*SeriesCheck, error) {
+	pts, err := predictSeries(ctx, env, s, engine)
+	if err != nil {
+		return nil, err
+	}
+	sizes := make([]int64, len(s.Points))
+	for i, p := range s.Points {
+		sizes[i] = p.Size
+	}
+	gate := GateRegime(sizes)
+	hasBW := gate == RegimeBandwidth
+	sc := &SeriesCheck{Series: s.Name, File: s.File, Line: s.Line, Collective: s.Coll.TestName(), Ranks: env.Cluster.NumRanks(), Gate: gate, Pass: true}
+	byRegime := map[string][]float64{}
+	factor := s.Coll.BusBWFactor(env.Cluster.NumRanks())
+	for i, m := range s.Points {
+		pt := pts[i]
+		pc := PointCheck{Size: m.Size, Line: m.Line, MeasuredTimeUs: m.TimeUs, ModelTimeUs: pt.TimeUs, ModelBusBW: pt.BusBW,
+			Regime: RegimeOf(m.Size, hasBW), Algo: pt.Choice.Algo.String(), Proto: pt.Choice.Proto.String(), Channels: pt.Choice.Channels,
+			Bottleneck: pt.Bottleneck, BottleneckClass: pt.BottleneckClass}
+		pc.MeasuredBusBW = float64(m.Size) / (m.TimeUs * 1e3) * factor
+		if pt.TimeUs > 0 {
+			pc.Ratio = m.TimeUs / pt.TimeUs
+			pc.Error = pc.Ratio - 1
+		}
+		pc.Pass = math.Abs(pc.Error) <= tolerance
+		if pc.Regime == gate && !pc.Pass {
+			sc.Failures++
+			sc.Pass = false
+		}
+		byRegime[pc.Regime] = append(byRegime[pc.Regime], pc.Error)
+		sc.Points = append(sc.Points, pc)
+	}
+	for _, r := range []string{RegimeLatency, RegimeBandwidth, RegimeMid} {
+		if len(byRegime[r]) > 0 {
+			sc.Regimes = append(sc.Regimes, Stats(r, byRegime[r]))
+		}
+	}
+	return sc, nil
+}
+
+// ValidateOptions control Validate.
+type ValidateOptions struct {
+	// Tolerance is the largest |model/measured busbw - 1| a gate point may
+	// have (default 0.10).
+	Tolerance float64
+	// Engine times the model (default analytic; des for the discrete-event
+	// simulator).
+	Engine sim.EngineKind
+	// Log is an optional NCCL_DEBUG=INFO artifact from the same run
+	// (validate --log); its findings join the evidence.
+	Log *Artifact
+	// Profile names the calibration profile applied to the parameters, for
+	// the report.
+	Profile string
+}
+
+// Validation is the result of validating measurements against the model
+// of a healthy cluster.
+type Validation struct {
+	// Cluster describes the expected (healthy) cluster.
+	Cluster   string         `json:"cluster"`
+	Engine    string         `json:"engine"`
+	Tolerance float64        `json:"tolerance"`
+	Profile   string         `json:"profile,omitempty"`
+	Series    []*SeriesCheck `json:"series"`
+	// Diagnoses are the likely causes of the gap, best explanation first.
+	Diagnoses []Diagnosis `json:"diagnoses"`
+	// Findings are what the measured files (and --log) show by themselves.
+	Findings []Finding `json:"findings,omitempty"`
+	// Notes say what was skipped and why.
+	Notes []string `json:"notes,omitempty"`
+	// Pass is true when every gate point of every series is within the
+	// tolerance.
+	Pass bool `json:"pass"`
+}
+
+// ErrNoGate is wrapped by Validate's error when no measured size is large
+// enough (>= MidMin) to judge bandwidth.
+var ErrNoGate = errors.New("no size of at least 8 MiB to judge bandwidth")
+
+// Validate compares the nccl-tests runs of arts with the model of spec
+// (the cluster as it should be) using params, and diagnoses the gap.
+// Measurements that do not match the cluster are refused (errors wrap
+// ErrMismatch); a run of another rank count is skipped when another run
+// matches.
+func Validate(ctx context.Context, arts []*Artifact, spec model.ClusterSpec, params sim.Params, opt ValidateOptions) (*Validation, error) {
+	if opt.Tolerance <= 0 {
+		opt.Tolerance = 0.10
+	}
+	if opt.Engine == "" {
+		opt.Engine = sim.EngineAnalytic
+	}
+	cl, err := spec.Build()
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: cluster: %w", err)
+	}
+	env, err := sim.NewEnv(cl, params)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	v := &Validation{Cluster: DescribeCluster(cl), Engine: string(opt.Engine), Tolerance: opt.Tolerance, Profile: opt.Profile, Pass: true}
+	var series []Series
+	var rankErrs []error
+	var logs []*NCCLLog
+	for _, a := range arts {
+		if a == nil {
+			continue
+		}
+		if len(a.Runs) == 0 {
+			v.Notes = append(v.Notes, fmt.Sprintf("%s: a %s file has no nccl-tests results; used as evidence only", path.Base(a.File), a.Kind))
+		}
+		for _, r := range a.Runs {
+			if err := CheckRun(r, a.Log, a.File, cl); err != nil {
+				if strings.Contains(err.Error(), "rank count") {
+					rankErrs = append(rankErrs, err)
+					continue
+				}
+				return nil, err
+			}
+			s := SeriesFromRun(r, a.File, spec)
+			if len(s.Points) == 0 {
+				v.Notes = append(v.Notes, fmt.Sprintf("%s: no out-of-place row with a positive time", s.Name))
+				continue
+			}
+			series = append(series, s)
+		}
+		v.Findings = append(v.Findings, prefixFindings(a)...)
+		if a.Log != nil {
+			logs = append(logs, a.Log)
+		}
+	}
+	if opt.Log != nil {
+		v.Findings = append(v.Findings, prefixFindings(opt.Log)...)
+		if opt.Log.Log != nil {
+			logs = append(logs, opt.Log.Log)
+		}
+	}
+	if len(series) == 0 {
+		if len(rankErrs) > 0 {
+			return nil, rankErrs[0]
+		}
+		return nil, fmt.Errorf("calibrate: no nccl-tests results in %d measured file(s)", len(arts))
+	}
+	for _, e := range rankErrs {
+		v.Notes = append(v.Notes, "skipped: "+strings.TrimPrefix(e.Error(), "calibrate: "))
+	}
+	var gated []Series
+	for _, s := range series {
+		sc, err := CheckSeries(ctx, env, s, opt.Engine, opt.Tolerance)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("calibrate: %w", ctx.Err())
+			}
+			v.Notes = append(v.Notes, "not validated: the model cannot predict it: "+strings.TrimPrefix(err.Error(), "calibrate: "))
+			continue
+		}
+		v.Series = append(v.Series, sc)
+		if sc.Gate == "" {
+			v.Notes = append(v.Notes, fmt.Sprintf("%s: no size of at least 8 MiB, so no bandwidth verdict (latency regime reported only)", s.Name))
+			continue
+		}
+		gated = append(gated, s)
+		if sc.Gate == RegimeMid {
+			v.Notes = append(v.Notes, fmt.Sprintf("%s: no size of at least 64 MiB; the sizes of at least 8 MiB (\"mid\" regime) decide pass/fail instead", s.Name))
+		}
+		if !sc.Pass {
+			v.Pass = false
+		}
+	}
+	if len(v.Series) == 0 {
+		return nil, fmt.Errorf("calibrate: the model cannot predict any measured run: %s", strings.Join(v.Notes, "; "))
+	}
+	if len(gated) == 0 {
+		return nil, fmt.Errorf("calibrate: %s: %w", series[0].Name, ErrNoGate)
+	}
+	diags, err := Diagnose(ctx, DiagnoseInput{Spec: spec, Params: params, Series: gated, Checks: v.Series, Findings: v.Findings,
+		Logs: logs, Tolerance: opt.Tolerance})
+	if err != nil {
+		return nil, err
+	}
+	v.Diagnoses = diags
+	return v, nil
+}
+
+// prefixFindings returns a's findings with the file name in the evidence.
+func prefixFindings(a *Artifact) []Finding {
+	out := make([]Finding, len(a.Findings))
+	for i, f := range a.Findings {
+		f.Evidence = strings.TrimSpace(fmt.Sprintf("%s:%d: %s", path.Base(a.File), f.Line, f.Evidence))
+		out[i] = f
+	}
+	return out
+}
+
+// DescribeCluster summarises a cluster in one line: nodes, node template,
+// GPUs, NICs, the NCCL version modelled and the NCCL variables set.
+func DescribeCluster(cl *model.Cluster) string {
+	s := cl.Spec
+	name := s.Node.Name
+	if name == "" {
+		name = "custom node"
+	}
+	nics := "no NIC"
+	if s.Node.NICs.Count > 0 {
+		nics = fmt.Sprintf("%dx %s %s", s.Node.NICs.Count, s.Node.NICs.Speed, s.Node.NICs.Kind)
+	}
+	out := fmt.Sprintf("%d x %s (%dx %s, %s), NCCL %s model", cl.NumNodes(), name, cl.GPUsPerNode(), cl.GPUModel().Name, nics, cl.Version)
+	if env := cl.Knobs.SortedEnv(); len(env) > 0 {
+		out += " with " + strings.Join(env, " ")
+	}
+	return out
+}
+
+// sortedRegimes returns regime names of a map in report order.
+func sortedRegimes(m map[string][]float64) []string {
+	order := map[string]int{RegimeLatency: 0, RegimeMid: 1, RegimeBandwidth: 2}
+	var out []string
+	for k := range m {
+		if _, ok := order[k]; ok {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return order[out[i]] < order[out[j]] })
+	return out
+}

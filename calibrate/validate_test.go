@@ -1,0 +1,249 @@
+package calibrate_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
+)
+
+func rawFile(t *testing.T, name string) *calibrate.Artifact {
+	t.Helper()
+	a, err := calibrate.ParseFile(filepath.Join("testdata", "raw", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func codes(ds []calibrate.Diagnosis) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Code+"/"+d.Severity)
+	}
+	return out
+}
+
+// TestValidateDegradedRuns validates the corpus's degraded runs against
+// the model of the healthy cluster they should have been (MANIFEST rows
+// 29, 44, 36 and 2): each must fail, and the diagnosis must name the cause.
+func TestValidateDegradedRuns(t *testing.T) {
+	tests := []struct {
+		name, file string
+		healthy    scenarios.Overrides
+		want       string
+		// first: the cause must be the most likely one, not just listed.
+		first bool
+	}{
+		// RoCE 400G without GPUDirect RDMA: ~15 GB/s against ~47 modelled;
+		// the log says "GDR 0" and its NET lines lack GDRDMA.
+		{"moc RoCE without GDR", "nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt",
+			scenarios.Overrides{Node: "dgx-h100", Nodes: 2, GPUsPerNode: 1, NICs: "1x400G-roce", NCCLVersion: "2.26"}, calibrate.DiagNoGDR, true},
+		// NCCL_IB_DISABLE=1 over ens3: ~0.9 GB/s against ~12 for 100G IB.
+		{"bcm socket", "nccltests_v100sxm3_2x1_tcp-socket_bcm-manual_1.txt",
+			scenarios.Overrides{Node: "v100-4gpu-nvlink", Nodes: 2, GPUsPerNode: 1, NICs: "1x100G-ib", NCCLVersion: "2.11"}, calibrate.DiagSocket, true},
+		// Two GeForce GPUs under one switch without P2P: ~4 GB/s through
+		// host memory. Whether the model of the healthy box already uses
+		// SHM (the catalog's NoPCIeP2P) or P2P, the files show SHM.
+		{"autodl 2080 Ti without P2P", "nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt",
+			scenarios.Overrides{Node: "pcie-gpu-server", GPU: "RTX-2080TI", GPUsPerNode: 2}, calibrate.DiagSHM, false},
+		// A100 PCIe and HDR NIC on different sockets with GDR forced
+		// across the CPU (nccl-tests#293): 6.4 GB/s against ~23.
+		{"nccl-tests#293 GPU and NIC across sockets", "nccltests_a100pcie40_2x1_ib-hdr200x1-gdr-sys_ncclTests293_1.txt",
+			scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2, GPU: "A100-PCIE", GPUsPerNode: 1, NICs: "1x200G-ib", NCCLVersion: "2.21"}, calibrate.DiagGDRFar, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{rawFile(t, tc.file)}, clusterOf(t, tc.healthy), sim.DefaultParams(), calibrate.ValidateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Pass {
+				t.Errorf("validation passed; want a failure")
+			}
+			if len(v.Diagnoses) == 0 {
+				t.Fatal("no diagnosis")
+			}
+			t.Logf("diagnoses: %v", codes(v.Diagnoses))
+			found := false
+			for _, d := range v.Diagnoses {
+				if d.Code == tc.want {
+					found = true
+					if len(d.Evidence) == 0 || d.Fix == "" || d.Title == "" {
+						t.Errorf("%s: missing title, evidence or fix: %+v", d.Code, d)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("diagnoses %v do not name %s", codes(v.Diagnoses), tc.want)
+			}
+			if tc.first {
+				if d := v.Diagnoses[0]; d.Code != tc.want || d.Severity != calibrate.SevError || !d.Explains {
+					t.Errorf("most likely cause %s (%s, explains %v), want %s explaining the curve", d.Code, d.Severity, d.Explains, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestValidateHealthyRun: the xxrjun 8x H100 AllReduce run (MANIFEST row
+// 28) against the DGX H100 model passes: its bandwidth-regime busbw is
+// within 1-6% of the model (accuracy harness, uncalibrated column).
+func TestValidateHealthyRun(t *testing.T) {
+	a := rawFile(t, "nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt")
+	a.Runs = a.Runs[:1] // the all_reduce table
+	v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "dgx-h100", NCCLVersion: "2.29"}), sim.DefaultParams(), calibrate.ValidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := v.Series[0]
+	if !v.Pass {
+		t.Errorf("healthy run failed: %d points outside 10%%; bandwidth regime %+v; diagnoses %v", s.Failures, s.Regime(calibrate.RegimeBandwidth), codes(v.Diagnoses))
+	}
+	if s.Gate != calibrate.RegimeBandwidth || s.Regime(calibrate.RegimeBandwidth).Points != 9 {
+		t.Errorf("gate %q with %d points; the run has 9 sizes of 64 MiB to 16 GiB", s.Gate, s.Regime(calibrate.RegimeBandwidth).Points)
+	}
+	for _, d := range v.Diagnoses {
+		if d.Severity == calibrate.SevError {
+			t.Errorf("error diagnosis on a healthy run: %+v", d)
+		}
+	}
+}
+
+// TestValidateMidRegime: the ABCI runs stop at 32 MiB, so their sizes of
+// 8-32 MiB decide, reported as the "mid" regime and said so.
+func TestValidateMidRegime(t *testing.T) {
+	a := rawFile(t, "nccltests_v100sxm2_1x4_nvlink_abci_1.txt")
+	v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "v100-4gpu-nvlink", NCCLVersion: "2.8"}), sim.DefaultParams(), calibrate.ValidateOptions{Tolerance: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := v.Series[0]
+	// 8, 16 and 32 MiB.
+	if s.Gate != calibrate.RegimeMid || s.Regime(calibrate.RegimeMid).Points != 3 || s.Regime(calibrate.RegimeBandwidth).Points != 0 {
+		t.Errorf("gate %q, regimes %+v; want the 3 sizes of 8-32 MiB as mid", s.Gate, s.Regimes)
+	}
+	if !strings.Contains(strings.Join(v.Notes, "\n"), "mid") {
+		t.Errorf("notes %v do not say the mid regime decides", v.Notes)
+	}
+}
+
+// TestValidateMismatch: measurements that do not match the cluster are
+// refused with a message that says which fact differs.
+func TestValidateMismatch(t *testing.T) {
+	a := rawFile(t, "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt")
+	tests := []struct {
+		name string
+		o    scenarios.Overrides
+		want string
+	}{
+		{"rank count", scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 4}, "the run has 8 ranks, the cluster has 16"},
+		{"GPU type", scenarios.Overrides{Node: "v100-4gpu-nvlink", Nodes: 2}, "GPU type: rank 0 runs on"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, clusterOf(t, tc.o), sim.DefaultParams(), calibrate.ValidateOptions{})
+			if !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrMismatch saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestDiagnoseSynthetic: measurements the model produces with one
+// misconfiguration applied, validated against the healthy cluster, are
+// diagnosed as that misconfiguration (no file evidence: the curve alone).
+func TestDiagnoseSynthetic(t *testing.T) {
+	tests := []struct {
+		name    string
+		healthy scenarios.Overrides
+		broken  func(o scenarios.Overrides) scenarios.Overrides
+		coll    model.Collective
+		want    string
+	}{
+		{"P2P disabled on a PCIe switch", scenarios.Overrides{Node: "pcie-gpu-server", GPU: "L40S", GPUsPerNode: 2},
+			func(o scenarios.Overrides) scenarios.Overrides { o.Set = []string{"NCCL_P2P_DISABLE=1"}; return o }, model.AllReduce, calibrate.DiagSHM},
+		{"no GPUDirect RDMA", scenarios.Overrides{Node: "dgx-h100", Nodes: 2, GPUsPerNode: 1, NICs: "1x400G-ib"},
+			func(o scenarios.Overrides) scenarios.Overrides { o.Set = []string{"NCCL_NET_GDR_LEVEL=LOC"}; return o }, model.AllReduce, calibrate.DiagNoGDR},
+		{"sockets over 10GbE", scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "8xHDR-ib"},
+			func(o scenarios.Overrides) scenarios.Overrides {
+				o.Set, o.NICs = []string{"NCCL_IB_DISABLE=1"}, "1x10G-tcp"
+				return o
+			}, model.AllReduce, calibrate.DiagSocket},
+		{"4 of 8 NICs in use", scenarios.Overrides{Node: "dgx-h100", Nodes: 4},
+			func(o scenarios.Overrides) scenarios.Overrides {
+				o.Set = []string{"NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3"}
+				return o
+			}, model.AllGather, calibrate.DiagFewerNICs},
+		{"NVLS off", scenarios.Overrides{Node: "dgx-h100"},
+			func(o scenarios.Overrides) scenarios.Overrides { o.Set = []string{"NCCL_NVLS_ENABLE=0"}; return o }, model.AllReduce, calibrate.DiagNoNVLS},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			broken := clusterOf(t, tc.broken(tc.healthy))
+			a := synthetic(t, broken, sim.DefaultParams(), tc.coll, powersOfTwo(1<<20, 4<<30))
+			v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, clusterOf(t, tc.healthy), sim.DefaultParams(), calibrate.ValidateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Pass {
+				t.Fatalf("validation passed; the misconfigured curve should fail")
+			}
+			if d := v.Diagnoses[0]; d.Code != tc.want || !d.Explains || d.Residual > 0.05 {
+				t.Errorf("most likely cause %s (explains %v, residual %.3f), want %s reproducing the curve; all: %v", d.Code, d.Explains, d.Residual, tc.want, codes(v.Diagnoses))
+			}
+		})
+	}
+}
+
+// TestDiagnoseRoCEJitter: on a RoCE cluster, large sizes whose busbw
+// swings by 40% from one size to the next (the signature of PFC pauses or
+// an MTU mismatch) are reported as a fabric problem with the sizes that
+// show it.
+func TestDiagnoseRoCEJitter(t *testing.T) {
+	healthy := clusterOf(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, GPUsPerNode: 1, NICs: "1x400G-roce"})
+	a := synthetic(t, healthy, sim.DefaultParams(), model.AllReduce, powersOfTwo(64<<20, 4<<30))
+	// Every other size takes 1.7x as long (busbw -41%).
+	for i := range a.Runs[0].Rows {
+		if i%2 == 1 {
+			a.Runs[0].Rows[i].OOP.TimeUs *= 1.7
+		}
+	}
+	v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, healthy, sim.DefaultParams(), calibrate.ValidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *calibrate.Diagnosis
+	for i := range v.Diagnoses {
+		if v.Diagnoses[i].Code == calibrate.DiagRoCEFabric {
+			got = &v.Diagnoses[i]
+		}
+	}
+	if got == nil || !strings.Contains(strings.Join(got.Evidence, " "), "falls by 41%") {
+		t.Fatalf("no RoCE fabric diagnosis with the 41%% drops; diagnoses %v", codes(v.Diagnoses))
+	}
+}
+
+// TestDiagnosePCIeBound: a PCIe-only node whose links deliver half their
+// rate (x8 instead of x16) is diagnosed as PCIe-bound.
+func TestDiagnosePCIeBound(t *testing.T) {
+	healthy := clusterOf(t, scenarios.Overrides{Node: "pcie-gpu-server", GPU: "L40S", GPUsPerNode: 2})
+	slow := sim.DefaultParams()
+	for g := range slow.PCIeEff {
+		slow.PCIeEff[g] *= 0.5
+	}
+	a := synthetic(t, healthy, slow, model.AllReduce, powersOfTwo(64<<20, 1<<30))
+	v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, healthy, sim.DefaultParams(), calibrate.ValidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := v.Diagnoses[0]; d.Code != calibrate.DiagPCIeBound || !d.Explains {
+		t.Errorf("most likely cause %s, want %s; all: %v", d.Code, calibrate.DiagPCIeBound, codes(v.Diagnoses))
+	}
+}

@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/sim"
+	"github.com/urfave/cli/v2"
+)
+
+// measuredFlags are the options of commands that read measurement files.
+func measuredFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "measured", Aliases: []string{"m"}, Usage: "measurement `FILE` (nccl-tests output, bandwidth matrices, perftest, hwbench JSON; repeatable; files may also follow the flags)"},
+		&cli.StringFlag{Name: "engine", Value: "analytic", Usage: "engine that times the model: analytic (closed form) or des (discrete-event)"},
+	}
+}
+
+// measuredFiles returns --measured files and positional files. urfave/cli
+// stops parsing flags at the first positional argument, so a flag after a
+// file name is an error that says so.
+func measuredFiles(c *cli.Context, cmd string) ([]string, error) {
+	files := append([]string(nil), c.StringSlice("measured")...)
+	for _, a := range c.Args().Slice() {
+		if strings.HasPrefix(a, "-") && a != "-" {
+			return nil, badInputf("%s: %q comes after a file name, where flags are not read: put the flags first, or give files with --measured FILE", cmd, a)
+		}
+		files = append(files, a)
+	}
+	if len(files) == 0 {
+		return nil, badInputf("%s: give at least one measurement file (--measured FILE)", cmd)
+	}
+	return files, nil
+}
+
+// parseFiles parses measurement files; a file that cannot be read or
+// recognised is bad input.
+func parseFiles(files []string, cmd string) ([]*calibrate.Artifact, error) {
+	var arts []*calibrate.Artifact
+	for _, f := range files {
+		a, err := calibrate.ParseFile(f)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("%s: %w", cmd, err))
+		}
+		arts = append(arts, a)
+	}
+	return arts, nil
+}
+
+// measuredVersion returns the NCCL version the measured files state (the
+// first run or log that names one), empty when none does.
+func measuredVersion(arts []*calibrate.Artifact) string {
+	for _, a := range arts {
+		for _, r := range a.Runs {
+			if r.NCCLVersion != "" {
+				return r.NCCLVersion
+			}
+		}
+		if a.Log != nil && a.Log.Version != "" {
+			return a.Log.Version
+		}
+	}
+	return ""
+}
+
+// useMeasuredVersion models the NCCL release the measurements ran with
+// when neither --nccl-version nor the cluster file chose one, and says so.
+func useMeasuredVersion(spec *model.ClusterSpec, arts []*calibrate.Artifact) string {
+	if spec.NCCLVersion != "" {
+		return ""
+	}
+	v := measuredVersion(arts)
+	if v == "" {
+		return ""
+	}
+	if _, err := model.ParseVersion(v); err != nil {
+		return ""
+	}
+	spec.NCCLVersion = v
+	return fmt.Sprintf("modelling NCCL %s, the version the measured files state (override with --nccl-version)", v)
+}
+
+func calibrateCommand(e *env) *cli.Command {
+	flags := append(clusterFlags(), measuredFlags()...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the calibration profile to `FILE` (YAML; predict, validate, compare and sweep take it with --profile)"},
+		&cli.StringFlag{Name: "terms", Usage: "fit only these terms: comma-separated `NAMES` or prefixes ending in * (lat.*,net.eff.ib)"},
+		&cli.IntFlag{Name: "max-evals", Value: 3000, Usage: "give up after `N` model evaluations (the fit then fails and writes nothing)"},
+		&cli.BoolFlag{Name: "list-terms", Usage: "list the model's fittable terms with bounds and defaults, and exit"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "report format: table or json"},
+	)
+	return &cli.Command{
+		Name:  "calibrate",
+		Usage: "fit the model's free parameters to measurements of a cluster and write a calibration profile",
+		UsageText: "collsim calibrate [--node NAME --nodes N --nics 4x200G-ib | --cluster FILE | --topo FILE] --measured FILE... -o profile.yaml\n" +
+			"   [--terms a,b*] [--max-evals N] [--format table|json]",
+		Description: "Fits bandwidth efficiencies per link class (NVLink, PCIe, host memory, NIC), per-step latencies per link class\n" +
+			"and protocol, and the other terms of the model (collsim calibrate --list-terms) to the measured files: least\n" +
+			"squares on log(time) with a robust (soft-L1) loss, in the bounds of each term. Terms the data cannot determine\n" +
+			"are held at their defaults and listed. The measurements must come from the cluster the flags describe (rank\n" +
+			"count and GPU model are checked). Exit status 1 when the fit does not converge (no profile is written), 2 on\n" +
+			"bad input.",
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			if c.Bool("list-terms") {
+				return listTerms(e.stdout)
+			}
+			format := c.String("format")
+			if format != "table" && format != "json" {
+				return badInputf("calibrate: --format %q: want table or json", format)
+			}
+			files, err := measuredFiles(c, "calibrate")
+			if err != nil {
+				return err
+			}
+			engine, err := sim.ParseEngine(c.String("engine"))
+			if err != nil {
+				return badInputf("calibrate: --engine: %v", err)
+			}
+			var terms []string
+			for _, t := range strings.Split(c.String("terms"), ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					terms = append(terms, t)
+				}
+			}
+			if c.Int("max-evals") < 1 {
+				return badInputf("calibrate: --max-evals must be at least 1, got %d", c.Int("max-evals"))
+			}
+			spec, err := clusterSpec(c)
+			if err != nil {
+				return err
+			}
+			base := sim.DefaultParams()
+			if f := c.String("profile"); f != "" {
+				prof, err := calibrate.LoadProfile(f)
+				if err != nil {
+					return badInput(err)
+				}
+				if base, err = prof.Apply(base); err != nil {
+					return badInput(fmt.Errorf("%s: %w", f, err))
+				}
+			}
+			arts, err := parseFiles(files, "calibrate")
+			if err != nil {
+				return err
+			}
+			note := useMeasuredVersion(&spec, arts)
+			ds, err := calibrate.BuildDataset(arts, spec)
+			if err != nil {
+				return badInput(err)
+			}
+			if note != "" {
+				ds.Notes = append(ds.Notes, note)
+			}
+			fr, err := calibrate.Fit(c.Context, ds.Series, ds.Links, base, calibrate.FitOptions{Terms: terms, Engine: engine, MaxEvals: c.Int("max-evals")})
+			switch {
+			case errors.Is(err, calibrate.ErrNotConverged):
+				return failed(fmt.Errorf("calibrate: %w; no profile written", err))
+			case err != nil && strings.Contains(err.Error(), "--terms"):
+				return badInput(err)
+			case err != nil:
+				return err
+			}
+			cl, err := spec.Build()
+			if err != nil {
+				return badInput(err)
+			}
+			prof := fr.Profile(calibrate.DescribeCluster(cl), ds.Sources)
+			prof.CollsimVersion = Version
+			out := c.String("output")
+			if out != "" {
+				if err := prof.Save(out); err != nil {
+					return err
+				}
+			}
+			if format == "json" {
+				return writeFitJSON(e.stdout, fr, ds, prof, out)
+			}
+			return writeFitTable(e.stdout, fr, ds, prof, out)
+		},
+	}
+}
+
+// listTerms prints every fittable term.
+func listTerms(w io.Writer) error {
+	p := sim.DefaultParams()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TERM\tDEFAULT\tBOUNDS\tUNIT\tMEANING")
+	for _, t := range p.Terms() {
+		fmt.Fprintf(tw, "%s\t%g\t[%g, %g]\t%s\t%s\n", t.Name, *t.Value, t.Lo, t.Hi, t.Unit, t.Doc)
+	}
+	return tw.Flush()
+}
+
+func fmtStdErr(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func writeFitTable(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, prof *calibrate.Profile, out string) error {
+	fmt.Fprintf(w, "# collsim calibrate: %s\n", prof.Cluster)
+	for _, s := range ds.Sources {
+		fmt.Fprintf(w, "#   fitted on %s (%s): %d points", s.File, s.Kind, s.Points)
+		if s.Collective != "" {
+			fmt.Fprintf(w, ", %s, %d ranks", s.Collective, s.Ranks)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "#")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TERM\tDEFAULT\tFITTED\t± 1σ\tCHANGE\tUNIT\tNOTE")
+	for _, t := range fr.Fitted {
+		note := ""
+		if t.AtBound != "" {
+			note = "at its " + t.AtBound + " bound"
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%+.1f%%\t%s\t%s\n", t.Name, t.Default, t.Value, fmtStdErr(t.StdErr), t.Change()*100, t.Unit, note)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(fr.Fitted) == 0 {
+		fmt.Fprintln(w, "(no term could be fitted)")
+	}
+	if len(fr.Held) > 0 {
+		fmt.Fprintln(w, "#\n# held at their values (the measurements do not determine them):")
+		for _, h := range fr.Held {
+			fmt.Fprintf(w, "#   %-24s %-10.4g %s\n", h.Name, h.Value, h.Reason)
+		}
+	}
+	fmt.Fprintf(w, "#\n# fit: %d points, %d evaluations, %d iterations, %s (engine %s)\n", fr.Points, fr.Evaluations, fr.Iterations, fr.Status, fr.Engine)
+	fmt.Fprintf(w, "# rms log(model/measured time): %.4f -> %.4f; median |busbw error|: %.1f%% -> %.1f%%\n",
+		fr.RMSLogBefore, fr.RMSLogAfter, fr.MedianAbsBefore*100, fr.MedianAbsAfter*100)
+	for _, n := range append(append([]string(nil), ds.Notes...), fr.Notes...) {
+		fmt.Fprintf(w, "# note: %s\n", n)
+	}
+	if out != "" {
+		fmt.Fprintf(w, "# wrote %s\n", out)
+	} else {
+		fmt.Fprintln(w, "# no profile written (give -o FILE)")
+	}
+	return nil
+}
+
+func writeFitJSON(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, prof *calibrate.Profile, out string) error {
+	type term struct {
+		Name    string   `json:"name"`
+		Default float64  `json:"default"`
+		Value   float64  `json:"value"`
+		StdErr  *float64 `json:"stderr"`
+		Change  float64  `json:"change"`
+		Unit    string   `json:"unit"`
+		AtBound string   `json:"at_bound,omitempty"`
+	}
+	doc := struct {
+		Cluster      string                `json:"cluster"`
+		FittedOn     []calibrate.FitSource `json:"fitted_on"`
+		Terms        []term                `json:"terms"`
+		Held         []calibrate.HeldParam `json:"held"`
+		Points       int                   `json:"points"`
+		Evaluations  int                   `json:"evaluations"`
+		Iterations   int                   `json:"iterations"`
+		Status       string                `json:"status"`
+		Engine       string                `json:"engine"`
+		RMSLogBefore float64               `json:"rms_log_before"`
+		RMSLogAfter  float64               `json:"rms_log_after"`
+		MedianBefore float64               `json:"median_abs_error_before"`
+		MedianAfter  float64               `json:"median_abs_error_after"`
+		Notes        []string              `json:"notes,omitempty"`
+		Profile      string                `json:"profile,omitempty"`
+	}{Cluster: prof.Cluster, FittedOn: ds.Sources, Terms: []term{}, Held: prof.Held, Points: fr.Points, Evaluations: fr.Evaluations,
+		Iterations: fr.Iterations, Status: fr.Status, Engine: string(fr.Engine), RMSLogBefore: round(fr.RMSLogBefore, 5),
+		RMSLogAfter: round(fr.RMSLogAfter, 5), MedianBefore: round(fr.MedianAbsBefore, 5), MedianAfter: round(fr.MedianAbsAfter, 5),
+		Notes: append(append([]string(nil), ds.Notes...), fr.Notes...), Profile: out}
+	if doc.Held == nil {
+		doc.Held = []calibrate.HeldParam{}
+	}
+	for _, t := range fr.Fitted {
+		x := term{Name: t.Name, Default: t.Default, Value: t.Value, Change: round(t.Change(), 5), Unit: t.Unit, AtBound: t.AtBound}
+		if !math.IsNaN(t.StdErr) && !math.IsInf(t.StdErr, 0) {
+			se := t.StdErr
+			x.StdErr = &se
+		}
+		doc.Terms = append(doc.Terms, x)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(doc)
+}
