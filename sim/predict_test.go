@@ -254,3 +254,39 @@ func TestBottleneckNamed(t *testing.T) {
 		t.Errorf("utilisation not sorted: %+v", us)
 	}
 }
+
+// TestRoCEFabricSettings: a smaller MTU and packet loss on a lossy RoCE
+// fabric lower the NIC-bound busbw as the documented terms say.
+func TestRoCEFabricSettings(t *testing.T) {
+	busbw := func(mtu int, loss float64) float64 {
+		spec, err := scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "4x400G-roce", Set: []string{"NCCL_ALGO=Ring"}}.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := model.DefaultRoCE()
+		r.MTU, r.LossRate, r.PFC = mtu, loss, loss == 0
+		spec.Node.NICs.RoCE = &r
+		c, err := spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := sim.NewEnv(c, sim.DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return predict(t, e, model.AllReduce, sim.EngineAnalytic, "", 4<<30).BusBW
+	}
+	base := busbw(4096, 0)
+	// MTU 1024: (1024/1106)/(4096/4178) = 0.944 of the 4096 rate on the NICs.
+	if r := busbw(1024, 0) / base; r > 0.97 || r < 0.90 {
+		t.Errorf("MTU 1024 ratio %.3f, want ~0.944", r)
+	}
+	// 1e-3 loss at 400G: window 50e9*5e-6/4096 = 61 packets -> 0.999/1.061 = 0.941.
+	if r := busbw(4096, 1e-3) / base; r > 0.97 || r < 0.90 {
+		t.Errorf("loss 1e-3 ratio %.3f, want ~0.94", r)
+	}
+	// 1e-2 loss collapses go-back-N: 0.99/1.61 = 0.61.
+	if r := busbw(4096, 1e-2) / base; r > 0.66 || r < 0.56 {
+		t.Errorf("loss 1e-2 ratio %.3f, want ~0.61", r)
+	}
+}
