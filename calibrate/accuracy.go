@@ -100,11 +100,14 @@ type AccuracySummary struct {
 }
 
 // Target is one accuracy target of the issue and whether it is met.
+// Cases counts the cases scored in its regime; a target with none does
+// not apply and counts as met.
 type Target struct {
-	What string  `json:"what"`
-	Want float64 `json:"want_at_most"`
-	Got  float64 `json:"got"`
-	Met  bool    `json:"met"`
+	What  string  `json:"what"`
+	Want  float64 `json:"want_at_most"`
+	Got   float64 `json:"got"`
+	Cases int     `json:"cases"`
+	Met   bool    `json:"met"`
 }
 
 // AccuracyReport is the accuracy harness's result.
@@ -409,9 +412,9 @@ func (r *AccuracyReport) summarise() {
 	}
 	bw, lat := get(RegimeBandwidth), get(RegimeLatency)
 	r.Targets = []Target{
-		{"uncalibrated median |error|, bandwidth regime (median over cases)", TargetUncalBandwidth, bw.UncalCaseMedian, bw.Cases > 0 && bw.UncalCaseMedian <= TargetUncalBandwidth},
-		{"calibrated median |error|, bandwidth regime (median over cases)", TargetCalBandwidth, bw.CalCaseMedian, bw.Cases > 0 && bw.CalCaseMedian <= TargetCalBandwidth},
-		{"calibrated median |error|, latency regime (median over cases)", TargetCalLatency, lat.CalCaseMedian, lat.Cases > 0 && lat.CalCaseMedian <= TargetCalLatency},
+		{"uncalibrated median |error|, bandwidth regime (median over cases)", TargetUncalBandwidth, bw.UncalCaseMedian, bw.Cases, bw.UncalCaseMedian <= TargetUncalBandwidth},
+		{"calibrated median |error|, bandwidth regime (median over cases)", TargetCalBandwidth, bw.CalCaseMedian, bw.Cases, bw.CalCaseMedian <= TargetCalBandwidth},
+		{"calibrated median |error|, latency regime (median over cases)", TargetCalLatency, lat.CalCaseMedian, lat.Cases, lat.CalCaseMedian <= TargetCalLatency},
 	}
 }
 
@@ -454,11 +457,15 @@ func (r *AccuracyReport) WriteText(w io.Writer) error {
 			s.Regime, s.Cases, s.UncalCaseMedian*100, s.CalCaseMedian*100, s.UncalPooled.MedianAbs*100, s.CalPooled.MedianAbs*100, s.UncalPooled.P90Abs*100, s.CalPooled.P90Abs*100)
 	}
 	for _, t := range r.Targets {
+		if t.Cases == 0 {
+			fmt.Fprintf(w, "# target: %s <= %.0f%%: no case in this regime\n", t.What, t.Want*100)
+			continue
+		}
 		ok := "met"
 		if !t.Met {
 			ok = "NOT MET"
 		}
-		fmt.Fprintf(w, "# target: %s <= %.0f%%: %.1f%% (%s)\n", t.What, t.Want*100, t.Got*100, ok)
+		fmt.Fprintf(w, "# target: %s <= %.0f%%: %.1f%% over %d cases (%s)\n", t.What, t.Want*100, t.Got*100, t.Cases, ok)
 	}
 	return nil
 }

@@ -23,17 +23,10 @@ func measuredFlags() []cli.Flag {
 	}
 }
 
-// measuredFiles returns --measured files and positional files. urfave/cli
-// stops parsing flags at the first positional argument, so a flag after a
-// file name is an error that says so.
+// measuredFiles returns the --measured files followed by the positional
+// ones (Main moves flags that follow file names in front of them).
 func measuredFiles(c *cli.Context, cmd string) ([]string, error) {
-	files := append([]string(nil), c.StringSlice("measured")...)
-	for _, a := range c.Args().Slice() {
-		if strings.HasPrefix(a, "-") && a != "-" {
-			return nil, badInputf("%s: %q comes after a file name, where flags are not read: put the flags first, or give files with --measured FILE", cmd, a)
-		}
-		files = append(files, a)
-	}
+	files := append(append([]string(nil), c.StringSlice("measured")...), c.Args().Slice()...)
 	if len(files) == 0 {
 		return nil, badInputf("%s: give at least one measurement file (--measured FILE)", cmd)
 	}

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/collsim/collsim/calibrate"
+)
+
+// calRaw is the calibrate package's copy of shared/data/raw.
+const calRaw = "../../calibrate/testdata/raw"
+
+// collsim runs the CLI in-process.
+func collsim(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), append([]string{"collsim"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// snellius2x4 are the 2-node Snellius runs (MANIFEST rows 30, 31).
+var snellius2x4 = []string{
+	filepath.Join(calRaw, "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt"),
+	filepath.Join(calRaw, "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt"),
+}
+
+// TestCalibrateProfileUsedByOtherCommands: calibrate writes a profile that
+// records what it was fitted on, and predict and validate take it.
+func TestCalibrateProfileUsedByOtherCommands(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "snellius.yaml")
+	code, out, errs := collsim(t, "calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2",
+		"--measured", snellius2x4[0], "--measured", snellius2x4[1], "-o", prof)
+	if code != ExitOK {
+		t.Fatalf("calibrate exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"TERM", "net.eff.ib", "fitted on", "wrote " + prof} {
+		if !strings.Contains(out, want) {
+			t.Errorf("calibrate output lacks %q:\n%s", want, out)
+		}
+	}
+	p, err := calibrate.LoadProfile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.FittedOn) != 2 || p.FittedOn[0].Ranks != 8 || len(p.Params) == 0 || !p.Fit.Converged {
+		t.Errorf("profile: fitted on %+v, %d params, converged %v", p.FittedOn, len(p.Params), p.Fit.Converged)
+	}
+	// Predict 16 nodes with the profile fitted on 2.
+	code, out, errs = collsim(t, "predict", "--node", "hgx-h100-4gpu", "--nodes", "16", "--profile", prof, "-b", "1G", "-e", "1G", "--engine", "analytic")
+	if code != ExitOK || !strings.Contains(out, "1073741824") {
+		t.Fatalf("predict --profile exit %d: %s%s", code, errs, out)
+	}
+	// The profile makes validate agree better with what it was fitted on.
+	code, out, _ = collsim(t, "validate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--profile", prof, "--measured", snellius2x4[1], "--format", "json")
+	if code != ExitOK && code != ExitFailed {
+		t.Fatalf("validate --profile exit %d", code)
+	}
+	var v calibrate.Validation
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Profile != prof {
+		t.Errorf("validation does not name the profile: %q", v.Profile)
+	}
+}
+
+func TestCalibrateJSON(t *testing.T) {
+	code, out, errs := collsim(t, "calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius2x4[1], "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Terms []struct {
+			Name           string
+			Default, Value float64
+			StdErr         *float64
+		}
+		RMSLogBefore float64 `json:"rms_log_before"`
+		RMSLogAfter  float64 `json:"rms_log_after"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Terms) == 0 || doc.RMSLogAfter > doc.RMSLogBefore {
+		t.Errorf("json: %d terms, rms %.3f -> %.3f", len(doc.Terms), doc.RMSLogBefore, doc.RMSLogAfter)
+	}
+}
+
+// TestCalibrateNotConverged: a fit that cannot converge says so, exits 1
+// and leaves no profile file behind.
+func TestCalibrateNotConverged(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "p.yaml")
+	code, _, errs := collsim(t, "calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius2x4[0], "--max-evals", "2", "-o", prof)
+	if code != ExitFailed || !strings.Contains(errs, "did not converge") || !strings.Contains(errs, "no profile written") {
+		t.Fatalf("exit %d, stderr %q; want 1 and a message that the fit did not converge", code, errs)
+	}
+	if _, err := os.Stat(prof); !os.IsNotExist(err) {
+		t.Errorf("%s exists after a failed fit", prof)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(prof))
+	if len(entries) != 0 {
+		t.Errorf("files left behind: %v", entries)
+	}
+}
+
+func TestCalibrateBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"rank count", []string{"--node", "hgx-h100-4gpu", "--nodes", "1", "--measured", snellius2x4[0]}, "rank count: the run has 8 ranks, the cluster has 4"},
+		{"GPU type", []string{"--node", "dgx-a100", "--nodes", "2", "--gpus-per-node", "4", "--measured", snellius2x4[0]}, "GPU type"},
+		{"no file", []string{"--node", "hgx-h100-4gpu"}, "at least one measurement file"},
+		{"unknown term", []string{"--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius2x4[0], "--terms", "warp.speed"}, "warp.speed"},
+		{"missing file", []string{"--node", "hgx-h100-4gpu", "--measured", "no-such-file.txt"}, "no-such-file.txt"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := collsim(t, append([]string{"calibrate"}, tc.args...)...)
+			if code != ExitBadInput || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") > 2 {
+				t.Errorf("exit %d, stderr %q; want 2 and a short message with %q", code, errs, tc.want)
+			}
+		})
+	}
+}
+
+// TestCalibrateFileBeforeFlags: `collsim calibrate FILE --flag x` works
+// like `collsim calibrate --flag x FILE`.
+func TestCalibrateFileBeforeFlags(t *testing.T) {
+	code, out, errs := collsim(t, "calibrate", snellius2x4[1], "--node", "hgx-h100-4gpu", "--nodes", "2")
+	if code != ExitOK || !strings.Contains(out, "no profile written") {
+		t.Errorf("exit %d: %s\n%s", code, errs, out)
+	}
+}
+
+func TestCalibrateListTerms(t *testing.T) {
+	code, out, _ := collsim(t, "calibrate", "--list-terms")
+	if code != ExitOK || !strings.Contains(out, "lat.step.net.simple") || !strings.Contains(out, "nvlink.eff.4") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestAccuracyCommand runs the harness on two cases (the full corpus is
+// calibrate's TestAccuracyHarness).
+func TestAccuracyCommand(t *testing.T) {
+	code, out, errs := collsim(t, "accuracy", "--cases", "../../calibrate/testdata/cases.yaml", "--only", "moc_,bcm_")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	for _, want := range []string{"moc_h100_2x1_roce400_nogdr", "bcm_v100_2x1_tcp_socket", "names no-gpudirect-rdma", "names socket-instead-of-ib", "target:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = collsim(t, "accuracy", "--cases", "../../calibrate/testdata/cases.yaml", "--only", "thanos_", "--format", "json")
+	var rep calibrate.AccuracyReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Cases) != 2 {
+		t.Fatalf("exit %d, json %v, %d cases", code, err, len(rep.Cases))
+	}
+	if code, _, errs = collsim(t, "accuracy"); code != ExitBadInput || !strings.Contains(errs, "--cases") {
+		t.Errorf("no --cases: exit %d %q", code, errs)
+	}
+}
