@@ -231,11 +231,6 @@ func (b *builder) ring() (*prog, error) {
 	}
 	pr.perMemb = total / protoEff[proto]
 	hopLat := model.Time(0)
-	type hopInfo struct {
-		route []model.LinkID
-		cap   float64
-		lat   model.Time
-	}
 	hops := make([][]hopInfo, len(chans))
 	for g, ch := range chans {
 		hops[g] = make([]hopInfo, nsim)
@@ -293,6 +288,25 @@ func (b *builder) ring() (*prog, error) {
 	return pr, nil
 }
 
+// hopInfo is one transfer's route, per-member rate cap and step latency.
+type hopInfo struct {
+	route []model.LinkID
+	cap   float64
+	lat   model.Time
+}
+
+// stepChunk returns the payload of one pipeline unit of the algorithms that
+// move one step per chunk (tree, broadcast, reduce): one buffer step.
+func stepChunk(p model.Proto) float64 {
+	switch p {
+	case model.ProtoLL:
+		return stepLL
+	case model.ProtoLL128:
+		return stepLL128
+	}
+	return stepSimple
+}
+
 // ringChunk returns the ring chunk payload and slices per chunk by protocol.
 func ringChunk(p model.Proto) (float64, int) {
 	switch p {
@@ -334,13 +348,7 @@ func (b *builder) chain() (*prog, error) {
 		return pr, nil
 	}
 	chans, weights := channelGroups(e.Tuner.Graphs.Ring, nc)
-	chunk := float64(stepSimple)
-	switch proto {
-	case model.ProtoLL:
-		chunk = stepLL
-	case model.ProtoLL128:
-		chunk = stepLL128
-	}
+	chunk := stepChunk(proto)
 	D := float64(call.Bytes) / float64(nc)
 	nChunks := int(math.Ceil(D / chunk))
 	for b.des && len(chans)*nChunks*(n-1)*2 > opBudget && nChunks > 1 {
@@ -355,11 +363,6 @@ func (b *builder) chain() (*prog, error) {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
 	pr.slices = 1
-	type hopInfo struct {
-		route []model.LinkID
-		cap   float64
-		lat   model.Time
-	}
 	hops := make([][]hopInfo, len(chans))
 	for g, ch := range chans {
 		for j := 0; j < n-1; j++ {
@@ -490,13 +493,7 @@ func (b *builder) tree() (*prog, error) {
 			}
 		}
 	}
-	chunk := float64(stepSimple)
-	switch proto {
-	case model.ProtoLL:
-		chunk = stepLL
-	case model.ProtoLL128:
-		chunk = stepLL128
-	}
+	chunk := stepChunk(proto)
 	D := float64(call.Bytes) / float64(nc)
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
 	perChunkOps := 4 * N * G
@@ -520,22 +517,17 @@ func (b *builder) tree() (*prog, error) {
 	pr.steps = 2 * (G - 1 + depth)
 	pr.perMemb = D / protoEff[proto]
 	ccap := e.channelCap(proto)
-	type edge struct {
-		route []model.LinkID
-		cap   float64
-		lat   model.Time
-	}
-	mk := func(route []model.LinkID) edge {
+	mk := func(route []model.LinkID) hopInfo {
 		r, capv := e.decorate(route)
-		return edge{r, minCap(capv, ccap), e.stepLat(e.routeClass(r), proto)}
+		return hopInfo{r, minCap(capv, ccap), e.stepLat(e.routeClass(r), proto)}
 	}
 	for gi, g := range groups {
 		// Chain edges per node (up: chain[i] -> chain[i-1]; down reverse) and tree edges.
-		up := make([][]edge, N)
-		down := make([][]edge, N)
-		var netUp, netDown []edge
-		netUp = make([]edge, N)
-		netDown = make([]edge, N)
+		up := make([][]hopInfo, N)
+		down := make([][]hopInfo, N)
+		var netUp, netDown []hopInfo
+		netUp = make([]hopInfo, N)
+		netDown = make([]hopInfo, N)
 		for v := 0; v < N; v++ {
 			gpus := c.Nodes[v].GPUs
 			for i := G - 1; i >= 1; i-- {
@@ -558,12 +550,12 @@ func (b *builder) tree() (*prog, error) {
 			}
 		}
 		for v := 0; v < N; v++ {
-			for _, ed := range append(append([]edge(nil), up[v]...), down[v]...) {
+			for _, ed := range append(append([]hopInfo(nil), up[v]...), down[v]...) {
 				pr.classes = append(pr.classes, flowClass{ed.route, pr.perMemb, g.w, ed.cap})
 				pr.latHop = max(pr.latHop, ed.lat)
 			}
 			if trees[g.tree][v] >= 0 {
-				for _, ed := range []edge{netUp[v], netDown[v]} {
+				for _, ed := range []hopInfo{netUp[v], netDown[v]} {
 					pr.classes = append(pr.classes, flowClass{ed.route, pr.perMemb, g.w, ed.cap})
 					pr.latHop = max(pr.latHop, ed.lat)
 				}
@@ -608,7 +600,7 @@ func (b *builder) tree() (*prog, error) {
 		}
 		for _, u := range pr.units {
 			bytes := u / protoEff[proto]
-			mkT := func(ed edge, deps ...OpID) (OpID, OpID) {
+			mkT := func(ed hopInfo, deps ...OpID) (OpID, OpID) {
 				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap, Channel: int32(gi)}, deps...)
 				return t, b.add(Op{Kind: OpDelay, Latency: ed.lat}, t)
 			}
