@@ -82,20 +82,26 @@ func (e *Env) routeClass(route []model.LinkID) int {
 
 // decorate adds collsim's modelled ceilings to a route: device-to-device
 // traffic across a socket boundary also crosses the virtual cross-socket
-// link, and data a GPU reads out of host memory is capped per channel.
-// It returns the route to use and the per-member rate cap in bytes/ps
-// (0 = none) implied by the route.
+// link, data a GPU reads out of host memory is capped per channel, and so
+// is traffic over NET/Socket. It returns the route to use and the
+// per-member rate cap in bytes/ps (0 = none) implied by the route.
 func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
 	t := e.Cluster.Topo
-	staged := false
-	hostRead := false
+	staged, hostRead, socket := false, false, false
 	for i, l := range route {
 		lk := &t.Links[l]
-		if lk.Kind != model.LinkMem {
-			continue
-		}
-		staged = true
-		if t.Elem(lk.From).Kind == model.KindHostMem {
+		switch lk.Kind {
+		case model.LinkNet:
+			for _, x := range []model.ElemID{lk.From, lk.To} {
+				if el := t.Elem(x); el.Kind == model.KindNIC && (el.NIC.Kind == model.NICTCP || e.Cluster.Knobs.IBDisable) {
+					socket = true
+				}
+			}
+		case model.LinkMem:
+			staged = true
+			if t.Elem(lk.From).Kind != model.KindHostMem {
+				continue
+			}
 			// Read out of host memory: by a GPU when the route ends at one
 			// without reaching a NIC first.
 			for _, m := range route[i+1:] {
@@ -121,10 +127,28 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
 			}
 		}
 	}
+	var capv float64
 	if hostRead {
-		return out, e.Params.HostReadGBps * 1e-3
+		capv = e.Params.HostReadGBps * 1e-3
 	}
-	return out, 0
+	if socket {
+		capv = minCap(capv, e.Params.SocketGBps*1e-3)
+	}
+	return out, capv
+}
+
+// capLabel explains a per-member rate cap for bottleneck reports.
+func (e *Env) capLabel(capv float64, p model.Proto) string {
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(a, b) }
+	switch {
+	case near(capv, e.Params.HostReadGBps*1e-3):
+		return fmt.Sprintf("per-channel host-memory read ceiling (%.3g GB/s per channel: SHM or NET without GPUDirect RDMA)", e.Params.HostReadGBps)
+	case near(capv, e.Params.SocketGBps*1e-3):
+		return fmt.Sprintf("per-channel NET/Socket ceiling (%.3g GB/s per TCP stream)", e.Params.SocketGBps)
+	case near(capv, e.channelCap(p)):
+		return fmt.Sprintf("per-channel copy ceiling of one CTA (%.3g GB/s %s)", capv*1e3*protoEff[p], p)
+	}
+	return fmt.Sprintf("per-channel ceiling (%.3g GB/s)", capv*1e3)
 }
 
 // protoEff is the payload fraction of each protocol's wire format: LL sends

@@ -32,6 +32,9 @@ type Params struct {
 	// memory (SHM transport, NET without GPUDirect RDMA): SM loads across
 	// PCIe are latency-bound.
 	HostReadGBps float64
+	// SocketGBps caps each channel's traffic over NET/Socket: NCCL's socket
+	// transport moves a channel through one proxy thread and TCP stream.
+	SocketGBps float64
 	// CrossSocketP2PGBps caps device-to-device traffic (GPU-GPU P2P or
 	// GPUDirect RDMA) that crosses the inter-socket link, per direction.
 	CrossSocketP2PGBps float64
@@ -74,6 +77,11 @@ func DefaultParams() Params {
 		// 4.0 GB/s over 2 channels with SHM on RTX 2080 Ti (autodl case);
 		// ~15 GB/s over 8 channels without GDR on H100 RoCE (moc case).
 		HostReadGBps: 2.0,
+		// Assumption: one TCP stream per channel (NCCL_SOCKET_NTHREADS=1,
+		// NCCL_NSOCKS_PERTHREAD=1 defaults) sustains ~30 Gb/s on a current
+		// server core, the single-stream iperf3 order of magnitude; calibrate
+		// it from a socket run on faster links.
+		SocketGBps: 4,
 		// 6.4 GB/s peak with GDR forced across sockets (nccl-tests#293).
 		CrossSocketP2PGBps: 6.4,
 		// NCCL's hwLat for Ring by class and protocol (tuning.cc, nccl-facts §2.4).
@@ -133,6 +141,7 @@ func (p *Params) Terms() []Term {
 		Term{"smp.eff", &p.SMPEff, 0.1, 1, "fraction", "achieved fraction of the inter-socket link"},
 		Term{"hostmem.eff", &p.HostMemEff, 0.05, 1, "fraction", "achieved fraction of host memory bandwidth"},
 		Term{"hostread.gbps", &p.HostReadGBps, 0.1, 50, "GB/s", "per-channel rate of GPU reads from host memory (SHM, NET without GDR)"},
+		Term{"socket.gbps", &p.SocketGBps, 0.05, 100, "GB/s", "per-channel rate of NET/Socket (one TCP stream per channel)"},
 		Term{"p2p.xsocket.gbps", &p.CrossSocketP2PGBps, 0.5, 100, "GB/s", "device-to-device traffic across sockets, per direction"},
 		Term{"nvls.lat.us", &p.NVLSLatUs, 1, 200, "us", "latency of one NVLS call"},
 	)

@@ -119,7 +119,7 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		return pt, err
 	}
 	pt.Note = pr.Note
-	at, loads := e.analytic(pr)
+	at, loads, capBound := e.analytic(pr)
 	t := at
 	if req.Engine == EngineDES && pr.sched != nil && len(pr.sched.Ops) > 1 {
 		res, err := Execute(ctx, pr.sched, e.caps, ExecOptions{})
@@ -135,21 +135,26 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		pt.BusBW = pt.AlgBW * req.Coll.BusBWFactor(n)
 	}
 	e.bottleneck(&pt, loads, t)
+	if capBound > 0 {
+		pt.BottleneckClass = "channel ceiling"
+		pt.Bottleneck = e.capLabel(capBound, choice.Proto)
+	}
 	return pt, nil
 }
 
-// analytic returns the closed-form time of a program and the per-link
-// load (bytes) it implies.
-func (e *Env) analytic(pr *prog) (model.Time, []float64) {
+// analytic returns the closed-form time of a program, the per-link load
+// (bytes) it implies, and the binding per-member rate cap when a cap rather
+// than a link limits the call (0 otherwise).
+func (e *Env) analytic(pr *prog) (model.Time, []float64, float64) {
 	loads := make([]float64, len(e.caps))
-	var tCap float64
+	var tCap, bindCap float64
 	for _, fc := range pr.classes {
 		w := float64(max(fc.weight, 1))
 		for _, l := range fc.route {
 			loads[l] += fc.bytes * w
 		}
-		if fc.rateCap > 0 {
-			tCap = math.Max(tCap, fc.bytes/fc.rateCap)
+		if fc.rateCap > 0 && fc.bytes/fc.rateCap > tCap {
+			tCap, bindCap = fc.bytes/fc.rateCap, fc.rateCap
 		}
 	}
 	var tBW float64
@@ -159,8 +164,11 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64) {
 		}
 	}
 	tData := math.Max(tBW, tCap) // ps for one member's bytes
+	if tCap <= tBW*1.001 {
+		bindCap = 0
+	}
 	if pr.perMemb <= 0 || tData <= 0 {
-		return pr.base + pr.latHop, loads
+		return pr.base + pr.latHop, loads, 0
 	}
 	rate := pr.perMemb / tData // wire bytes per ps per member
 	lat := float64(pr.latHop)
@@ -207,7 +215,7 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64) {
 	default: // direct
 		total = tData + lat
 	}
-	return pr.base + model.Time(math.Ceil(total)), loads
+	return pr.base + model.Time(math.Ceil(total)), loads, bindCap
 }
 
 // unitEff converts pipeline-unit payload to wire bytes: perMemb is wire

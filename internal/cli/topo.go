@@ -99,12 +99,16 @@ func transportSummary(e *sim.Env, pts []sim.Point) string {
 	}
 	if n := len(pts); n > 0 && pts[n-1].Bottleneck != "" {
 		last := pts[n-1]
-		busy := 0.0
-		if len(last.Utilisation) > 0 {
-			busy = last.Utilisation[0].Busy
+		where := fmt.Sprintf("%s (%s", last.BottleneckClass, last.Bottleneck)
+		if last.BottleneckClass == "channel ceiling" {
+			where = last.Bottleneck + " ("
+		} else if len(last.Utilisation) > 0 {
+			where += fmt.Sprintf(", %.0f%% busy; ", 100*last.Utilisation[0].Busy)
+		} else {
+			where += "; "
 		}
-		out += fmt.Sprintf(" Bottleneck at %d B: %s (%s, %.0f%% busy); %s/%s on %d channels.",
-			last.Size, last.BottleneckClass, last.Bottleneck, 100*busy, last.Choice.Algo, last.Choice.Proto, last.Choice.Channels)
+		out += fmt.Sprintf(" Bottleneck at %d B: %s%s/%s on %d channels).",
+			last.Size, where, last.Choice.Algo, last.Choice.Proto, last.Choice.Channels)
 	}
 	return out
 }
