@@ -348,8 +348,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 		skip[gateSeries[i].Name] = true
 	}
 	below, above := failingPoints(in.Checks, in.Tolerance, skip)
-	switch {
-	case (!anyExplains && slower > in.Tolerance) || below != "":
+	if (!anyExplains && slower > in.Tolerance) || below != "" {
 		d := get(DiagBelowModel)
 		d.Severity = SevWarning
 		if slower > in.Tolerance && !anyExplains {
@@ -360,7 +359,8 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 			d.Evidence = append(d.Evidence, "gate points below the model beyond the tolerance, not explained above: "+below)
 		}
 		list = append(list, *d)
-	case slower < -in.Tolerance || (above != "" && below == ""):
+	}
+	if slower < -in.Tolerance || above != "" {
 		d := get(DiagAboveModel)
 		d.Severity = SevInfo
 		if slower < -in.Tolerance {
@@ -555,7 +555,13 @@ func failingPoints(checks []*SeriesCheck, tol float64, skip map[string]bool) (be
 			}
 		}
 	}
-	return strings.Join(b, "; "), strings.Join(a, "; ")
+	short := func(v []string) string {
+		if len(v) > 6 {
+			return strings.Join(v[:6], "; ") + fmt.Sprintf("; and %d more", len(v)-6)
+		}
+		return strings.Join(v, "; ")
+	}
+	return short(b), short(a)
 }
 
 func bottleneckNote(checks []*SeriesCheck) string {

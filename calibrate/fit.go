@@ -718,11 +718,20 @@ func Fit(ctx context.Context, series []Series, links []LinkObs, base sim.Params,
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].norm > cands[j].norm })
 	var chosen []cand
 	var basis [][]float64
+	untouched := 0
+	defer func() {
+		if untouched > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("%d other terms do not affect these measurements and keep their values", untouched))
+		}
+	}()
 	maxTerms := max(1, len(r0)/2)
 	for _, c := range cands {
 		switch {
+		case c.norm < 1e-4:
+			untouched++
+			continue
 		case c.norm < minSensitivity:
-			res.Held = append(res.Held, HeldTerm{c.name, c.v0, "the measurements barely depend on it"})
+			res.Held = append(res.Held, HeldTerm{c.name, c.v0, fmt.Sprintf("the measurements barely depend on it (sensitivity %.2g)", c.norm)})
 			continue
 		case len(chosen) >= maxTerms:
 			res.Held = append(res.Held, HeldTerm{c.name, c.v0, fmt.Sprintf("too few points (%d) for more than %d terms", len(r0), maxTerms)})

@@ -303,3 +303,24 @@ func TestBuildDatasetLinkObservations(t *testing.T) {
 		t.Errorf("fit on the matrix alone: %+v, want nvlink.eff.3 near 270/300 = 0.9", fr.Fitted)
 	}
 }
+
+// BenchmarkFit times a fit on the 2-node Snellius AllReduce run (31 sizes).
+func BenchmarkFit(b *testing.B) {
+	a, err := calibrate.ParseFile(filepath.Join("testdata", "raw", "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec, err := scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 2, NCCLVersion: "2.22"}.Resolve()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		if _, err := calibrate.Fit(context.Background(), ds.Series, nil, sim.DefaultParams(), calibrate.FitOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

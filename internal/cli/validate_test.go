@@ -122,3 +122,13 @@ func TestParseTolerance(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateDeterministic: the same validation twice prints the same bytes.
+func TestValidateDeterministic(t *testing.T) {
+	args := []string{"validate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--format", "json", "--measured", snellius2x4[0], "--measured", snellius2x4[1]}
+	_, a, _ := collsim(t, args...)
+	_, b, _ := collsim(t, args...)
+	if a != b || a == "" {
+		t.Errorf("two runs differ (or are empty)")
+	}
+}
