@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -47,9 +48,17 @@ func badInputf(format string, a ...any) error { return badInput(fmt.Errorf(forma
 // failed marks a check that ran and did not pass (exit 1).
 func failed(err error) error { return &exitError{code: ExitFailed, err: err} }
 
-// env is what every command gets: its output writers.
+// env is what every command gets: its output writers, the command line and
+// a clock.
 type env struct {
 	stdout, stderr io.Writer
+	// args are the arguments Main received (args[0] is the program name);
+	// reports print them so a reader can rerun the command.
+	args []string
+	// now returns the current time; reports are dated with it. Tests fix
+	// it so that reports are byte-identical from run to run. Nil means
+	// time.Now.
+	now func() time.Time
 }
 
 // commands lists every collsim command. Each lives in its own file.
@@ -124,7 +133,12 @@ func interspersed(cmds []*cli.Command, args []string) []string {
 // process exit code. It never panics on user input and prints one line per
 // error to stderr.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	return runWith(ctx, &env{stdout: stdout, stderr: stderr, args: args, now: time.Now}, args)
+}
+
+// runWith is Main with the environment given: tests call it with a fixed clock.
+func runWith(ctx context.Context, e *env, args []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	app := &cli.App{
 		Name:                 "collsim",
 		Usage:                "simulate, calibrate and validate GPU collective communication (NCCL) performance",

@@ -36,12 +36,17 @@ func hwbenchCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "coordinator", Usage: "rank 0's `HOST:PORT` for a multi-process run"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
 			&cli.BoolFlag{Name: "fake", Hidden: true, Usage: "measure a simulated machine (tests, demos)"},
+			reportFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
 				return badInputf("hwbench takes no arguments, got %q", c.Args().First())
 			}
 			o, err := hwbenchOptions(c, def)
+			if err != nil {
+				return err
+			}
+			rpath, err := reportPath(c, "hwbench")
 			if err != nil {
 				return err
 			}
@@ -68,6 +73,21 @@ func hwbenchCommand(e *env) *cli.Command {
 				if rep.NCCL != nil && o.NCCLText != "" && rep.Machine.Rank == 0 {
 					fmt.Fprintf(e.stdout, "hwbench: %s\n", o.NCCLText)
 				}
+			}
+			// Rank 0 writes the report, also after a failed probe: it
+			// shows what did run and the error.
+			if rpath != "" && rep != nil && rep.Machine.Rank == 0 {
+				doc, rerr := hwbenchReport(e, rep, o)
+				if rerr == nil {
+					rerr = writeReport("hwbench", rpath, doc)
+				}
+				if rerr != nil {
+					if err != nil {
+						fmt.Fprintf(e.stderr, "collsim: %v\n", err)
+					}
+					return rerr
+				}
+				fmt.Fprintf(e.stdout, "hwbench: %s\n", rpath)
 			}
 			var pe *hwbench.ProbeError
 			if errors.As(err, &pe) {

@@ -25,6 +25,7 @@ func inspectCommand(e *env) *cli.Command {
 			"records. Exit status 2 when a file cannot be read or nothing in it is recognised.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
+			reportFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
@@ -34,7 +35,11 @@ func inspectCommand(e *env) *cli.Command {
 			if c.Args().Len() == 0 {
 				return badInputf("inspect: give at least one file")
 			}
-			return runInspect(e, c.Args().Slice(), format)
+			rpath, err := reportPath(c, "inspect")
+			if err != nil {
+				return err
+			}
+			return runInspect(e, c.Args().Slice(), format, rpath)
 		},
 	}
 }
@@ -45,7 +50,10 @@ type inspectError struct {
 	Error string `json:"error"`
 }
 
-func runInspect(e *env, files []string, format string) error {
+// runInspect prints what each file is and, when rpath is not empty, writes
+// the report there. Files that cannot be read are reported after the
+// others (and in the report); the error names them.
+func runInspect(e *env, files []string, format, rpath string) error {
 	var arts []*calibrate.Artifact
 	var errs []inspectError
 	var firstErr error
@@ -83,6 +91,18 @@ func runInspect(e *env, files []string, format string) error {
 			if err := printArtifact(e.stdout, a); err != nil {
 				return fmt.Errorf("inspect: %w", err)
 			}
+		}
+	}
+	if rpath != "" {
+		doc, err := inspectReport(e, arts, errs)
+		if err == nil {
+			err = writeReport("inspect", rpath, doc)
+		}
+		if err != nil {
+			for _, x := range errs {
+				fmt.Fprintf(e.stderr, "collsim: inspect: %s\n", x.Error)
+			}
+			return err
 		}
 	}
 	switch {

@@ -72,6 +72,7 @@ func predictCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "engine", Value: "des", Usage: "des (discrete-event simulation) or analytic"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"},
 		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type (float, half, bfloat16, double, int8, ...)"},
+		reportFlag(),
 	)
 	return &cli.Command{
 		Name:      "predict",
@@ -92,6 +93,10 @@ func predictCommand(e *env) *cli.Command {
 			default:
 				return badInputf("--format: unknown %q (known: table, json, csv)", format)
 			}
+			rpath, err := reportPath(c, "predict")
+			if err != nil {
+				return err
+			}
 			envr, err := buildEnv(c)
 			if err != nil {
 				return err
@@ -103,11 +108,21 @@ func predictCommand(e *env) *cli.Command {
 			out := newPrediction(envr, req, pts, c.String("datatype"))
 			switch format {
 			case "json":
-				return out.writeJSON(e.stdout)
+				err = out.writeJSON(e.stdout)
 			case "csv":
-				return out.writeCSV(e.stdout)
+				err = out.writeCSV(e.stdout)
+			default:
+				err = out.writeTable(e.stdout)
 			}
-			return out.writeTable(e.stdout)
+			if err != nil || rpath == "" {
+				return err
+			}
+			sz := fmt.Sprintf("-b %s -e %s -f %s", c.String("minbytes"), c.String("maxbytes"), c.String("stepfactor"))
+			doc, err := predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sz})
+			if err != nil {
+				return err
+			}
+			return writeReport("predict", rpath, doc)
 		},
 	}
 }

@@ -1,0 +1,364 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/reports"
+	"github.com/collsim/collsim/sim"
+	"github.com/urfave/cli/v2"
+)
+
+// This file holds what every command's --report shares: the flag, the
+// check of its path, the document header (date, version, command line),
+// the model assumptions and conversions from calibrate records to report
+// blocks. Each command's builder lives in report_<command>.go.
+
+// reportExts are the report file extensions reports.WriteFile knows.
+var reportExts = [...]string{".html", ".htm", ".md"}
+
+// reportFlag is the --report option of every command that produces results.
+func reportFlag() cli.Flag {
+	return &cli.StringFlag{Name: "report", Usage: "also write a report for people to read to `FILE`: .html (one self-contained page) or .md (Markdown, plots as SVG files beside it)"}
+}
+
+// reportPath returns the --report path, or "" when none was asked for. An
+// unknown extension or a directory that does not exist is a usage error,
+// found before the command does its work.
+func reportPath(c *cli.Context, cmd string) (string, error) {
+	p := c.String("report")
+	if !c.IsSet("report") {
+		return "", nil
+	}
+	if p == "" {
+		return "", badInputf("%s: --report: give a file name ending in %s", cmd, strings.Join(reportExts[:], ", "))
+	}
+	ext := strings.ToLower(filepath.Ext(p))
+	known := false
+	for _, k := range reportExts {
+		known = known || ext == k
+	}
+	if !known {
+		return "", badInputf("%s: --report %s: unknown report extension %q (known: %s)", cmd, p, ext, strings.Join(reportExts[:], ", "))
+	}
+	dir := filepath.Dir(p)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return "", badInputf("%s: --report %s: directory %s: %w", cmd, p, dir, err)
+	case !st.IsDir():
+		return "", badInputf("%s: --report %s: %s is not a directory", cmd, p, dir)
+	}
+	return p, nil
+}
+
+// writeReport writes doc to path (atomically; the format follows the
+// extension). A failure leaves no partial file and is returned wrapped
+// with the command's name.
+func writeReport(cmd, path string, doc *reports.Document) error {
+	if err := reports.WriteFile(path, doc); err != nil {
+		return fmt.Errorf("%s: --report: %w", cmd, err)
+	}
+	return nil
+}
+
+// newReport starts a report: title, date (e.now), version and the command
+// line Main received, with the program's directory dropped from args[0].
+func (e *env) newReport(title string) *reports.Document {
+	now := time.Now
+	if e.now != nil {
+		now = e.now
+	}
+	var line []string
+	if len(e.args) > 0 {
+		line = append([]string{filepath.Base(e.args[0])}, e.args[1:]...)
+	}
+	return &reports.Document{Title: title, Date: now(), Version: Version, CommandLine: line}
+}
+
+// collectiveTitle is the name NCCL uses for a collective ("AllReduce").
+func collectiveTitle(c model.Collective) string {
+	switch c {
+	case model.AllReduce:
+		return "AllReduce"
+	case model.AllGather:
+		return "AllGather"
+	case model.ReduceScatter:
+		return "ReduceScatter"
+	case model.Broadcast:
+		return "Broadcast"
+	case model.Reduce:
+		return "Reduce"
+	case model.AlltoAll:
+		return "AlltoAll"
+	case model.SendRecv:
+		return "SendRecv"
+	}
+	return c.String()
+}
+
+// gbps formats a bandwidth in GB/s with three significant digits at most
+// ("23.7 GB/s", "232 GB/s", "0.96 GB/s").
+func gbps(v float64) string { return sig3(v) + " GB/s" }
+
+// sig3 formats v with about three significant digits, without exponent
+// for ordinary magnitudes.
+func sig3(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "n/a"
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
+}
+
+// clusterFiles are the files and options behind a cluster, for the inputs
+// of a report.
+type clusterFiles struct {
+	Cluster, Topo, Profile string
+	Set                    []string
+	NCCLVersion            string
+}
+
+// clusterFilesFrom reads the cluster options of c.
+func clusterFilesFrom(c *cli.Context) clusterFiles {
+	return clusterFiles{Cluster: c.String("cluster"), Topo: c.String("topo"), Profile: c.String("profile"),
+		Set: c.StringSlice("set"), NCCLVersion: c.String("nccl-version")}
+}
+
+// clusterInputs lists the cluster a model ran on: what it is and the files
+// it came from.
+func clusterInputs(envr *sim.Env, f clusterFiles) []reports.KV {
+	ci := clusterInfo(envr)
+	kv := []reports.KV{{Key: "cluster", Value: ci.Description}}
+	if ci.Name != "" && ci.Name != ci.Node {
+		kv = append(kv, reports.KV{Key: "cluster name", Value: ci.Name})
+	}
+	node := ci.Node
+	if node == "" {
+		node = "custom node"
+	}
+	kv = append(kv,
+		reports.KV{Key: "node", Value: fmt.Sprintf("%s: %d x %s per node", node, ci.GPUsPerNode, ci.GPU)},
+		reports.KV{Key: "nodes", Value: strconv.Itoa(ci.Nodes)},
+		reports.KV{Key: "NICs per node", Value: ci.NICs},
+		reports.KV{Key: "fabric", Value: ci.Fabric},
+	)
+	if len(ci.Env) > 0 {
+		var s []string
+		for _, k := range sortedKeys(ci.Env) {
+			s = append(s, k+"="+ci.Env[k])
+		}
+		kv = append(kv, reports.KV{Key: "NCCL environment", Value: strings.Join(s, " ")})
+	}
+	for _, x := range []struct{ k, v string }{
+		{"cluster file", f.Cluster}, {"topology file", f.Topo}, {"calibration profile", f.Profile},
+	} {
+		if x.v != "" {
+			kv = append(kv, reports.KV{Key: x.k, Value: x.v})
+		}
+	}
+	return kv
+}
+
+// termSources cites where each default of sim.DefaultParams comes from (the
+// comments there and the README's "How predictions are made"), by term
+// name or by the prefix before the last dot.
+var termSources = map[string]string{
+	"nvlink.eff.2":       "NCCL's effective 20 of 25 GB/s per NVLink2 link (topo.h)",
+	"nvlink.eff.3":       "232 GB/s ring busbw over 12 x 25 GB/s on 8x A100 (nccl-tests#149, #175)",
+	"nvlink.eff.4":       "370 of 450 GB/s ring busbw on 8x H100 (nccl-tests#212)",
+	"nvlink.eff.5":       "NCCL's effective 40.1 of 50 GB/s per NVLink5 link (topo.h)",
+	"pcie.eff.3":         "12.5 of 15.75 GB/s measured x16 Gen3 copies (bam#54)",
+	"pcie.eff.4":         "25 of 31.5 GB/s measured x16 Gen4 copies (bam#54)",
+	"pcie.eff.5":         "55.3 of 63 GB/s x16 Gen5 copies (nvbandwidth H800 file)",
+	"pcie.eff.6":         "assumed equal to Gen5 (no published measurement)",
+	"net.eff.ib":         "46-48 of 50 GB/s per NDR NIC (nccl-tests#290); ~24 of 25 per HDR (nccl-tests#160)",
+	"net.eff.roce":       "as InfiniBand: 46-48 of 50 GB/s per 400G NIC (nccl-tests#290)",
+	"net.eff.efa":        "43.8 GB/s on 2x p4d with 4x 100G EFA (aws_p4d_a100_2x8_efa case)",
+	"net.eff.tcp":        "0.96 GB/s over ~10GbE (bcm_v100_2x1_tcp_socket case; link speed assumed)",
+	"smp.eff":            "assumed (no published measurement; collsim calibrate fits it)",
+	"hostmem.eff":        "assumed (no published measurement; collsim calibrate fits it)",
+	"hostread.gbps":      "4.0 GB/s over 2 channels with SHM on RTX 2080 Ti (autodl case); ~15 GB/s over 8 channels without GDR on H100 RoCE (moc case)",
+	"socket.gbps":        "assumed: one TCP stream per channel (NCCL_SOCKET_NTHREADS=1, NCCL_NSOCKS_PERTHREAD=1) sustains ~30 Gb/s on a current server core, the single-stream iperf3 order of magnitude",
+	"p2p.xsocket.gbps":   "6.4 GB/s peak with GPUDirect RDMA forced across sockets (nccl-tests#293)",
+	"nvls.lat.us":        "NCCL's NVLS latency (25 us, tuning.cc) plus ~7 us of launch overhead",
+	"nvls.eff.hopper":    "480 GB/s NVLS busbw on 8x H100 (nccl-tests#212); NCCL's own NVLS factor is 0.85",
+	"nvls.eff.blackwell": "~830 GB/s NVLS busbw on 8x B200 (nccl#1807); NCCL's own NVLS factor is 0.74",
+	"lat.base":           "NCCL's ring base latency (6.6/14/8.4 us for LL/LL128/Simple, tuning.cc) plus ~7 us of launch and loop overhead: 17 us measured for 8 B on 4x H100 (snellius_h100_1x4 case)",
+	"lat.step.nvlink":    "NCCL's per-hop latency for NVLink (hwLat, tuning.cc; nccl-facts §2.4)",
+	"lat.step.pcie":      "NCCL's per-hop latency for PCIe and SHM (hwLat, tuning.cc; nccl-facts §2.4)",
+	"lat.step.net":       "NCCL's per-hop latency for the network (hwLat, tuning.cc; nccl-facts §2.4)",
+}
+
+// termSource returns the citation of a term's default.
+func termSource(name string) string {
+	if s, ok := termSources[name]; ok {
+		return s
+	}
+	for n := name; strings.Contains(n, "."); {
+		n = n[:strings.LastIndex(n, ".")]
+		if s, ok := termSources[n]; ok {
+			return s
+		}
+	}
+	return "collsim default (see README: How predictions are made)"
+}
+
+// fmtTerm formats a term's value with its unit.
+func fmtTerm(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'g', 4, 64)
+	switch unit {
+	case "", "fraction":
+		return s
+	case "us":
+		return s + " us"
+	}
+	return s + " " + unit
+}
+
+// modelAssumptions lists what a model's numbers rest on: the NCCL release
+// whose behaviour is modelled, the engine, nccl-tests' definitions and
+// every sim.Params term with its value and source. A term whose value
+// differs from the default is attributed to profile (when given).
+func modelAssumptions(envr *sim.Env, engine sim.EngineKind, profile, ncclVersionFlag string) []reports.Assumption {
+	ver := envr.Cluster.Version.String()
+	verSrc := "the newest release collsim models (default)"
+	switch {
+	case ncclVersionFlag != "":
+		verSrc = "--nccl-version"
+	case envr.Cluster.Spec.NCCLVersion != "":
+		verSrc = "the cluster description (nccl_version)"
+	}
+	engDoc := "discrete-event, flow-level simulation of NCCL's schedule; links shared max-min fairly"
+	if engine == sim.EngineAnalytic {
+		engDoc = "closed form of NCCL's schedule: latency + size / bandwidth of the most loaded link"
+	}
+	as := []reports.Assumption{
+		{Term: "NCCL version modelled", Value: ver, Source: verSrc + "; defaults, algorithm and protocol choice as NCCL " + ver + " makes them (src/graph, tuning.cc)"},
+		{Term: "engine", Value: string(engine), Source: engDoc},
+		{Term: "bus bandwidth", Value: "algbw x nccl-tests factor", Source: "nccl-tests doc/PERFORMANCE.md: 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and AlltoAll, 1 otherwise; 1 GB/s = 1e9 B/s"},
+	}
+	def := sim.DefaultParams()
+	defTerms := def.Terms()
+	params := envr.Params
+	for i, t := range params.Terms() {
+		src := termSource(t.Name)
+		if d := *defTerms[i].Value; *t.Value != d {
+			who := "calibration profile"
+			if profile != "" {
+				who += " " + profile
+			}
+			src = fmt.Sprintf("%s (default %s: %s)", who, fmtTerm(d, t.Unit), src)
+		}
+		as = append(as, reports.Assumption{Term: t.Name + ": " + t.Doc, Value: fmtTerm(*t.Value, t.Unit), Source: src})
+	}
+	as = append(as, reports.Assumption{Term: "per-channel ceilings", Value: "LL 10-20, LL128 20-40, Simple 24-70 GB/s by GPU architecture",
+		Source: "NCCL's perChMaxRingLL128Bw and perChMaxTreeBw (tuning.cc); one channel is one CTA"})
+	return as
+}
+
+// findingSeverity maps a calibrate finding severity to a report one.
+func findingSeverity(s string) reports.Severity {
+	switch s {
+	case calibrate.SevError:
+		return reports.SeverityCritical
+	case calibrate.SevWarning:
+		return reports.SeverityWarning
+	}
+	return reports.SeverityInfo
+}
+
+// findingFixes are the actions docs/inspect.md's findings suggest, by code.
+var findingFixes = map[string]string{
+	calibrate.FindWrongResults:        "Treat the run as invalid: check the GPUs for ECC and Xid errors (nvidia-smi -q -d ECC, dmesg) and that every node runs the same NCCL and driver.",
+	calibrate.FindSHMInsteadOfP2P:     "Enable GPU peer-to-peer: check that NCCL_P2P_DISABLE and NCCL_P2P_LEVEL are not set, that ACS/IOMMU do not block P2P on the GPUs' PCIe switches, and that the GPUs support P2P.",
+	calibrate.FindSocketNotIB:         "Make the IB/RoCE devices visible to NCCL: rdma-core and libibverbs installed, NCCL_IB_DISABLE unset, NCCL_IB_HCA naming the right devices, ports Active in ibstat.",
+	calibrate.FindNoGDR:               "Enable GPUDirect RDMA: load nvidia-peermem (or use DMA-BUF), check NCCL_NET_GDR_LEVEL, and that GPUs and NICs share a PCIe switch.",
+	calibrate.FindGDRLevelRaised:      "Compare with NCCL_NET_GDR_LEVEL unset: GPUDirect RDMA through the CPU root complex is often slower than staging through host memory.",
+	calibrate.FindNetIntraNode:        "Let ranks on the same host use P2P or SHM: check NCCL_P2P_DISABLE, NCCL_SHM_DISABLE and that the ranks see each other as local (same hostname, shared /dev/shm).",
+	calibrate.FindFewerNICs:           "Let NCCL use every NIC: check NCCL_IB_HCA, the channel limits (NCCL_MIN/MAX_NCHANNELS) and that every port is Active.",
+	calibrate.FindNoNVLS:              "Check that the NVSwitch fabric manager runs and multicast is supported (nvidia-smi -q, Fabric section) and that NCCL_NVLS_ENABLE is not 0.",
+	calibrate.FindTopoFallback:        "Check the topology (nvidia-smi topo -m) for missing NVLinks or NICs far from GPUs, and any NCCL_TOPO_FILE in use.",
+	calibrate.FindNCCLWarning:         "Read the WARN line: it names the component that failed.",
+	calibrate.FindBandwidthCliff:      "Find what changes at that size: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING shows the algorithm and protocol chosen; compare runs with NCCL_ALGO/NCCL_PROTO forced.",
+	calibrate.FindNICPlateau:          "If fewer NICs than installed carry the traffic, check NCCL_IB_HCA and the port states; if all of them do, the NICs are the limit.",
+	calibrate.FindLowNetBW:            "Measure the NICs alone between the nodes (ib_write_bw from perftest); check each NIC's link rate and PCIe width, and GPUDirect RDMA.",
+	calibrate.FindP2PUnavailable:      "Check the BIOS (ACS, IOMMU) and the driver; GeForce GPUs refuse P2P over PCIe.",
+	calibrate.FindNICFarFromGPU:       "Place NICs under the same PCIe switch as GPUs; otherwise compare NCCL_NET_GDR_LEVEL=SYS (GPUDirect RDMA across the root complex) with staging.",
+	calibrate.FindHWBenchProbeFailed:  "Read the probe's error, fix it and rerun that probe alone (collsim hwbench --probes NAME).",
+	calibrate.FindHWBenchProbeSkipped: "Install the library the probe needs (see the evidence) if its measurements matter.",
+}
+
+// reportFindings converts calibrate findings, each evidence prefixed with
+// where it was seen (prefix, then the line); warnings and errors carry the
+// suggested fix for their code.
+func reportFindings(prefix string, fs []calibrate.Finding) reports.Findings {
+	out := make(reports.Findings, 0, len(fs))
+	for _, f := range fs {
+		where := prefix
+		if f.Line > 0 {
+			if where != "" {
+				where += ":"
+			}
+			where += strconv.Itoa(f.Line)
+		}
+		ev := f.Evidence
+		switch {
+		case where != "" && ev != "":
+			ev = where + ": " + ev
+		case where != "":
+			ev = where
+		}
+		title := f.Message
+		if f.Code != "" {
+			title += " (" + f.Code + ")"
+		}
+		fix := ""
+		if sev := findingSeverity(f.Severity); sev > reports.SeverityInfo {
+			fix = findingFixes[f.Code]
+		}
+		out = append(out, reports.Finding{Severity: findingSeverity(f.Severity), Title: title, Evidence: ev, Fix: fix})
+	}
+	return out
+}
+
+// runSeries returns the busbw points of an nccl-tests run: out-of-place
+// and, when the run has them, in-place results. Rows without a positive
+// size or a valid result, and repeated sizes, are left out.
+func runSeries(r *calibrate.Run) []reports.BWSeries {
+	pick := func(res func(calibrate.Row) calibrate.Result) []reports.BWPoint {
+		var pts []reports.BWPoint
+		seen := map[int64]bool{}
+		for _, row := range r.Rows {
+			x := res(row)
+			if row.Size <= 0 || seen[row.Size] || !x.Valid || math.IsNaN(x.BusBW) || math.IsInf(x.BusBW, 0) || x.BusBW < 0 {
+				continue
+			}
+			seen[row.Size] = true
+			pts = append(pts, reports.BWPoint{Size: model.Bytes(row.Size), BusBW: model.GBps(x.BusBW)})
+		}
+		return pts
+	}
+	var out []reports.BWSeries
+	if p := pick(func(r calibrate.Row) calibrate.Result { return r.OOP }); len(p) > 0 {
+		out = append(out, reports.BWSeries{Name: "out-of-place", Style: reports.StyleLinePoints, Points: p})
+	}
+	if p := pick(func(r calibrate.Row) calibrate.Result { return r.IP }); len(p) > 0 {
+		out = append(out, reports.BWSeries{Name: "in-place", Style: reports.StyleDashed, Points: p})
+	}
+	return out
+}

@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/reports"
+	"github.com/collsim/collsim/sim"
+)
+
+// predictInputs are the options of a predict run that its report lists
+// besides the cluster and the request.
+type predictInputs struct {
+	files clusterFiles
+	// sizes is the size option as given ("-b 8 -e 8G -f 2").
+	sizes string
+}
+
+// predictReport builds the report of a predict run: a summary derived from
+// the results (peak busbw, the bottleneck link class, the transports and,
+// for a network-bound multi-node cluster, what one node alone reaches),
+// busbw and time against size, the utilisation of the busiest links at the
+// largest size, and the full results table.
+func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs) (*reports.Document, error) {
+	if len(p.pts) == 0 {
+		return nil, fmt.Errorf("predict: --report: no results to report")
+	}
+	envr, c := p.env, p.env.Cluster
+	ci := clusterInfo(envr)
+	coll := collectiveTitle(p.req.Coll)
+	node := ci.Node
+	if node == "" {
+		node = ci.GPU + " node"
+	}
+	where := fmt.Sprintf("%d x %s", ci.Nodes, node)
+	title := coll + " on " + where + ": prediction"
+	if ci.Name != "" && ci.Name != ci.Node {
+		title = coll + " on " + ci.Name + " (" + where + "): prediction"
+	}
+	doc := e.newReport(title)
+	doc.Subtitle = fmt.Sprintf("collsim model of nccl-tests %s_perf on %d ranks (%s engine)", p.req.Coll.TestName(), c.NumRanks(), p.req.Engine)
+
+	peak, last := p.pts[0], p.pts[len(p.pts)-1]
+	for _, pt := range p.pts {
+		if pt.BusBW > peak.BusBW {
+			peak = pt
+		}
+	}
+	ts := envr.Res.Summarize(envr.Tuner.Graphs.Ring)
+	var one *sim.Point
+	if ci.Nodes > 1 && (last.BottleneckClass == "NIC" || last.BottleneckClass == "fabric") {
+		one = oneNodePoint(ctx, envr, p.req)
+	}
+	doc.Summary = predictSummary(p, ci, ts, peak, last, one)
+	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: fmt.Sprintf("prediction: peak %s busbw at %s", gbps(peak.BusBW), model.FormatBytes(peak.Size))}
+	if last.BottleneckClass != "" {
+		doc.Verdict.Label += "; bottleneck: " + last.BottleneckClass
+	}
+
+	doc.Inputs = clusterInputs(envr, in.files)
+	doc.Inputs = append(doc.Inputs,
+		reports.KV{Key: "collective", Value: fmt.Sprintf("%s (nccl-tests %s_perf), %s, %d ranks", coll, p.req.Coll.TestName(), p.dtype, c.NumRanks())},
+		reports.KV{Key: "sizes", Value: fmt.Sprintf("%s: %d sizes from %s to %s", in.sizes, len(p.pts), model.FormatBytes(p.pts[0].Size), model.FormatBytes(last.Size))},
+		reports.KV{Key: "engine", Value: string(p.req.Engine)},
+	)
+	if p.req.Algo != nil {
+		doc.Inputs = append(doc.Inputs, reports.KV{Key: "algorithm (forced)", Value: p.req.Algo.String()})
+	}
+	if p.req.Proto != nil {
+		doc.Inputs = append(doc.Inputs, reports.KV{Key: "protocol (forced)", Value: p.req.Proto.String()})
+	}
+	doc.Assumptions = modelAssumptions(envr, p.req.Engine, in.files.Profile, in.files.NCCLVersion)
+
+	var bw []reports.BWPoint
+	var tm []reports.TimePoint
+	for _, pt := range p.pts {
+		if pt.Size <= 0 {
+			continue
+		}
+		bw = append(bw, reports.BWPoint{Size: pt.Size, BusBW: model.GBps(pt.BusBW)})
+		if t := model.Time(math.Round(pt.TimeUs * float64(model.Microsecond))); t > 0 {
+			tm = append(tm, reports.TimePoint{Size: pt.Size, Time: t})
+		}
+	}
+	series := "model (" + string(p.req.Engine) + ")"
+	if len(bw) > 0 {
+		doc.Sections = append(doc.Sections, reports.Section{Title: "Bus bandwidth", Blocks: []reports.Block{
+			reports.Paragraph{Text: "Predicted bus bandwidth (busbw, as nccl-tests computes it) for each message size. Small messages are latency-bound; the plateau on the right is what the slowest link of the schedule allows."},
+			reports.BusBWPlot{Title: coll + " busbw, " + where, Caption: fmt.Sprintf("collsim %s engine; %s.", p.req.Engine, strings.TrimSuffix(ts.String(), ".")),
+				Series: []reports.BWSeries{{Name: series, Style: reports.StyleLine, Points: bw}}},
+		}})
+	}
+	if len(tm) > 0 {
+		doc.Sections = append(doc.Sections, reports.Section{Title: "Time per call", Blocks: []reports.Block{
+			reports.Paragraph{Text: "Predicted time of one call: flat where the fixed latency dominates, rising with the size once bandwidth does."},
+			reports.TimePlot{Title: coll + " time, " + where, Series: []reports.TimeSeries{{Name: series, Style: reports.StyleLine, Points: tm}}},
+		}})
+	}
+	doc.Sections = append(doc.Sections, bottleneckSection(p, last, one))
+	doc.Sections = append(doc.Sections, reports.Section{Title: "Results", Blocks: resultsBlocks(p)})
+	return doc, nil
+}
+
+// oneNodePoint predicts the largest requested size on one node of the same
+// cluster with the analytic engine: what the node's own links allow. Any
+// failure leaves the comparison out (nil).
+func oneNodePoint(ctx context.Context, envr *sim.Env, req sim.Request) *sim.Point {
+	spec := envr.Cluster.Spec
+	spec.Nodes = 1
+	cl, err := spec.Build()
+	if err != nil {
+		return nil
+	}
+	e1, err := sim.NewEnv(cl, envr.Params)
+	if err != nil {
+		return nil
+	}
+	r := req
+	r.Engine = sim.EngineAnalytic
+	pt, err := e1.Predict(ctx, r, req.Sizes[len(req.Sizes)-1])
+	if err != nil || pt.BusBW <= 0 {
+		return nil
+	}
+	return &pt
+}
+
+// busiest returns the utilisation of a point's bottleneck link (0 if none).
+func busiest(pt sim.Point) float64 {
+	if len(pt.Utilisation) == 0 {
+		return 0
+	}
+	return pt.Utilisation[0].Busy
+}
+
+// limitPhrase names what limits a point: "the NICs (2x100G-roce per node;
+// node0/nic0->fabric/switch 100% busy)".
+func limitPhrase(pt sim.Point, ci clusterJSON) string {
+	what := map[string]string{
+		"NIC":              "the NICs (" + ci.NICs + " per node",
+		"fabric":           "the fabric between the nodes (" + ci.Fabric,
+		"NVLink":           "NVLink (" + ci.GPU,
+		"PCIe":             "PCIe (",
+		"inter-socket":     "the link between the CPU sockets (",
+		"host memory":      "host memory (",
+		"cross-socket P2P": "device-to-device traffic across the CPU sockets (",
+	}[pt.BottleneckClass]
+	if pt.BottleneckClass == "channel ceiling" {
+		return "the " + pt.Bottleneck
+	}
+	if what == "" {
+		what = pt.BottleneckClass + " ("
+	}
+	if !strings.HasSuffix(what, "(") {
+		what += "; "
+	}
+	return fmt.Sprintf("%s%s %.0f%% busy)", what, pt.Bottleneck, 100*busiest(pt))
+}
+
+// predictSummary writes the executive summary from the results.
+func predictSummary(p *prediction, ci clusterJSON, ts model.TransportSummary, peak, last sim.Point, one *sim.Point) string {
+	coll := collectiveTitle(p.req.Coll)
+	var b strings.Builder
+	fmt.Fprintf(&b, "On %d x %s (%d GPUs), %s reaches %s busbw", ci.Nodes, ci.Node, p.env.Cluster.NumRanks(), coll, gbps(peak.BusBW))
+	if ci.Node == "" {
+		b.Reset()
+		fmt.Fprintf(&b, "On %d node(s) of %d x %s (%d GPUs), %s reaches %s busbw", ci.Nodes, ci.GPUsPerNode, ci.GPU, p.env.Cluster.NumRanks(), coll, gbps(peak.BusBW))
+	}
+	fmt.Fprintf(&b, " at %s", model.FormatBytes(peak.Size))
+	at := ""
+	if last.Size != peak.Size {
+		at = fmt.Sprintf("; at %s, the largest size, it is", model.FormatBytes(last.Size))
+	}
+	switch {
+	case last.Bottleneck == "":
+		b.WriteString(".")
+	case busiest(last) < 0.5 && last.BottleneckClass != "channel ceiling":
+		fmt.Fprintf(&b, "; at %s no link is saturated (busiest: %s, %.0f%% busy), so latency and per-channel limits set the time.", model.FormatBytes(last.Size), last.Bottleneck, 100*busiest(last))
+	default:
+		fmt.Fprintf(&b, "%s, limited by %s.", at, limitPhrase(last, ci))
+	}
+	if one != nil {
+		fmt.Fprintf(&b, " Inside one node the same %s reaches %s (bound by %s), so the network delivers %s%% of what a node can do.",
+			coll, gbps(one.BusBW), one.BottleneckClass, sig3(100*last.BusBW/one.BusBW))
+	}
+	fmt.Fprintf(&b, " Transports: %s.", ts.String())
+	if len(ts.Reasons) > 0 {
+		fmt.Fprintf(&b, " Why: %s.", strings.Join(ts.Reasons, "; "))
+	}
+	if r := recommendation(last, ci, ts); r != "" {
+		b.WriteString(" " + r)
+	}
+	return b.String()
+}
+
+// recommendation says what would raise busbw, from the bottleneck class and
+// the transports.
+func recommendation(last sim.Point, ci clusterJSON, ts model.TransportSummary) string {
+	if last.BottleneckClass == "channel ceiling" {
+		switch {
+		case strings.Contains(last.Bottleneck, "host-memory"):
+			return "Each channel reads from host memory because P2P or GPUDirect RDMA is off: enabling them would help most."
+		case strings.Contains(last.Bottleneck, "Socket"):
+			return "NCCL moves each channel through one TCP stream: RDMA NICs (InfiniBand or RoCE) would help most; more channels or socket threads (NCCL_SOCKET_NTHREADS, NCCL_NSOCKS_PERTHREAD) somewhat."
+		}
+		return "Each channel (one CTA) copies at its ceiling: more channels (NCCL_MIN_NCHANNELS) would help until a link saturates."
+	}
+	if last.Bottleneck == "" || busiest(last) < 0.5 {
+		return "Larger messages, or fewer calls, would use the links better."
+	}
+	switch last.BottleneckClass {
+	case "NIC":
+		switch {
+		case ts.NICsInstalled > 0 && ts.NICsUsed < ts.NICsInstalled:
+			return fmt.Sprintf("Only %d of the %d NICs per node carry traffic: letting NCCL use all of them (NCCL_IB_HCA, channel count) would help first.", ts.NICsUsed, ts.NICsInstalled)
+		case ts.Net != "" && ts.Net != "Socket" && !ts.GDR:
+			return "GPUDirect RDMA is off, so network traffic is staged through host memory: enabling it would help, then more or faster NICs."
+		case ts.Net == "Socket":
+			return "NCCL uses TCP sockets: RDMA NICs (InfiniBand or RoCE) would help most."
+		}
+		return fmt.Sprintf("More or faster NICs than %s per node would help.", ci.NICs)
+	case "fabric":
+		return "The fabric between the nodes is the limit: a less oversubscribed fabric, or placing the job under fewer leaf switches, would help."
+	case "NVLink":
+		if last.Choice.Algo == model.AlgoNVLS || last.Choice.Algo == model.AlgoNVLSTree {
+			return "NVLS already reduces in the NVSwitch: this is the node's NVLink limit, which only a faster NVLink generation would raise."
+		}
+		return "The collective runs at the GPUs' NVLink limit; only a faster NVLink generation, or NVLS on GPUs and switches that support it, would raise it."
+	case "PCIe":
+		return "PCIe is the limit: NVLink-connected GPUs, or GPUs and NICs under the same PCIe switch, would help."
+	case "host memory", "inter-socket", "cross-socket P2P":
+		return "Traffic is staged through host memory or crosses the CPU sockets: enabling GPU peer-to-peer and GPUDirect RDMA, or keeping GPUs and their NICs on one socket, would help."
+	}
+	return ""
+}
+
+// bottleneckSection shows the busiest links at the largest size and, when
+// computed, what one node alone reaches.
+func bottleneckSection(p *prediction, last sim.Point, one *sim.Point) reports.Section {
+	s := reports.Section{Title: "Bottleneck"}
+	s.Blocks = append(s.Blocks, reports.Paragraph{Text: p.summary})
+	if len(last.Utilisation) > 0 {
+		firstIs := "the first is the bottleneck"
+		if last.BottleneckClass == "channel ceiling" {
+			firstIs = "no link is the bottleneck: the " + last.Bottleneck + " is"
+		}
+		links := make([]reports.LinkUtil, 0, len(last.Utilisation))
+		for _, u := range last.Utilisation {
+			links = append(links, reports.LinkUtil{Name: u.Link, Utilization: math.Max(0, math.Min(1, u.Busy))})
+		}
+		s.Blocks = append(s.Blocks, reports.LinkUtilPlot{
+			Title:   "Busiest links at " + model.FormatBytes(last.Size),
+			Caption: fmt.Sprintf("Share of the call time each link is busy at %s, the largest size (%s/%s on %d channels); %s.", model.FormatBytes(last.Size), last.Choice.Algo, last.Choice.Proto, last.Choice.Channels, firstIs),
+			Links:   links,
+		})
+	} else {
+		s.Blocks = append(s.Blocks, reports.Paragraph{Text: "The model reports no link load at the largest size."})
+	}
+	if one != nil {
+		s.Blocks = append(s.Blocks, reports.Table{
+			Caption: "Whole cluster against one node at " + model.FormatBytes(last.Size),
+			Columns: []string{"scope", "busbw (GB/s)", "bound by", "bottleneck link", "engine"},
+			Rows: [][]string{
+				{fmt.Sprintf("%d nodes", p.env.Cluster.NumNodes()), fmtF(last.BusBW, 2), last.BottleneckClass, last.Bottleneck, string(p.req.Engine)},
+				{"one node", fmtF(one.BusBW, 2), one.BottleneckClass, one.Bottleneck, string(sim.EngineAnalytic)},
+			},
+		})
+	}
+	return s
+}
+
+// resultsBlocks is the nccl-tests-style results table with NCCL's choice
+// and the bottleneck per size.
+func resultsBlocks(p *prediction) []reports.Block {
+	t := reports.Table{
+		Caption: "Predicted results, one row per size (nccl-tests columns, then NCCL's choice)",
+		Columns: []string{"size", "size (B)", "count", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algo", "proto", "channels", "NCCL model (us)", "bottleneck"},
+	}
+	seen := map[string]bool{}
+	for _, pt := range p.pts {
+		bn := pt.BottleneckClass
+		if bn != "" {
+			bn += ": " + pt.Bottleneck
+		}
+		t.Rows = append(t.Rows, []string{model.FormatBytes(pt.Size), strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10),
+			fmtF(pt.TimeUs, 2), fmtF(pt.AlgBW, 2), fmtF(pt.BusBW, 2), pt.Choice.Algo.String(), pt.Choice.Proto.String(),
+			strconv.Itoa(pt.Choice.Channels), fmtF(pt.Choice.NCCLTimeUs, 2), bn})
+		if pt.Note != "" && !seen[pt.Note] {
+			seen[pt.Note] = true
+			t.Notes = append(t.Notes, fmt.Sprintf("From %s: %s.", model.FormatBytes(pt.Size), strings.TrimSuffix(pt.Note, ".")))
+		}
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("Average busbw: %s GB/s.", fmtF(avgBusBW(p.pts), 2)))
+	return []reports.Block{t}
+}
+
+// fmtF formats v with prec decimals.
+func fmtF(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }

@@ -1,0 +1,347 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/reports"
+	"github.com/collsim/collsim/sim"
+)
+
+// reportDate is the fixed clock of the report tests.
+var reportDate = time.Date(2026, 3, 4, 10, 15, 0, 0, time.UTC)
+
+// runAt runs collsim like runCLI with the clock fixed at reportDate.
+func runAt(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	full := append([]string{"collsim"}, args...)
+	e := &env{stdout: &out, stderr: &errb, args: full, now: func() time.Time { return reportDate }}
+	code = runWith(context.Background(), e, full)
+	return code, out.String(), errb.String()
+}
+
+// readFile returns a file's content or fails the test.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// svgLink matches the figure links of a Markdown report.
+var svgLink = regexp.MustCompile(`\]\(([^)]+\.svg)\)`)
+
+// TestReportMarkdownGolden writes Markdown reports and compares their text
+// with testdata/report; every figure the text links to must exist.
+func TestReportMarkdownGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		// the default scenario: NIC-bound, with the one-node comparison
+		{"report/predict.md", []string{"predict", "--engine", "analytic", "-b", "1M", "-e", "1G", "-f", "4"}},
+		// one NVLink node, another collective, a forced algorithm
+		{"report/predict_h100.md", []string{"predict", "--node", "dgx-h100", "--nodes", "1", "--collective", "allgather", "--algo", "ring", "--engine", "analytic", "-b", "64K", "-e", "256M", "-f", "16"}},
+		// nccl-tests with a log and ibstat; p2p matrices (heat maps) and topology of a GPU pair without P2P
+		{"report/inspect.md", []string{"inspect", corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt", corpus + "/ibstat_snellius_h100_node.txt",
+			corpus + "/p2pbw_rtx2080ti_1x2_pcie-nop2p_autodl.txt", corpus + "/topo_rtx2080ti_1x2_pcie-nop2p_autodl.txt"}},
+	}
+	for _, tc := range tests {
+		t.Run(filepath.Base(tc.golden), func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, filepath.Base(tc.golden))
+			code, stdout, stderr := runAt(t, append(tc.args, "--report", out)...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if stdout == "" {
+				t.Error("the command's normal output is missing")
+			}
+			md := readFile(t, out)
+			for _, m := range svgLink.FindAllStringSubmatch(md, -1) {
+				if _, err := os.Stat(filepath.Join(dir, m[1])); err != nil {
+					t.Errorf("figure %s: %v", m[1], err)
+				}
+			}
+			if n := len(svgLink.FindAllString(md, -1)); n == 0 {
+				t.Error("no figure in the report")
+			}
+			checkGolden(t, tc.golden, strings.ReplaceAll(md, dir, "$TMP"))
+		})
+	}
+}
+
+// TestReportHTML checks the structure of each command's HTML report: the
+// title, the summary, inline plots, the data tables, and nothing that
+// would be fetched from anywhere.
+func TestReportHTML(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"predict", []string{"predict", "--engine", "analytic", "-b", "1M", "-e", "256M", "-f", "4"},
+			[]string{"<title>AllReduce on default-4x-dgx-a100-2x100g-roce (4 x dgx-a100): prediction</title>", "limited by the NICs (2x100G-roce per node",
+				"More or faster NICs", "Data behind", "Busiest links at 256M", "lat.step.net.simple", "nccl-tests#290", "Reproduce", "2026-03-04 10:15 UTC"}},
+		{"inspect", []string{"inspect", corpus + "/p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt", corpus + "/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt"},
+			[]string{"<title>Inspection of 2 files</title>", "net-without-gdr", "load nvidia-peermem", "Data behind", "GPU7", "run 1, all_reduce"}},
+		{"hwbench", []string{"hwbench", "--fake", "-q", "--maxbytes", "64K", "--copybytes", "1M", "--iters", "2", "--warmup", "1"},
+			[]string{"<title>hwbench on fakehost</title>", "5 of 5 probes ran", "not measurements", "Data behind", "Probes, in run order", "all_reduce, 4 ranks"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "r.html")
+			args := append([]string(nil), tc.args...)
+			if tc.name == "hwbench" {
+				args = append(args, "--out", filepath.Join(dir, "hw.json"))
+			}
+			code, _, stderr := runAt(t, append(args, "--report", out)...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			page := readFile(t, out)
+			for _, w := range append(tc.want, "<svg", "<table", "<details", "Summary", "Inputs", "Assumptions") {
+				if !strings.Contains(page, w) {
+					t.Errorf("report lacks %q", w)
+				}
+			}
+			for _, bad := range []string{"http://", "https://", "<script", "<img", "<link"} {
+				if strings.Contains(page, bad) {
+					t.Errorf("report contains %q", bad)
+				}
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if strings.Contains(e.Name(), ".tmp") {
+					t.Errorf("temporary file left behind: %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// TestReportBadPath: an unknown extension is a usage error that lists the
+// known ones; a missing directory is one too, found before any work; a
+// target that cannot be replaced fails after the normal output, leaving no
+// partial file.
+func TestReportBadPath(t *testing.T) {
+	dir := t.TempDir()
+	file := corpus + "/ibstat_snellius_h100_node.txt"
+	isDir := filepath.Join(dir, "taken.html")
+	if err := os.Mkdir(isDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		stderr  string
+		stdout  bool // the normal output was printed
+		created bool // something besides taken.html appeared in dir
+	}{
+		{"predict pdf", []string{"predict", "--engine", "analytic", "--report", filepath.Join(dir, "r.pdf")}, ExitBadInput, `unknown report extension ".pdf" (known: .html, .htm, .md)`, false, false},
+		{"inspect no extension", []string{"inspect", file, "--report", filepath.Join(dir, "report")}, ExitBadInput, `unknown report extension "" (known: .html, .htm, .md)`, false, false},
+		{"hwbench txt", []string{"hwbench", "--fake", "-q", "--out", "", "--report", filepath.Join(dir, "r.txt")}, ExitBadInput, "(known: .html, .htm, .md)", false, false},
+		{"empty", []string{"predict", "--report", ""}, ExitBadInput, "give a file name ending in .html, .htm, .md", false, false},
+		{"missing directory", []string{"predict", "--engine", "analytic", "--report", filepath.Join(dir, "missing", "r.html")}, ExitBadInput, "no such file or directory", false, false},
+		{"inspect missing directory", []string{"inspect", file, "--report", filepath.Join(dir, "missing", "r.md")}, ExitBadInput, "no such file or directory", false, false},
+		{"target is a directory", []string{"predict", "--engine", "analytic", "-b", "1M", "-e", "4M", "--report", isDir}, ExitBadInput, "predict: --report: reports: writing", true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runAt(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, stderr)
+			}
+			if !strings.Contains(stderr, tc.stderr) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("stderr = %q, want one line with %q", stderr, tc.stderr)
+			}
+			if (stdout != "") != tc.stdout {
+				t.Errorf("stdout = %q, want output: %v", stdout, tc.stdout)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 1 {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Errorf("directory holds %v, want only taken.html", names)
+			}
+		})
+	}
+}
+
+// TestReportDeterministic: the same command twice, with the same clock,
+// writes byte-identical reports (and Markdown figures).
+func TestReportDeterministic(t *testing.T) {
+	for _, ext := range []string{".html", ".md"} {
+		for _, args := range [][]string{
+			{"predict", "--node", "dgx-h100", "--nodes", "2", "-b", "1M", "-e", "64M", "-f", "8"},
+			{"inspect", corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt", corpus + "/p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt"},
+		} {
+			t.Run(args[0]+ext, func(t *testing.T) {
+				dir := t.TempDir()
+				out := filepath.Join(dir, "r"+ext)
+				snapshot := func() map[string]string {
+					if code, _, stderr := runAt(t, append(args, "--report", out)...); code != ExitOK {
+						t.Fatalf("exit %d: %s", code, stderr)
+					}
+					files := map[string]string{}
+					entries, err := os.ReadDir(dir)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, e := range entries {
+						files[e.Name()] = readFile(t, filepath.Join(dir, e.Name()))
+					}
+					return files
+				}
+				a, b := snapshot(), snapshot()
+				if len(a) != len(b) {
+					t.Fatalf("%d files, then %d", len(a), len(b))
+				}
+				for name, content := range a {
+					if b[name] != content {
+						t.Errorf("%s differs between two runs", name)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestPredictSummary checks the executive summary against the bottleneck
+// each cluster has: what limits it and what would help.
+func TestPredictSummary(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"NIC-bound with one-node comparison", nil, []string{"limited by the NICs (2x100G-roce per node", "Inside one node the same AllReduce reaches", "bound by NVLink", "More or faster NICs than 2x100G-roce"}},
+		{"NVLink with NVLS", []string{"--node", "dgx-h100", "--nodes", "1"}, []string{"limited by NVLink", "NVLS already reduces in the NVSwitch"}},
+		{"sockets", []string{"--nics", "1x10G-tcp"}, []string{"NET/Socket", "RDMA NICs (InfiniBand or RoCE) would help most"}},
+		{"no GPUDirect RDMA", []string{"--set", "NCCL_NET_GDR_LEVEL=LOC"}, []string{"per-channel host-memory read ceiling", "enabling them would help most"}},
+		{"PCIe without P2P", []string{"--node", "pcie-gpu-server", "--nodes", "1"}, []string{"Why: SHM", "host-memory read ceiling"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.md")
+			args := append([]string{"predict", "--engine", "analytic", "-b", "64M", "-e", "1G", "-f", "4", "--report", out}, tc.args...)
+			if code, _, stderr := runAt(t, args...); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			md := readFile(t, out)
+			summary, _, _ := strings.Cut(md[strings.Index(md, "## Summary"):], "## Inputs")
+			for _, w := range tc.want {
+				if !strings.Contains(summary, w) {
+					t.Errorf("summary lacks %q:\n%s", w, summary)
+				}
+			}
+		})
+	}
+}
+
+// TestRecommendation covers every bottleneck class on synthetic points.
+func TestRecommendation(t *testing.T) {
+	ci := clusterJSON{NICs: "8x400G-ib"}
+	busy := []sim.LinkUse{{Link: "x", Busy: 1}}
+	tests := []struct {
+		pt   sim.Point
+		ts   model.TransportSummary
+		want string
+	}{
+		{sim.Point{BottleneckClass: "NIC", Bottleneck: "n", Utilisation: busy}, model.TransportSummary{Net: "IB", GDR: true, NICsUsed: 4, NICsInstalled: 8}, "Only 4 of the 8 NICs"},
+		{sim.Point{BottleneckClass: "NIC", Bottleneck: "n", Utilisation: busy}, model.TransportSummary{Net: "IB", NICsUsed: 8, NICsInstalled: 8}, "GPUDirect RDMA is off"},
+		{sim.Point{BottleneckClass: "NIC", Bottleneck: "n", Utilisation: busy}, model.TransportSummary{Net: "IB", GDR: true, NICsUsed: 8, NICsInstalled: 8}, "More or faster NICs than 8x400G-ib"},
+		{sim.Point{BottleneckClass: "fabric", Bottleneck: "leaf0->spine", Utilisation: busy}, model.TransportSummary{}, "less oversubscribed fabric"},
+		{sim.Point{BottleneckClass: "NVLink", Bottleneck: "g", Utilisation: busy}, model.TransportSummary{}, "faster NVLink generation"},
+		{sim.Point{BottleneckClass: "PCIe", Bottleneck: "p", Utilisation: busy}, model.TransportSummary{}, "PCIe is the limit"},
+		{sim.Point{BottleneckClass: "inter-socket", Bottleneck: "s", Utilisation: busy}, model.TransportSummary{}, "crosses the CPU sockets"},
+		{sim.Point{BottleneckClass: "channel ceiling", Bottleneck: "per-channel copy ceiling of one CTA"}, model.TransportSummary{}, "more channels (NCCL_MIN_NCHANNELS)"},
+		{sim.Point{BottleneckClass: "NIC", Bottleneck: "n", Utilisation: []sim.LinkUse{{Link: "n", Busy: 0.2}}}, model.TransportSummary{}, "Larger messages"},
+	}
+	for _, tc := range tests {
+		if got := recommendation(tc.pt, ci, tc.ts); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.pt.BottleneckClass, got, tc.want)
+		}
+	}
+}
+
+// TestInspectReportSynthetic builds an inspect report from hand-made
+// records with awkward content (a non-square matrix, N/A and infinite
+// cells, a run without valid rows, an unreadable file) and renders it.
+func TestInspectReportSynthetic(t *testing.T) {
+	nan := math.NaN()
+	arts := []*calibrate.Artifact{
+		{File: "p2p.txt", Kind: calibrate.KindP2PBandwidth, Matrices: []*calibrate.Matrix{
+			{Title: "square with N/A", Metric: "bandwidth-uni", Unit: "GB/s", Rows: []string{"0", "1"}, Cols: []string{"0", "1"}, Values: [][]float64{{500, nan}, {20, 500}}},
+			{Title: "square with inf", Metric: "bandwidth-uni", Unit: "GB/s", Rows: []string{"0", "1"}, Cols: []string{"0", "1"}, Values: [][]float64{{500, math.Inf(1)}, {20, 500}}},
+			{Title: "CPU to GPU", Metric: "bandwidth-uni", Unit: "GB/s", Path: "h2d", Rows: []string{"CPU"}, Cols: []string{"0", "1"}, Values: [][]float64{{25, nan}}},
+		}},
+		{File: "t.txt", Kind: calibrate.KindNCCLTests, Runs: []*calibrate.Run{
+			{CollectiveName: "all_reduce", Ranks: 2, Rows: []calibrate.Row{{Size: 0, OOP: calibrate.Result{Valid: true}}, {Size: 8, OOP: calibrate.Result{BusBW: nan, Valid: true}}}},
+			{CollectiveName: "all_gather", Rows: []calibrate.Row{{Size: 1 << 20, OOP: calibrate.Result{BusBW: 10, Valid: true}}, {Size: 1 << 20, OOP: calibrate.Result{BusBW: 11, Valid: true}}}},
+		}, Findings: []calibrate.Finding{{Code: calibrate.FindSocketNotIB, Severity: calibrate.SevWarning, Message: "sockets", Evidence: "via NET/Socket", Line: 7}}},
+	}
+	errs := []inspectError{{File: "gone.txt", Error: "open gone.txt: no such file or directory"}}
+	e := &env{args: []string{"/usr/bin/collsim", "inspect", "p2p.txt"}, now: func() time.Time { return reportDate }}
+	doc, err := inspectReport(e, arts, errs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Verdict.Status != reports.StatusFail || !strings.Contains(doc.Summary, "Read 2 of 3 files") || !strings.Contains(doc.Summary, "gone.txt") {
+		t.Errorf("verdict %v, summary %q", doc.Verdict, doc.Summary)
+	}
+	if doc.CommandLine[0] != "collsim" {
+		t.Errorf("command line %q", doc.CommandLine)
+	}
+	var heat, tables, plots int
+	for _, s := range doc.Sections {
+		for _, b := range s.Blocks {
+			switch b := b.(type) {
+			case reports.HeatMapPlot:
+				heat++
+				if b.Labels[0] != "GPU0" {
+					t.Errorf("labels %q", b.Labels)
+				}
+			case reports.Table:
+				tables++
+			case reports.BusBWPlot:
+				plots++
+				if len(b.Series) != 1 || len(b.Series[0].Points) != 1 {
+					t.Errorf("busbw plot %+v: want the one usable point", b.Series)
+				}
+			}
+		}
+	}
+	if heat != 1 || plots != 1 || tables < 3 {
+		t.Errorf("%d heat maps, %d busbw plots, %d tables", heat, plots, tables)
+	}
+	var buf bytes.Buffer
+	if err := reports.WriteHTML(&buf, doc); err != nil {
+		t.Fatal(err)
+	}
+}
