@@ -29,9 +29,12 @@ type AccuracyOptions struct {
 
 // AccuracyPoint is one measured size of a case with both predictions.
 type AccuracyPoint struct {
+	// Size is the nccl-tests size in bytes; Regime its regime.
 	Size   int64  `json:"size_bytes"`
 	Regime string `json:"regime"`
 	// MeasuredBusBW is recomputed from the measured time (see PointCheck).
+	// UncalBusBW and CalBusBW are the model's, with default and with
+	// fitted parameters.
 	MeasuredBusBW float64 `json:"measured_busbw_gbps"`
 	UncalBusBW    float64 `json:"uncalibrated_busbw_gbps"`
 	CalBusBW      float64 `json:"calibrated_busbw_gbps"`
@@ -42,6 +45,8 @@ type AccuracyPoint struct {
 
 // CaseResult is the accuracy of the model on one case.
 type CaseResult struct {
+	// ID, File, Source, Class and Quality identify the case (cases.yaml
+	// and the case's CaseSetup); Collective, Ranks and Nodes describe it.
 	ID         string `json:"id"`
 	File       string `json:"file"`
 	Source     string `json:"source"`
@@ -59,9 +64,10 @@ type CaseResult struct {
 	FittedTerms []string `json:"fitted_terms"`
 	// Uncalibrated and Calibrated summarise the errors per regime
 	// (latency, then bandwidth or mid).
-	Uncalibrated []RegimeStats   `json:"uncalibrated"`
-	Calibrated   []RegimeStats   `json:"calibrated"`
-	Points       []AccuracyPoint `json:"points"`
+	Uncalibrated []RegimeStats `json:"uncalibrated"`
+	Calibrated   []RegimeStats `json:"calibrated"`
+	// Points are the per-size predictions and errors.
+	Points []AccuracyPoint `json:"points"`
 	// Expect is, for degraded cases, the diagnosis validate must name when
 	// checking the run against the healthy cluster (HealthyCluster);
 	// Diagnosed lists the codes it named, best first; NamesCause whether
@@ -91,6 +97,8 @@ func (c *CaseResult) Regime(name string, calibrated bool) RegimeStats {
 // of each case's median |error| (every case weighs the same); Pooled are
 // the statistics of all their points together.
 type AccuracySummary struct {
+	// Regime is summarised; the Uncal fields use default parameters, the
+	// Cal fields the held-out fits.
 	Regime          string      `json:"regime"`
 	Cases           int         `json:"cases"`
 	UncalCaseMedian float64     `json:"uncalibrated_case_median"`
@@ -103,6 +111,7 @@ type AccuracySummary struct {
 // Cases counts the cases scored in its regime; a target with none does
 // not apply and counts as met.
 type Target struct {
+	// What the target is about; Want its limit and Got the value reached.
 	What  string  `json:"what"`
 	Want  float64 `json:"want_at_most"`
 	Got   float64 `json:"got"`
@@ -112,6 +121,8 @@ type Target struct {
 
 // AccuracyReport is the accuracy harness's result.
 type AccuracyReport struct {
+	// CasesFile was scored with Engine; Cases in file order, then the
+	// Summary per regime and the issue's Targets.
 	CasesFile string            `json:"cases_file"`
 	Engine    string            `json:"engine"`
 	Cases     []CaseResult      `json:"cases"`

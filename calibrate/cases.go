@@ -18,12 +18,16 @@ import (
 // Case is one entry of a validation corpus file in the shared/data
 // cases.yaml format: a published nccl-tests run on known hardware.
 type Case struct {
+	// ID names the case uniquely.
 	ID string `yaml:"id"`
 	// File is the raw measurement file, relative to the cases file.
 	File string `yaml:"file"`
 	// TableIndex picks the results table when the file holds several.
-	TableIndex  int     `yaml:"table_index_in_file"`
-	Source      string  `yaml:"source"`
+	TableIndex int `yaml:"table_index_in_file"`
+	// Source cites where the numbers were published.
+	Source string `yaml:"source"`
+	// GPU, GPUsPerNode, Nodes, TotalRanks, Intra and NIC describe the
+	// hardware as the source states it.
 	GPU         string  `yaml:"gpu"`
 	GPUsPerNode int     `yaml:"gpus_per_node"`
 	Nodes       int     `yaml:"nodes"`
@@ -32,19 +36,24 @@ type Case struct {
 	NIC         CaseNIC `yaml:"nic"`
 	// Collective is the nccl-tests stem ("all_reduce").
 	Collective string `yaml:"collective"`
-	DType      string `yaml:"dtype"`
+	// DType is the nccl-tests data type ("float", "double").
+	DType string `yaml:"dtype"`
 	// NCCLVersion is free text ("2.29.2 (nccl-library=22902), ..."); empty when unknown.
 	NCCLVersion string `yaml:"nccl_version"`
-	Env         string `yaml:"env"`
+	// Env is free text about the run's environment variables.
+	Env string `yaml:"env"`
 	// Quality is ok, ok-with-caveats, suspect or degraded.
 	Quality string `yaml:"quality"`
-	Caveat  string `yaml:"caveat"`
+	// Caveat says what to keep in mind about the numbers.
+	Caveat string `yaml:"caveat"`
 	// Points are [size bytes, out-of-place busbw GB/s] as printed.
 	Points [][]float64 `yaml:"points"`
 }
 
 // CaseNIC is the network adapters of a case.
 type CaseNIC struct {
+	// Type, Count and Gbps are as stated ("ib-hdr", 4, 200); GDR and Note
+	// are free text.
 	Type  string  `yaml:"type"`
 	Count int     `yaml:"count"`
 	Gbps  float64 `yaml:"gbps"`
@@ -126,6 +135,8 @@ func ParseCases(name string, data []byte) ([]Case, error) {
 // cluster flags (--node, --gpu, --gpus-per-node, --nics, --set), or an
 // explicit node layout when no preset fits.
 type NodeFlags struct {
+	// Node, GPU, GPUsPerNode, NICs and Set are --node, --gpu,
+	// --gpus-per-node, --nics and the --set NCCL_X=VALUE list.
 	Node        string
 	GPU         string
 	GPUsPerNode int
@@ -169,7 +180,8 @@ type CaseSetup struct {
 	// Healthy, for degraded cases, is what the cluster should have been;
 	// validate against it must name Expect among its diagnoses.
 	Healthy *NodeFlags
-	Expect  string
+	// Expect is the diagnosis code that validating against Healthy must name.
+	Expect string
 	// Why says where the mapping comes from.
 	Why string
 }

@@ -68,13 +68,16 @@ var diagTexts = map[string]diagInfo{
 // Diagnosis is one likely cause of a gap between model and measurement,
 // with what triggered it and the fix a person would try.
 type Diagnosis struct {
+	// Code is one of the Diag constants; Title says it in words.
 	Code  string `json:"code"`
 	Title string `json:"title"`
 	// Severity is "error" (explains a failed check), "warning" (the files
 	// show it) or "info" (the model expects it, or context).
-	Severity string   `json:"severity"`
+	Severity string `json:"severity"`
+	// Evidence quotes what triggered it: file lines and re-predictions.
 	Evidence []string `json:"evidence"`
-	Fix      string   `json:"fix"`
+	// Fix is what a person would try.
+	Fix string `json:"fix"`
 	// Reproduce is the cluster change that reproduces the measurement in
 	// the model ("--set NCCL_NET_GDR_LEVEL=LOC"), empty when none was tried.
 	Reproduce string `json:"reproduce,omitempty"`
@@ -93,12 +96,17 @@ type Diagnosis struct {
 // DiagnoseInput is what Diagnose needs: the healthy cluster, the gate
 // series and their checks, and the evidence the files carry.
 type DiagnoseInput struct {
-	Spec      model.ClusterSpec
-	Params    sim.Params
-	Series    []Series
-	Checks    []*SeriesCheck
-	Findings  []Finding
-	Logs      []*NCCLLog
+	// Spec and Params are the healthy cluster and the model's parameters.
+	Spec   model.ClusterSpec
+	Params sim.Params
+	// Series are the measured runs that have a gate regime; Checks their
+	// point-by-point comparison with the healthy model.
+	Series []Series
+	Checks []*SeriesCheck
+	// Findings and Logs are what the measured files (and --log) show.
+	Findings []Finding
+	Logs     []*NCCLLog
+	// Tolerance is the gate's |error| limit (default 0.10).
 	Tolerance float64
 }
 

@@ -44,11 +44,13 @@ type Series struct {
 	Line int
 	// Spec is the cluster the curve was measured on.
 	Spec model.ClusterSpec
+	// Coll is the collective measured.
 	Coll model.Collective
 	// ElemSize is the datatype size in bytes (4 for float).
 	ElemSize int
 	// Ranks is the communicator size the file states.
-	Ranks  int
+	Ranks int
+	// Points are the measured sizes, in file order.
 	Points []MeasuredPoint
 }
 
@@ -68,6 +70,7 @@ type LinkObs struct {
 // Dataset is everything usable for a fit, read from artifacts and checked
 // against one cluster.
 type Dataset struct {
+	// Series are the nccl-tests runs; Links the bandwidth-tool figures.
 	Series []Series
 	Links  []LinkObs
 	// Sources describe each file's contribution (written to profiles).
@@ -229,6 +232,10 @@ func linkObservations(a *Artifact, cl *model.Cluster) ([]LinkObs, []string, erro
 			continue
 		}
 		switch {
+		case m.P2P != nil && !*m.P2P:
+			notes = append(notes, fmt.Sprintf("%s: %q: copies staged through host memory are not fitted", base, m.Title))
+		case strings.Contains(strings.ToLower(m.Title), "pageable"):
+			notes = append(notes, fmt.Sprintf("%s: %q: pageable-memory copies are not fitted (pinned ones are)", base, m.Title))
 		case m.Path == "h2d" || m.Path == "d2h":
 			if len(m.Cols) > G && len(m.Rows) > G {
 				return nil, nil, fmt.Errorf("calibrate: %s: %q has %d GPUs, the cluster's nodes have %d: %w", base, m.Title, max(len(m.Cols), len(m.Rows)), G, ErrMismatch)
@@ -241,6 +248,8 @@ func linkObservations(a *Artifact, cl *model.Cluster) ([]LinkObs, []string, erro
 				obs = append(obs, LinkObs{Term: fmt.Sprintf("pcie.eff.%d", gpu.PCIeGen), LineGBps: float64(line), MeasuredGBps: v,
 					Source: fmt.Sprintf("%s: %s", base, m.Title)})
 			}
+		case (m.Path == "d2d" || (m.Path == "" && m.P2P != nil && *m.P2P)) && (len(m.Rows) != len(m.Cols) || len(m.Rows) < 2):
+			notes = append(notes, fmt.Sprintf("%s: %q: not a GPU-to-GPU matrix (copies within a GPU), not fitted", base, m.Title))
 		case m.Path == "d2d" || (m.Path == "" && m.P2P != nil && *m.P2P):
 			if len(m.Rows) > G || len(m.Cols) > G {
 				return nil, nil, fmt.Errorf("calibrate: %s: %q has %d GPUs, the cluster's nodes have %d: %w", base, m.Title, max(len(m.Cols), len(m.Rows)), G, ErrMismatch)
@@ -374,6 +383,7 @@ type FitOptions struct {
 
 // FittedTerm is one fitted parameter.
 type FittedTerm struct {
+	// Name, Unit and Doc are the sim.Params term's.
 	Name, Unit, Doc string
 	// Default is the uncalibrated value; Value the fitted one; StdErr its
 	// 1-sigma uncertainty from the covariance at the optimum (NaN when the
@@ -395,8 +405,10 @@ func (t FittedTerm) Change() float64 {
 
 // HeldTerm is a term kept at its current value, with why.
 type HeldTerm struct {
-	Name   string
-	Value  float64
+	// Name is the term; Value the value it keeps.
+	Name  string
+	Value float64
+	// Reason says why the data could not determine it.
 	Reason string
 }
 
@@ -404,6 +416,7 @@ type HeldTerm struct {
 type FitResult struct {
 	// Params are the base parameters with the fitted terms set.
 	Params sim.Params
+	// Fitted are the terms the fit moved, by name.
 	Fitted []FittedTerm
 	// Held are applicable terms the data could not determine.
 	Held []HeldTerm
@@ -416,10 +429,15 @@ type FitResult struct {
 	// MedianAbsBefore/After the median |model busbw / measured busbw - 1|.
 	RMSLogBefore, RMSLogAfter       float64
 	MedianAbsBefore, MedianAbsAfter float64
-	Converged                       bool
-	Status                          string
-	Evaluations, Iterations         int
-	Engine                          sim.EngineKind
+	// Converged is true for every FitResult Fit returns (a fit that does
+	// not converge is an error); Status is gonum/optimize's final status.
+	Converged bool
+	Status    string
+	// Evaluations counts model evaluations; Iterations the optimiser's
+	// major iterations.
+	Evaluations, Iterations int
+	// Engine timed the predictions in the fit loop.
+	Engine sim.EngineKind
 }
 
 // fitProblem holds the built clusters and data of one fit.

@@ -324,3 +324,35 @@ func BenchmarkFit(b *testing.B) {
 		}
 	}
 }
+
+// TestBuildDatasetHWBench: collsim hwbench JSON (the parsers' fake-machine
+// fixture: 4x H100 on NVSwitch) gives nccl-tests series and link
+// observations; pageable and within-GPU copies are left out with a note.
+func TestBuildDatasetHWBench(t *testing.T) {
+	a, err := calibrate.ParseFile(filepath.Join("testdata", "hwbench_fake.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "dgx-h100", GPUsPerNode: 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Series) != 3 {
+		t.Errorf("%d series, want the fixture's all_reduce, all_gather and reduce_scatter", len(ds.Series))
+	}
+	terms := map[string]int{}
+	for _, o := range ds.Links {
+		terms[o.Term]++
+	}
+	// Pinned host-to-device and device-to-host copies (PCIe Gen5), and the
+	// P2P=Enabled GPU-to-GPU matrix (NVLink4).
+	if terms["pcie.eff.5"] != 2 || terms["nvlink.eff.4"] != 1 || len(ds.Links) != 3 {
+		t.Errorf("link observations %v, want 2 pcie.eff.5 and 1 nvlink.eff.4", terms)
+	}
+	notes := strings.Join(ds.Notes, "\n")
+	for _, want := range []string{"pageable", "within a GPU", "P2P=Disabled"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}

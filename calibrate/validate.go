@@ -70,21 +70,25 @@ func GateRegime(sizes []int64) string {
 
 // PointCheck compares one measured size with the model.
 type PointCheck struct {
+	// Size is nccl-tests' size column in bytes.
 	Size int64 `json:"size_bytes"`
 	// Line is the row's line in the measured file.
-	Line           int     `json:"line,omitempty"`
+	Line int `json:"line,omitempty"`
+	// MeasuredTimeUs and ModelTimeUs are the times of one call in µs.
 	MeasuredTimeUs float64 `json:"measured_time_us"`
 	ModelTimeUs    float64 `json:"model_time_us"`
 	// MeasuredBusBW is recomputed from the measured time (size x busbw
 	// factor / time), which equals the printed busbw to its precision and
 	// stays meaningful where nccl-tests prints 0.00.
+	// ModelBusBW is the model's busbw in GB/s.
 	MeasuredBusBW float64 `json:"measured_busbw_gbps"`
 	ModelBusBW    float64 `json:"model_busbw_gbps"`
 	// Ratio is model busbw / measured busbw (= measured time / model
 	// time); Error is Ratio-1, the model's relative busbw error.
-	Ratio  float64 `json:"ratio"`
-	Error  float64 `json:"error"`
-	Regime string  `json:"regime"`
+	Ratio float64 `json:"ratio"`
+	Error float64 `json:"error"`
+	// Regime is RegimeLatency, RegimeBandwidth, RegimeMid or RegimeOther.
+	Regime string `json:"regime"`
 	// Pass is |Error| <= the tolerance.
 	Pass bool `json:"pass"`
 	// Algo, Proto and Channels are the model's NCCL choice; Bottleneck
@@ -98,6 +102,7 @@ type PointCheck struct {
 
 // RegimeStats summarises the errors of one regime.
 type RegimeStats struct {
+	// Regime names the regime; Points counts its sizes.
 	Regime string `json:"regime"`
 	Points int    `json:"points"`
 	// MedianAbs and P90Abs are the median and 90th percentile of |Error|;
@@ -130,12 +135,15 @@ func Stats(regime string, errs []float64) RegimeStats {
 
 // SeriesCheck is the validation of one measured curve.
 type SeriesCheck struct {
-	Series     string       `json:"series"`
-	File       string       `json:"file"`
-	Line       int          `json:"line"`
-	Collective string       `json:"collective"`
-	Ranks      int          `json:"ranks"`
-	Points     []PointCheck `json:"points"`
+	// Series is the series' name; File and Line locate its table.
+	Series string `json:"series"`
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	// Collective is the nccl-tests stem ("all_reduce"); Ranks the rank count.
+	Collective string `json:"collective"`
+	Ranks      int    `json:"ranks"`
+	// Points compare every measured size.
+	Points []PointCheck `json:"points"`
 	// Regimes holds latency, then bandwidth or mid, statistics.
 	Regimes []RegimeStats `json:"regimes"`
 	// Gate is the regime whose points decide Pass ("bandwidth", or "mid"
@@ -143,7 +151,8 @@ type SeriesCheck struct {
 	// outside the tolerance.
 	Gate     string `json:"gate"`
 	Failures int    `json:"failures"`
-	Pass     bool   `json:"pass"`
+	// Pass is true when no gate point is outside the tolerance.
+	Pass bool `json:"pass"`
 }
 
 // Regime returns the statistics of one regime (zero Points when absent).
@@ -217,11 +226,14 @@ type ValidateOptions struct {
 // of a healthy cluster.
 type Validation struct {
 	// Cluster describes the expected (healthy) cluster.
-	Cluster   string         `json:"cluster"`
-	Engine    string         `json:"engine"`
-	Tolerance float64        `json:"tolerance"`
-	Profile   string         `json:"profile,omitempty"`
-	Series    []*SeriesCheck `json:"series"`
+	Cluster string `json:"cluster"`
+	// Engine timed the model; Tolerance is the gate's |error| limit;
+	// Profile the calibration profile applied, if any.
+	Engine    string  `json:"engine"`
+	Tolerance float64 `json:"tolerance"`
+	Profile   string  `json:"profile,omitempty"`
+	// Series are the validated runs.
+	Series []*SeriesCheck `json:"series"`
 	// Diagnoses are the likely causes of the gap, best explanation first.
 	Diagnoses []Diagnosis `json:"diagnoses"`
 	// Findings are what the measured files (and --log) show by themselves.
