@@ -120,6 +120,7 @@ var findingCauses = map[string]string{
 	FindNICFarFromGPU:   DiagGDRFar,
 	FindFewerNICs:       DiagFewerNICs,
 	FindNoNVLS:          DiagNoNVLS,
+	FindNICPlateau:      DiagFewerNICs, // warning only: the plateau matches fewer NICs than installed
 }
 
 // checklistOrder ranks causes that explain a measurement equally well:
@@ -200,7 +201,9 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 		}
 		d := get(code)
 		d.FromFiles = true
-		d.Evidence = append(d.Evidence, f.Message+" ["+f.Evidence+"]")
+		if ev := f.Message + " [" + f.Evidence + "]"; !hasString(d.Evidence, ev) {
+			d.Evidence = append(d.Evidence, ev)
+		}
 	}
 	// What the healthy model itself expects.
 	expected := map[string]string{}
@@ -408,6 +411,15 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 		return list[i].Code < list[j].Code
 	})
 	return list, nil
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // ruledOut returns, per diagnosis code, why the NCCL logs contradict it

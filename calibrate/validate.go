@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/collsim/collsim/model"
@@ -379,18 +378,5 @@ func DescribeCluster(cl *model.Cluster) string {
 	if env := cl.Knobs.SortedEnv(); len(env) > 0 {
 		out += " with " + strings.Join(env, " ")
 	}
-	return out
-}
-
-// sortedRegimes returns regime names of a map in report order.
-func sortedRegimes(m map[string][]float64) []string {
-	order := map[string]int{RegimeLatency: 0, RegimeMid: 1, RegimeBandwidth: 2}
-	var out []string
-	for k := range m {
-		if _, ok := order[k]; ok {
-			out = append(out, k)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return order[out[i]] < order[out[j]] })
 	return out
 }

@@ -60,6 +60,7 @@ func validateCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			calibrate.CrossCheck(arts) // NIC facts of an ibstat file applied to the runs
 			opt := calibrate.ValidateOptions{Tolerance: tol, Engine: engine, Profile: c.String("profile")}
 			if f := c.String("log"); f != "" {
 				a, err := calibrate.ParseFile(f)
