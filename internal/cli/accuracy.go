@@ -26,6 +26,7 @@ func accuracyCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
 			&cli.StringFlag{Name: "engine", Value: "analytic", Usage: "engine for the scored predictions: analytic or des (fits always use analytic)"},
 			&cli.StringFlag{Name: "only", Usage: "run only cases whose ID starts with one of these comma-separated `PREFIXES`"},
+			reportFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			file := c.String("cases")
@@ -44,6 +45,10 @@ func accuracyCommand(e *env) *cli.Command {
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
 				return badInputf("accuracy: --engine: %v", err)
+			}
+			rpath, err := reportPath(c, "accuracy")
+			if err != nil {
+				return err
 			}
 			var only []string
 			for _, p := range strings.Split(c.String("only"), ",") {
@@ -65,6 +70,15 @@ func accuracyCommand(e *env) *cli.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if rpath != "" {
+				doc, err := accuracyReport(e, rep, only)
+				if err == nil {
+					err = writeReport("accuracy", rpath, doc)
+				}
+				if err != nil {
+					return err
+				}
 			}
 			if !rep.Passed() {
 				return failed(errors.New("accuracy: a target is not met or a degraded case's cause is not named"))

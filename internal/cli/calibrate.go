@@ -88,6 +88,7 @@ func calibrateCommand(e *env) *cli.Command {
 		&cli.IntFlag{Name: "max-evals", Value: 3000, Usage: "give up after `N` model evaluations (the fit then fails and writes nothing)"},
 		&cli.BoolFlag{Name: "list-terms", Usage: "list the model's fittable terms with bounds and defaults, and exit"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "report format: table or json"},
+		reportFlag(),
 	)
 	return &cli.Command{
 		Name:  "calibrate",
@@ -110,6 +111,10 @@ func calibrateCommand(e *env) *cli.Command {
 				return badInputf("calibrate: --format %q: want table or json", format)
 			}
 			files, err := measuredFiles(c, "calibrate")
+			if err != nil {
+				return err
+			}
+			rpath, err := reportPath(c, "calibrate")
 			if err != nil {
 				return err
 			}
@@ -174,9 +179,23 @@ func calibrateCommand(e *env) *cli.Command {
 				}
 			}
 			if format == "json" {
-				return writeFitJSON(e.stdout, fr, ds, prof, out)
+				err = writeFitJSON(e.stdout, fr, ds, prof, out)
+			} else {
+				err = writeFitTable(e.stdout, fr, ds, prof, out)
 			}
-			return writeFitTable(e.stdout, fr, ds, prof, out)
+			if err != nil || rpath == "" {
+				return err
+			}
+			cin := calibrateInputs{files: clusterFilesFrom(c), terms: c.String("terms"), output: out, maxEvals: c.Int("max-evals"),
+				version: cl.Version.String(), versionFrom: versionSource(spec, c.String("nccl-version"))}
+			if note != "" {
+				cin.versionFrom = "the version the measured files state"
+			}
+			doc, err := calibrateReport(c.Context, e, fr, ds, prof, base, cl, cin)
+			if err != nil {
+				return err
+			}
+			return writeReport("calibrate", rpath, doc)
 		},
 	}
 }

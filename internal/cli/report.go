@@ -141,8 +141,8 @@ func clusterFilesFrom(c *cli.Context) clusterFiles {
 
 // clusterInputs lists the cluster a model ran on: what it is and the files
 // it came from.
-func clusterInputs(envr *sim.Env, f clusterFiles) []reports.KV {
-	ci := clusterInfo(envr)
+func clusterInputs(cl *model.Cluster, f clusterFiles) []reports.KV {
+	ci := clusterInfo(&sim.Env{Cluster: cl}) // clusterInfo reads only the cluster
 	kv := []reports.KV{{Key: "cluster", Value: ci.Description}}
 	if ci.Name != "" && ci.Name != ci.Node {
 		kv = append(kv, reports.KV{Key: "cluster name", Value: ci.Name})
@@ -230,34 +230,46 @@ func fmtTerm(v float64, unit string) string {
 	return s + " " + unit
 }
 
-// modelAssumptions lists what a model's numbers rest on: the NCCL release
-// whose behaviour is modelled, the engine, nccl-tests' definitions and
-// every sim.Params term with its value and source. A term whose value
-// differs from the default is attributed to profile (when given).
-func modelAssumptions(envr *sim.Env, engine sim.EngineKind, profile, ncclVersionFlag string) []reports.Assumption {
-	ver := envr.Cluster.Version.String()
-	verSrc := "the newest release collsim models (default)"
+// versionSource says where the NCCL version a cluster models comes from.
+func versionSource(spec model.ClusterSpec, ncclVersionFlag string) string {
 	switch {
 	case ncclVersionFlag != "":
-		verSrc = "--nccl-version"
-	case envr.Cluster.Spec.NCCLVersion != "":
-		verSrc = "the cluster description (nccl_version)"
+		return "--nccl-version"
+	case spec.NCCLVersion != "":
+		return "the cluster description (nccl_version)"
 	}
+	return "the newest release collsim models (default)"
+}
+
+// modelAssumptions lists what a model's numbers rest on: the NCCL release
+// whose behaviour is modelled (omitted when version is empty), the engine,
+// nccl-tests' definitions and every sim.Params term with its value and
+// source. The source of a term in override replaces the default one; a
+// term whose value differs from the default is otherwise attributed to
+// the calibration profile (named when profile is not empty).
+func modelAssumptions(params sim.Params, version, versionFrom string, engine sim.EngineKind, profile string, override map[string]string) []reports.Assumption {
 	engDoc := "discrete-event, flow-level simulation of NCCL's schedule; links shared max-min fairly"
 	if engine == sim.EngineAnalytic {
 		engDoc = "closed form of NCCL's schedule: latency + size / bandwidth of the most loaded link"
 	}
-	as := []reports.Assumption{
-		{Term: "NCCL version modelled", Value: ver, Source: verSrc + "; defaults, algorithm and protocol choice as NCCL " + ver + " makes them (src/graph, tuning.cc)"},
-		{Term: "engine", Value: string(engine), Source: engDoc},
-		{Term: "bus bandwidth", Value: "algbw x nccl-tests factor", Source: "nccl-tests doc/PERFORMANCE.md: 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and AlltoAll, 1 otherwise; 1 GB/s = 1e9 B/s"},
+	var as []reports.Assumption
+	if version != "" {
+		as = append(as, reports.Assumption{Term: "NCCL version modelled", Value: version,
+			Source: versionFrom + "; defaults, algorithm and protocol choice as NCCL " + version + " makes them (src/graph, tuning.cc)"})
 	}
+	as = append(as,
+		reports.Assumption{Term: "engine", Value: string(engine), Source: engDoc},
+		reports.Assumption{Term: "bus bandwidth", Value: "algbw x nccl-tests factor", Source: "nccl-tests doc/PERFORMANCE.md: 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and AlltoAll, 1 otherwise; 1 GB/s = 1e9 B/s"},
+	)
 	def := sim.DefaultParams()
 	defTerms := def.Terms()
-	params := envr.Params
 	for i, t := range params.Terms() {
 		src := termSource(t.Name)
-		if d := *defTerms[i].Value; *t.Value != d {
+		d := *defTerms[i].Value
+		switch o, ok := override[t.Name]; {
+		case ok:
+			src = o
+		case *t.Value != d:
 			who := "calibration profile"
 			if profile != "" {
 				who += " " + profile
@@ -266,9 +278,8 @@ func modelAssumptions(envr *sim.Env, engine sim.EngineKind, profile, ncclVersion
 		}
 		as = append(as, reports.Assumption{Term: t.Name + ": " + t.Doc, Value: fmtTerm(*t.Value, t.Unit), Source: src})
 	}
-	as = append(as, reports.Assumption{Term: "per-channel ceilings", Value: "LL 10-20, LL128 20-40, Simple 24-70 GB/s by GPU architecture",
+	return append(as, reports.Assumption{Term: "per-channel ceilings", Value: "LL 10-20, LL128 20-40, Simple 24-70 GB/s by GPU architecture",
 		Source: "NCCL's perChMaxRingLL128Bw and perChMaxTreeBw (tuning.cc); one channel is one CTA"})
-	return as
 }
 
 // findingSeverity maps a calibrate finding severity to a report one.

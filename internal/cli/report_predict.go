@@ -61,7 +61,7 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 		doc.Verdict.Label += "; bottleneck: " + last.BottleneckClass
 	}
 
-	doc.Inputs = clusterInputs(envr, in.files)
+	doc.Inputs = clusterInputs(c, in.files)
 	doc.Inputs = append(doc.Inputs,
 		reports.KV{Key: "collective", Value: fmt.Sprintf("%s (nccl-tests %s_perf), %s, %d ranks", coll, p.req.Coll.TestName(), p.dtype, c.NumRanks())},
 		reports.KV{Key: "sizes", Value: fmt.Sprintf("%s: %d sizes from %s to %s", in.sizes, len(p.pts), model.FormatBytes(p.pts[0].Size), model.FormatBytes(last.Size))},
@@ -73,7 +73,7 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 	if p.req.Proto != nil {
 		doc.Inputs = append(doc.Inputs, reports.KV{Key: "protocol (forced)", Value: p.req.Proto.String()})
 	}
-	doc.Assumptions = modelAssumptions(envr, p.req.Engine, in.files.Profile, in.files.NCCLVersion)
+	doc.Assumptions = modelAssumptions(envr.Params, c.Version.String(), versionSource(c.Spec, in.files.NCCLVersion), p.req.Engine, in.files.Profile, nil)
 
 	var bw []reports.BWPoint
 	var tm []reports.TimePoint

@@ -14,6 +14,7 @@ import (
 	"github.com/collsim/collsim/calibrate"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
+	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
 )
 
@@ -87,18 +88,28 @@ func TestReportMarkdownGolden(t *testing.T) {
 // title, the summary, inline plots, the data tables, and nothing that
 // would be fetched from anywhere.
 func TestReportHTML(t *testing.T) {
+	moc := corpus + "/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt"
+	snellius := []string{corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt", corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt"}
 	tests := []struct {
 		name string
 		args []string
 		want []string
+		code int
 	}{
 		{"predict", []string{"predict", "--engine", "analytic", "-b", "1M", "-e", "256M", "-f", "4"},
 			[]string{"<title>AllReduce on default-4x-dgx-a100-2x100g-roce (4 x dgx-a100): prediction</title>", "limited by the NICs (2x100G-roce per node",
-				"More or faster NICs", "Data behind", "Busiest links at 256M", "lat.step.net.simple", "nccl-tests#290", "Reproduce", "2026-03-04 10:15 UTC"}},
-		{"inspect", []string{"inspect", corpus + "/p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt", corpus + "/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt"},
-			[]string{"<title>Inspection of 2 files</title>", "net-without-gdr", "load nvidia-peermem", "Data behind", "GPU7", "run 1, all_reduce"}},
+				"More or faster NICs", "Data behind", "Busiest links at 256M", "lat.step.net.simple", "nccl-tests#290", "Reproduce", "2026-03-04 10:15 UTC"}, ExitOK},
+		{"inspect", []string{"inspect", corpus + "/p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt", moc},
+			[]string{"<title>Inspection of 2 files</title>", "net-without-gdr", "load nvidia-peermem", "Data behind", "GPU7", "run 1, all_reduce"}, ExitOK},
 		{"hwbench", []string{"hwbench", "--fake", "-q", "--maxbytes", "64K", "--copybytes", "1M", "--iters", "2", "--warmup", "1"},
-			[]string{"<title>hwbench on fakehost</title>", "5 of 5 probes ran", "not measurements", "Data behind", "Probes, in run order", "all_reduce, 4 ranks"}},
+			[]string{"<title>hwbench on fakehost</title>", "5 of 5 probes ran", "not measurements", "Data behind", "Probes, in run order", "all_reduce, 4 ranks"}, ExitOK},
+		// RoCE without GPUDirect RDMA against the healthy model: the check fails (exit 1) and the report says why
+		{"validate", []string{"validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc},
+			[]string{"<title>Validation of 2 x dgx-h100</title>", "FAIL", "Most likely cause: No GPUDirect RDMA", "±10% of model", "Point by point", "no-gpudirect-rdma", "Diagnosis"}, ExitFailed},
+		{"calibrate", []string{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius[0], "--measured", snellius[1]},
+			[]string{"<title>Calibration of 2 x hgx-h100-4gpu</title>", "Fitted terms with their 1σ uncertainty", "fitted here to", "model before", "model after", "error per size before and after the fit", "No profile was written"}, ExitOK},
+		{"accuracy", []string{"accuracy", "--cases", "../../calibrate/testdata/cases.yaml", "--only", "moc_,bcm_"},
+			[]string{"<title>Model accuracy on 2 published runs</title>", "Bandwidth regime: median |busbw error| per case", "moc_h100_2x1_roce400_nogdr", "validate names no-gpudirect-rdma", "Targets"}, ExitOK},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,9 +119,12 @@ func TestReportHTML(t *testing.T) {
 			if tc.name == "hwbench" {
 				args = append(args, "--out", filepath.Join(dir, "hw.json"))
 			}
-			code, _, stderr := runAt(t, append(args, "--report", out)...)
-			if code != ExitOK {
-				t.Fatalf("exit %d: %s", code, stderr)
+			code, stdout, stderr := runAt(t, append(args, "--report", out)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", code, tc.code, stderr)
+			}
+			if stdout == "" {
+				t.Error("the command's normal output is missing")
 			}
 			page := readFile(t, out)
 			for _, w := range append(tc.want, "<svg", "<table", "<details", "Summary", "Inputs", "Assumptions") {
@@ -159,6 +173,9 @@ func TestReportBadPath(t *testing.T) {
 		{"inspect no extension", []string{"inspect", file, "--report", filepath.Join(dir, "report")}, ExitBadInput, `unknown report extension "" (known: .html, .htm, .md)`, false, false},
 		{"hwbench txt", []string{"hwbench", "--fake", "-q", "--out", "", "--report", filepath.Join(dir, "r.txt")}, ExitBadInput, "(known: .html, .htm, .md)", false, false},
 		{"empty", []string{"predict", "--report", ""}, ExitBadInput, "give a file name ending in .html, .htm, .md", false, false},
+		{"validate docx", []string{"validate", "--node", "dgx-h100", "--measured", file, "--report", filepath.Join(dir, "r.docx")}, ExitBadInput, "validate: --report", false, false},
+		{"calibrate csv", []string{"calibrate", "--node", "dgx-h100", "--measured", file, "--report", filepath.Join(dir, "r.csv")}, ExitBadInput, "calibrate: --report", false, false},
+		{"accuracy missing directory", []string{"accuracy", "--cases", "../../calibrate/testdata/cases.yaml", "--report", filepath.Join(dir, "no", "a.html")}, ExitBadInput, "accuracy: --report", false, false},
 		{"missing directory", []string{"predict", "--engine", "analytic", "--report", filepath.Join(dir, "missing", "r.html")}, ExitBadInput, "no such file or directory", false, false},
 		{"inspect missing directory", []string{"inspect", file, "--report", filepath.Join(dir, "missing", "r.md")}, ExitBadInput, "no such file or directory", false, false},
 		{"target is a directory", []string{"predict", "--engine", "analytic", "-b", "1M", "-e", "4M", "--report", isDir}, ExitBadInput, "predict: --report: reports: writing", true, false},
@@ -343,5 +360,83 @@ func TestInspectReportSynthetic(t *testing.T) {
 	var buf bytes.Buffer
 	if err := reports.WriteHTML(&buf, doc); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestValidateReportSynthetic renders a validation with awkward content: a
+// tolerance above 100% (no band), a point without a model, a size of 0, and
+// a diagnosis that reproduces the measurement.
+func TestValidateReportSynthetic(t *testing.T) {
+	spec, err := scenarios.Overrides{Node: "dgx-h100", Nodes: 1}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &calibrate.Validation{Cluster: "1 x dgx-h100", Engine: "analytic", Tolerance: 2, Series: []*calibrate.SeriesCheck{{
+		Series: "x.txt:3 all_reduce_perf", File: "x.txt", Collective: "all_reduce", Ranks: 8, Gate: calibrate.RegimeBandwidth, Failures: 1,
+		Points: []calibrate.PointCheck{
+			{Size: 0, MeasuredTimeUs: 10, ModelTimeUs: 10, Regime: calibrate.RegimeLatency},
+			{Size: 1 << 26, MeasuredTimeUs: 900, ModelTimeUs: 300, MeasuredBusBW: 130, ModelBusBW: 390, Error: 2, Ratio: 3, Regime: calibrate.RegimeBandwidth},
+			{Size: 1 << 27, MeasuredTimeUs: 1800, ModelTimeUs: 0, MeasuredBusBW: 130, ModelBusBW: math.NaN(), Regime: calibrate.RegimeBandwidth, Pass: true},
+		},
+	}}, Diagnoses: []calibrate.Diagnosis{{Code: "nvlink-degraded", Title: "An NVLink runs slow", Severity: calibrate.SevError, Evidence: []string{"P2P 0->1: 40 GB/s"},
+		Fix: "Reseat the GPU", Reproduce: "--set X=1", Residual: 0.01, Baseline: 0.9, Explains: true}},
+		Findings: []calibrate.Finding{{Code: calibrate.FindNoGDR, Severity: calibrate.SevWarning, Message: "no GDR", Evidence: "x.txt:9: via NET/IB/0", Line: 9}},
+		Notes:    []string{"a note"}}
+	e := &env{args: []string{"collsim", "validate"}, now: func() time.Time { return reportDate }}
+	doc, err := validateReport(e, v, cl, sim.DefaultParams(), nil, validateInputs{version: "2.30", versionFrom: "default", engine: sim.EngineAnalytic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := reports.WriteHTML(&buf, doc); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, w := range []string{"FAIL", "1 of 2 gate points outside ±200%", "Most likely cause: An NVLink runs slow", "reproduced by --set X=1", "a note", "measured 66.7% below the model"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("report lacks %q", w)
+		}
+	}
+	if strings.Contains(page, "of model</") || strings.Contains(page, "band low") {
+		t.Error("a tolerance above 100% drew a band")
+	}
+	if strings.Contains(page, "x.txt:9: 9:") || strings.Contains(page, "9: x.txt:9") {
+		t.Error("finding evidence names the line twice")
+	}
+}
+
+// TestAccuracyReportSynthetic: a missed target and a missed cause fail the
+// verdict; cases without points, and no cases at all, still render.
+func TestAccuracyReportSynthetic(t *testing.T) {
+	e := &env{args: []string{"collsim", "accuracy"}, now: func() time.Time { return reportDate }}
+	bw := calibrate.RegimeStats{Regime: calibrate.RegimeBandwidth, Points: 2, MedianAbs: 0.05, P90Abs: 0.08}
+	rep := &calibrate.AccuracyReport{CasesFile: "cases.yaml", Engine: "analytic",
+		Cases: []calibrate.CaseResult{
+			{ID: "a", Quality: "good", Uncalibrated: []calibrate.RegimeStats{bw}, Calibrated: []calibrate.RegimeStats{bw},
+				Points: []calibrate.AccuracyPoint{{Size: 1 << 26, MeasuredBusBW: 100, UncalBusBW: 105, CalBusBW: 101}, {Size: 1 << 27, MeasuredBusBW: 100, UncalBusBW: math.NaN(), CalBusBW: 100}}},
+			{ID: "b", Quality: "degraded", Expect: "no-gpudirect-rdma", Diagnosed: []string{"socket-instead-of-ib"}},
+		},
+		Targets: []calibrate.Target{{What: "bandwidth", Want: 0.1, Got: 0.05, Cases: 1, Met: true}, {What: "latency", Want: 0.2, Got: 0.5, Cases: 1}}}
+	for _, r := range []*calibrate.AccuracyReport{rep, {CasesFile: "none.yaml", Engine: "des"}} {
+		doc, err := accuracyReport(e, r, []string{"a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := reports.WriteHTML(&buf, doc); err != nil {
+			t.Fatal(err)
+		}
+		if r == rep {
+			page := buf.String()
+			for _, w := range []string{"FAIL", "Missed: latency (50.0%, target 20.0%)", "b: validate misses no-gpudirect-rdma", "NOT MET", "<svg"} {
+				if !strings.Contains(page, w) {
+					t.Errorf("report lacks %q", w)
+				}
+			}
+		}
 	}
 }

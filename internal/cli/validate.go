@@ -20,6 +20,7 @@ func validateCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "log", Usage: "NCCL_DEBUG=INFO log `FILE` of the same run (adds its evidence to the diagnosis)"},
 		&cli.StringFlag{Name: "tolerance", Value: "10%", Usage: "largest |model/measured busbw - 1| a bandwidth-regime point may have (`PCT`: 10% or 0.1)"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json or md"},
+		reportFlag(),
 	)
 	return &cli.Command{
 		Name:  "validate",
@@ -49,6 +50,10 @@ func validateCommand(e *env) *cli.Command {
 				return badInputf("validate: --engine: %v", err)
 			}
 			files, err := measuredFiles(c, "validate")
+			if err != nil {
+				return err
+			}
+			rpath, err := reportPath(c, "validate")
 			if err != nil {
 				return err
 			}
@@ -91,6 +96,20 @@ func validateCommand(e *env) *cli.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if rpath != "" {
+				vin := validateInputs{files: clusterFilesFrom(c), log: c.String("log"), engine: engine,
+					version: envr.Cluster.Version.String(), versionFrom: versionSource(spec, c.String("nccl-version"))}
+				if note != "" {
+					vin.version, vin.versionFrom = spec.NCCLVersion, "the version the measured files state"
+				}
+				doc, err := validateReport(e, v, envr.Cluster, envr.Params, arts, vin)
+				if err == nil {
+					err = writeReport("validate", rpath, doc)
+				}
+				if err != nil {
+					return err
+				}
 			}
 			if !v.Pass {
 				n := 0
