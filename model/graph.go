@@ -97,10 +97,14 @@ func (r *Resolution) SearchGraphs() *Graphs {
 	ring := r.searchRing()
 	tree := *ring
 	tree.Pattern = PatternTree
-	if r.c.NumNodes() > 1 && !ring.Fallback {
+	if r.c.NumNodes() > 1 && !ring.Fallback && r.c.Version.AtLeast(12) {
 		// Trees keep the ring's channels; pass 2 of the search raises the
 		// intra-node speed, which only the chain inside the node must carry
 		// (nccl-facts §3.7: for trees only bwIntra/bwInter are raised).
+		// Assumption: releases before 2.12 did not, so their tuning kept
+		// the ring on 2 nodes for large sizes: NCCL 2.9.9 on 2x p4d plateaus
+		// at the NIC-bound ring rate (aws_p4d_a100_2x8_efa case), NCCL
+		// 2.22 on 2x Snellius reaches the tree's 150+ GB/s.
 		gpus := r.c.Nodes[0].GPUs
 		var maxIntra GBps
 		for _, a := range gpus {

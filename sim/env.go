@@ -183,7 +183,17 @@ func minCap(a, b float64) float64 {
 
 // stepLat returns the per-step latency of a route class for a protocol.
 func (e *Env) stepLat(class int, p model.Proto) model.Time {
-	return model.Micros(e.Params.StepLatUs[class][p])
+	us := e.Params.StepLatUs[class][p]
+	if class == 2 {
+		if k, err := model.ParseNICKind(e.Cluster.Spec.Node.NICs.Kind); err == nil {
+			for i, kk := range model.NICKinds {
+				if kk == k {
+					us += e.Params.NetLatUs[i]
+				}
+			}
+		}
+	}
+	return model.Micros(us)
 }
 
 // netRoute is the route of a network hop from GPU x (sending through NIC

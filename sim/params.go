@@ -41,6 +41,9 @@ type Params struct {
 	// StepLatUs is the per-step latency in µs by link class (0 NVLink,
 	// 1 PCIe/SHM, 2 network) and protocol.
 	StepLatUs [3][model.NumProtos]float64
+	// NetLatUs is extra latency per network step by NIC kind (model.NICKinds
+	// order: ib, roce, efa, tcp), on top of StepLatUs' network row.
+	NetLatUs [4]float64
 	// BaseLatUs is the fixed latency of one collective call in µs by protocol
 	// (NCCL's base latency plus the launch and bookkeeping overhead nccl-tests
 	// measures).
@@ -86,6 +89,11 @@ func DefaultParams() Params {
 		CrossSocketP2PGBps: 6.4,
 		// NCCL's hwLat for Ring by class and protocol (tuning.cc, nccl-facts §2.4).
 		StepLatUs: [3][model.NumProtos]float64{{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}},
+		// EFA: 175 us for an 8 B AllReduce on 2x p4d (NCCL 2.9.9 and the 2021
+		// aws-ofi-nccl stack, aws_p4d_a100_2x8_efa case) where the IB model
+		// gives ~27 us over a tree with two network steps: ~70 us per step.
+		// Newer EFA stacks are faster; calibrate from a current run.
+		NetLatUs: [4]float64{0, 0, 70, 0},
 		// NCCL's ring base latency (6.6/14/8.4) plus ~7 µs of launch and
 		// loop overhead: 17 µs measured for 8 B on 4x H100 where NCCL's
 		// model gives 10.2 (snellius_h100_1x4 case).
@@ -148,6 +156,9 @@ func (p *Params) Terms() []Term {
 	ts = append(ts,
 		Term{"nvls.eff.hopper", &p.NVLSEff[0], 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Hopper"},
 		Term{"nvls.eff.blackwell", &p.NVLSEff[1], 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Blackwell"})
+	for i, k := range model.NICKinds {
+		ts = append(ts, Term{"lat.net." + string(k), &p.NetLatUs[i], 0, 500, "us", "extra latency per network step over " + string(k) + " NICs"})
+	}
 	for pr := 0; pr < int(model.NumProtos); pr++ {
 		ts = append(ts, Term{"lat.base." + protoKeys[pr], &p.BaseLatUs[pr], 0, 500, "us", "fixed latency of one call"})
 		for c := 0; c < 3; c++ {
