@@ -79,8 +79,50 @@ func TestReportMarkdownGolden(t *testing.T) {
 			if n := len(svgLink.FindAllString(md, -1)); n == 0 {
 				t.Error("no figure in the report")
 			}
+			// Every model term is listed with its value; the rows are left out
+			// of the golden so that adding a term to sim.Params does not
+			// change it (TestReportTermSources checks them).
+			params := sim.DefaultParams()
+			for _, term := range params.Terms() {
+				if strings.HasPrefix(tc.golden, "report/predict") && !strings.Contains(md, "| "+term.Name+": "+term.Doc+" | "+fmtTerm(*term.Value, term.Unit)+" | ") {
+					t.Errorf("assumptions lack %s = %v", term.Name, *term.Value)
+				}
+			}
+			md = termRow.ReplaceAllString(md, "")
 			checkGolden(t, tc.golden, strings.ReplaceAll(md, dir, "$TMP"))
 		})
+	}
+}
+
+// termRow matches an assumptions row of a sim.Params term ("| net.eff.ib: ...").
+var termRow = regexp.MustCompile(`(?m)^\| [a-z][a-z0-9]*(\.[a-z0-9]+)+: .*\n`)
+
+// TestReportTermSources: every model term has a source, and one that a
+// profile changed names the profile and the default.
+func TestReportTermSources(t *testing.T) {
+	params := sim.DefaultParams()
+	if err := params.Set("net.eff.ib", 0.8); err != nil {
+		t.Fatal(err)
+	}
+	as := modelAssumptions(params, "2.30", "default", sim.EngineAnalytic, "p.yaml", map[string]string{"nvls.lat.us": "fitted here"})
+	n := 0
+	for _, a := range as {
+		name, _, ok := strings.Cut(a.Term, ":")
+		if !ok {
+			continue
+		}
+		n++
+		switch {
+		case strings.TrimSpace(a.Source) == "" || a.Value == "":
+			t.Errorf("%s: value %q, source %q", name, a.Value, a.Source)
+		case name == "net.eff.ib" && !strings.HasPrefix(a.Source, "calibration profile p.yaml (default 0.95: 46-48 of 50 GB/s"):
+			t.Errorf("net.eff.ib source %q", a.Source)
+		case name == "nvls.lat.us" && a.Source != "fitted here":
+			t.Errorf("nvls.lat.us source %q", a.Source)
+		}
+	}
+	if n != len(params.Terms()) {
+		t.Errorf("%d term rows for %d terms", n, len(params.Terms()))
 	}
 }
 
