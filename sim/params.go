@@ -123,8 +123,57 @@ type Term struct {
 	Lo, Hi float64
 	// Unit is "fraction", "us" or "GB/s".
 	Unit string
-	// Doc says what the term is and where the default comes from.
+	// Doc says what the term is.
 	Doc string
+	// Source says where the default value comes from (a measurement, a
+	// published figure, NCCL's code) or that it is an assumption.
+	Source string
+}
+
+// termSources cites each default of DefaultParams, by term name or by a
+// prefix of it ("lat.step.net" covers every protocol).
+var termSources = map[string]string{
+	"nvlink.eff.2":       "NCCL's effective 20 of 25 GB/s per NVLink2 link (topo.h)",
+	"nvlink.eff.3":       "232 GB/s ring busbw over 12 x 25 GB/s on 8x A100 (nccl-tests#149, #175)",
+	"nvlink.eff.4":       "370 of 450 GB/s ring busbw on 8x H100 (nccl-tests#212)",
+	"nvlink.eff.5":       "NCCL's effective 40.1 of 50 GB/s per NVLink5 link (topo.h)",
+	"pcie.eff.3":         "12.5 of 15.75 GB/s measured x16 Gen3 copies (bam#54)",
+	"pcie.eff.4":         "25 of 31.5 GB/s measured x16 Gen4 copies (bam#54)",
+	"pcie.eff.5":         "55.3 of 63 GB/s x16 Gen5 copies (nvbandwidth H800 file)",
+	"pcie.eff.6":         "assumed equal to Gen5 (no published measurement)",
+	"net.eff.ib":         "46-48 of 50 GB/s per NDR NIC (nccl-tests#290); ~24 of 25 per HDR (nccl-tests#160)",
+	"net.eff.roce":       "as InfiniBand: 46-48 of 50 GB/s per 400G NIC (nccl-tests#290)",
+	"net.eff.efa":        "43.8 GB/s on 2x p4d with 4x 100G EFA (aws_p4d_a100_2x8_efa case)",
+	"net.eff.tcp":        "0.96 GB/s over ~10GbE (bcm_v100_2x1_tcp_socket case; link speed assumed)",
+	"smp.eff":            "assumed (no published measurement; collsim calibrate fits it)",
+	"hostmem.eff":        "assumed (no published measurement; collsim calibrate fits it)",
+	"hostread.gbps":      "4.0 GB/s over 2 channels with SHM on RTX 2080 Ti (autodl case); ~15 GB/s over 8 channels without GDR on H100 RoCE (moc case)",
+	"socket.gbps":        "assumed: one TCP stream per channel (NCCL_SOCKET_NTHREADS=1, NCCL_NSOCKS_PERTHREAD=1) sustains ~30 Gb/s on a current server core, the single-stream iperf3 order of magnitude",
+	"p2p.xsocket.gbps":   "6.4 GB/s peak with GPUDirect RDMA forced across sockets (nccl-tests#293)",
+	"nvls.lat.us":        "NCCL's NVLS latency (25 us, tuning.cc) plus ~7 us of launch overhead",
+	"nvls.eff.hopper":    "480 GB/s NVLS busbw on 8x H100 (nccl-tests#212); NCCL's own NVLS factor is 0.85",
+	"nvls.eff.blackwell": "~830 GB/s NVLS busbw on 8x B200 (nccl#1807); NCCL's own NVLS factor is 0.74",
+	"lat.net.efa":        "175 us for 8 B on 2x p4d with the 2021 aws-ofi-nccl stack, ~70 us per network step over the IB model (aws_p4d_a100_2x8_efa case)",
+	"lat.net":            "0: NCCL's network hop latency (lat.step.net) covers IB, RoCE and TCP",
+	"lat.base":           "NCCL's ring base latency (6.6/14/8.4 us for LL/LL128/Simple, tuning.cc) plus ~7 us of launch and loop overhead: 17 us measured for 8 B on 4x H100 (snellius_h100_1x4 case)",
+	"lat.step.nvlink":    "NCCL's per-hop latency for NVLink (hwLat, tuning.cc; nccl-facts §2.4)",
+	"lat.step.pcie":      "NCCL's per-hop latency for PCIe and SHM (hwLat, tuning.cc; nccl-facts §2.4)",
+	"lat.step.net":       "NCCL's per-hop latency for the network (hwLat, tuning.cc; nccl-facts §2.4)",
+}
+
+// TermSource returns the citation of a term's default: the entry for its
+// name or the longest dotted prefix of it.
+func TermSource(name string) string {
+	for n := name; ; {
+		if s, ok := termSources[n]; ok {
+			return s
+		}
+		i := strings.LastIndex(n, ".")
+		if i < 0 {
+			return "collsim default (see README: How predictions are made)"
+		}
+		n = n[:i]
+	}
 }
 
 var protoKeys = [...]string{"ll", "ll128", "simple"}
@@ -136,34 +185,37 @@ func (p *Params) Terms() []Term {
 	var ts []Term
 	for g := 2; g <= 5; g++ {
 		ts = append(ts, Term{fmt.Sprintf("nvlink.eff.%d", g), &p.NVLinkEff[g], 0.3, 1, "fraction",
-			fmt.Sprintf("achieved fraction of NVLink%d line rate", g)})
+			fmt.Sprintf("achieved fraction of NVLink%d line rate", g), ""})
 	}
 	for g := 3; g <= 6; g++ {
 		ts = append(ts, Term{fmt.Sprintf("pcie.eff.%d", g), &p.PCIeEff[g], 0.2, 1, "fraction",
-			fmt.Sprintf("achieved fraction of PCIe Gen%d line rate", g)})
+			fmt.Sprintf("achieved fraction of PCIe Gen%d line rate", g), ""})
 	}
 	for i, k := range model.NICKinds {
-		ts = append(ts, Term{"net.eff." + string(k), &p.NetEff[i], 0.05, 1, "fraction", "achieved fraction of " + string(k) + " NIC line rate"})
+		ts = append(ts, Term{"net.eff." + string(k), &p.NetEff[i], 0.05, 1, "fraction", "achieved fraction of " + string(k) + " NIC line rate", ""})
 	}
 	ts = append(ts,
-		Term{"smp.eff", &p.SMPEff, 0.1, 1, "fraction", "achieved fraction of the inter-socket link"},
-		Term{"hostmem.eff", &p.HostMemEff, 0.05, 1, "fraction", "achieved fraction of host memory bandwidth"},
-		Term{"hostread.gbps", &p.HostReadGBps, 0.1, 50, "GB/s", "per-channel rate of GPU reads from host memory (SHM, NET without GDR)"},
-		Term{"socket.gbps", &p.SocketGBps, 0.05, 100, "GB/s", "per-channel rate of NET/Socket (one TCP stream per channel)"},
-		Term{"p2p.xsocket.gbps", &p.CrossSocketP2PGBps, 0.5, 100, "GB/s", "device-to-device traffic across sockets, per direction"},
-		Term{"nvls.lat.us", &p.NVLSLatUs, 1, 200, "us", "latency of one NVLS call"},
+		Term{"smp.eff", &p.SMPEff, 0.1, 1, "fraction", "achieved fraction of the inter-socket link", ""},
+		Term{"hostmem.eff", &p.HostMemEff, 0.05, 1, "fraction", "achieved fraction of host memory bandwidth", ""},
+		Term{"hostread.gbps", &p.HostReadGBps, 0.1, 50, "GB/s", "per-channel rate of GPU reads from host memory (SHM, NET without GDR)", ""},
+		Term{"socket.gbps", &p.SocketGBps, 0.05, 100, "GB/s", "per-channel rate of NET/Socket (one TCP stream per channel)", ""},
+		Term{"p2p.xsocket.gbps", &p.CrossSocketP2PGBps, 0.5, 100, "GB/s", "device-to-device traffic across sockets, per direction", ""},
+		Term{"nvls.lat.us", &p.NVLSLatUs, 1, 200, "us", "latency of one NVLS call", ""},
 	)
 	ts = append(ts,
-		Term{"nvls.eff.hopper", &p.NVLSEff[0], 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Hopper"},
-		Term{"nvls.eff.blackwell", &p.NVLSEff[1], 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Blackwell"})
+		Term{"nvls.eff.hopper", &p.NVLSEff[0], 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Hopper", ""},
+		Term{"nvls.eff.blackwell", &p.NVLSEff[1], 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Blackwell", ""})
 	for i, k := range model.NICKinds {
-		ts = append(ts, Term{"lat.net." + string(k), &p.NetLatUs[i], 0, 500, "us", "extra latency per network step over " + string(k) + " NICs"})
+		ts = append(ts, Term{"lat.net." + string(k), &p.NetLatUs[i], 0, 500, "us", "extra latency per network step over " + string(k) + " NICs", ""})
 	}
 	for pr := 0; pr < int(model.NumProtos); pr++ {
-		ts = append(ts, Term{"lat.base." + protoKeys[pr], &p.BaseLatUs[pr], 0, 500, "us", "fixed latency of one call"})
+		ts = append(ts, Term{"lat.base." + protoKeys[pr], &p.BaseLatUs[pr], 0, 500, "us", "fixed latency of one call", ""})
 		for c := 0; c < 3; c++ {
-			ts = append(ts, Term{"lat.step." + classKeys[c] + "." + protoKeys[pr], &p.StepLatUs[c][pr], 0, 200, "us", "latency of one pipeline step over " + classKeys[c]})
+			ts = append(ts, Term{"lat.step." + classKeys[c] + "." + protoKeys[pr], &p.StepLatUs[c][pr], 0, 200, "us", "latency of one pipeline step over " + classKeys[c], ""})
 		}
+	}
+	for i := range ts {
+		ts[i].Source = TermSource(ts[i].Name)
 	}
 	return ts
 }

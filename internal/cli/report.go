@@ -174,50 +174,6 @@ func clusterInputs(cl *model.Cluster, f clusterFiles) []reports.KV {
 	return kv
 }
 
-// termSources cites where each default of sim.DefaultParams comes from (the
-// comments there and the README's "How predictions are made"), by term
-// name or by the prefix before the last dot.
-var termSources = map[string]string{
-	"nvlink.eff.2":       "NCCL's effective 20 of 25 GB/s per NVLink2 link (topo.h)",
-	"nvlink.eff.3":       "232 GB/s ring busbw over 12 x 25 GB/s on 8x A100 (nccl-tests#149, #175)",
-	"nvlink.eff.4":       "370 of 450 GB/s ring busbw on 8x H100 (nccl-tests#212)",
-	"nvlink.eff.5":       "NCCL's effective 40.1 of 50 GB/s per NVLink5 link (topo.h)",
-	"pcie.eff.3":         "12.5 of 15.75 GB/s measured x16 Gen3 copies (bam#54)",
-	"pcie.eff.4":         "25 of 31.5 GB/s measured x16 Gen4 copies (bam#54)",
-	"pcie.eff.5":         "55.3 of 63 GB/s x16 Gen5 copies (nvbandwidth H800 file)",
-	"pcie.eff.6":         "assumed equal to Gen5 (no published measurement)",
-	"net.eff.ib":         "46-48 of 50 GB/s per NDR NIC (nccl-tests#290); ~24 of 25 per HDR (nccl-tests#160)",
-	"net.eff.roce":       "as InfiniBand: 46-48 of 50 GB/s per 400G NIC (nccl-tests#290)",
-	"net.eff.efa":        "43.8 GB/s on 2x p4d with 4x 100G EFA (aws_p4d_a100_2x8_efa case)",
-	"net.eff.tcp":        "0.96 GB/s over ~10GbE (bcm_v100_2x1_tcp_socket case; link speed assumed)",
-	"smp.eff":            "assumed (no published measurement; collsim calibrate fits it)",
-	"hostmem.eff":        "assumed (no published measurement; collsim calibrate fits it)",
-	"hostread.gbps":      "4.0 GB/s over 2 channels with SHM on RTX 2080 Ti (autodl case); ~15 GB/s over 8 channels without GDR on H100 RoCE (moc case)",
-	"socket.gbps":        "assumed: one TCP stream per channel (NCCL_SOCKET_NTHREADS=1, NCCL_NSOCKS_PERTHREAD=1) sustains ~30 Gb/s on a current server core, the single-stream iperf3 order of magnitude",
-	"p2p.xsocket.gbps":   "6.4 GB/s peak with GPUDirect RDMA forced across sockets (nccl-tests#293)",
-	"nvls.lat.us":        "NCCL's NVLS latency (25 us, tuning.cc) plus ~7 us of launch overhead",
-	"nvls.eff.hopper":    "480 GB/s NVLS busbw on 8x H100 (nccl-tests#212); NCCL's own NVLS factor is 0.85",
-	"nvls.eff.blackwell": "~830 GB/s NVLS busbw on 8x B200 (nccl#1807); NCCL's own NVLS factor is 0.74",
-	"lat.base":           "NCCL's ring base latency (6.6/14/8.4 us for LL/LL128/Simple, tuning.cc) plus ~7 us of launch and loop overhead: 17 us measured for 8 B on 4x H100 (snellius_h100_1x4 case)",
-	"lat.step.nvlink":    "NCCL's per-hop latency for NVLink (hwLat, tuning.cc; nccl-facts §2.4)",
-	"lat.step.pcie":      "NCCL's per-hop latency for PCIe and SHM (hwLat, tuning.cc; nccl-facts §2.4)",
-	"lat.step.net":       "NCCL's per-hop latency for the network (hwLat, tuning.cc; nccl-facts §2.4)",
-}
-
-// termSource returns the citation of a term's default.
-func termSource(name string) string {
-	if s, ok := termSources[name]; ok {
-		return s
-	}
-	for n := name; strings.Contains(n, "."); {
-		n = n[:strings.LastIndex(n, ".")]
-		if s, ok := termSources[n]; ok {
-			return s
-		}
-	}
-	return "collsim default (see README: How predictions are made)"
-}
-
 // fmtTerm formats a term's value with its unit.
 func fmtTerm(v float64, unit string) string {
 	s := strconv.FormatFloat(v, 'g', 4, 64)
@@ -264,7 +220,7 @@ func modelAssumptions(params sim.Params, version, versionFrom string, engine sim
 	def := sim.DefaultParams()
 	defTerms := def.Terms()
 	for i, t := range params.Terms() {
-		src := termSource(t.Name)
+		src := t.Source
 		d := *defTerms[i].Value
 		switch o, ok := override[t.Name]; {
 		case ok:

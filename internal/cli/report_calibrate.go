@@ -62,10 +62,10 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 	}
 	override := map[string]string{}
 	for _, t := range fr.Fitted {
-		override[t.Name] = fmt.Sprintf("fitted here to %d points, ±%s (1σ); default %s: %s", fr.Points, fmtStdErr(t.StdErr), fmtTerm(t.Default, t.Unit), termSource(t.Name))
+		override[t.Name] = fmt.Sprintf("fitted here to %d points, ±%s (1σ); default %s: %s", fr.Points, fmtStdErr(t.StdErr), fmtTerm(t.Default, t.Unit), sim.TermSource(t.Name))
 	}
 	for _, h := range fr.Held {
-		override[h.Name] = "held: " + h.Reason + "; " + termSource(h.Name)
+		override[h.Name] = "held: " + h.Reason + "; " + sim.TermSource(h.Name)
 	}
 	doc.Assumptions = append([]reports.Assumption{
 		{Term: "fit", Value: "least squares on log(time), soft-L1 loss", Source: "calibrate.Fit (gonum/optimize); each term kept within its bounds; uncertainty from the covariance at the optimum"},
