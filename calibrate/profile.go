@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 
+	"github.com/collsim/collsim/internal/atomicfile"
 	"github.com/collsim/collsim/sim"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -132,33 +132,13 @@ func (pr *Profile) Save(path string) error {
 	return WriteFileAtomic(path, data)
 }
 
-// WriteFileAtomic writes data to path through a temp file and rename.
+// WriteFileAtomic writes data to path with mode 0644 through a temporary
+// file in the same directory, fsync and rename, then fsyncs the directory,
+// so readers (and a crash) never see half a file; on error path is untouched
+// and no temporary file is left (see atomicfile.WriteFunc).
 func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
-	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := firstErr(werr, serr, cerr); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("calibrate: writing %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("calibrate: %w", err)
-	}
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
 	}
 	return nil
 }

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/collsim/collsim/internal/atomicfile"
 	"github.com/collsim/collsim/model"
 )
 
@@ -186,41 +185,13 @@ func DecodeReport(data []byte) (*Report, error) {
 	return &r, nil
 }
 
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so readers (and a crash) never see half a file.
+// WriteFileAtomic writes data to path with mode 0644 through a temporary
+// file in the same directory, fsync and rename, then fsyncs the directory,
+// so readers (and a crash) never see half a file; on error path is untouched
+// and no temporary file is left (see atomicfile.WriteFunc).
 func WriteFileAtomic(path string, data []byte) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("hwbench: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := firstErr(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("hwbench: write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("hwbench: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("hwbench: %w", err)
-	}
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
 	}
 	return nil
 }

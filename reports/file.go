@@ -1,15 +1,15 @@
 package reports
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
+
+	"github.com/collsim/collsim/internal/atomicfile"
 )
 
 // WriteFile writes d to path as HTML (extension .html or .htm) or Markdown
@@ -91,72 +91,22 @@ func putMarkdown(mdPath, stem string, md []byte, assets []asset, put putFunc) er
 	return nil
 }
 
-// writeAtomic writes data to path atomically (see writeAtomicFunc).
+// writeAtomic writes data to path atomically with mode 0644 (see
+// atomicfile.WriteFunc).
 func writeAtomic(path string, data []byte) error {
-	return writeAtomicFunc(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// writeAtomicFunc writes what write produces to path: into a temporary file
-// in the same directory, then flush, fsync, chmod 0644, close, rename over
-// path, and fsync the directory. On any error the temporary file is removed
-// and path is untouched.
-func writeAtomicFunc(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
-	}
-	tmp, closed, renamed := f.Name(), false, false
-	defer func() {
-		if err == nil || renamed {
-			return
-		}
-		if !closed {
-			_ = f.Close() // the write already failed; its error is the one to report
-		}
-		if rerr := os.Remove(tmp); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("reports: removing temporary file: %w", rerr))
-		}
-	}()
-	bw := bufio.NewWriter(f)
-	if err = write(bw); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("reports: syncing %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
-	}
-	closed = true
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("reports: writing %s: %w", path, err)
-	}
-	renamed = true
-	if runtime.GOOS != "windows" { // directories cannot be fsynced there
-		if err := syncDir(dir); err != nil {
-			return fmt.Errorf("reports: %s written; syncing its directory: %w", path, err)
-		}
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return fmt.Errorf("reports: %w", err)
 	}
 	return nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
+// writeAtomicFunc writes what write produces to path atomically with mode
+// 0644: a temporary file in the same directory, flushed, fsynced, chmodded,
+// closed and renamed over path, then the directory fsynced. On any error the
+// temporary file is removed and path is untouched (see atomicfile.WriteFunc).
+func writeAtomicFunc(path string, write func(io.Writer) error) error {
+	if err := atomicfile.WriteFunc(path, 0o644, write); err != nil {
+		return fmt.Errorf("reports: %w", err)
 	}
-	return errors.Join(d.Sync(), d.Close())
+	return nil
 }
