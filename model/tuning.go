@@ -175,6 +175,11 @@ func (t *Tuner) supported(coll Collective, a Algo, p Proto) bool {
 			if t.Graphs.NVLS == nil || p != ProtoSimple || t.NNodes > 1 || t.Graphs.NVLS.NChannels < 2 {
 				return false
 			}
+		case AlgoNVLSTree:
+			// NVLS inside nodes, trees between them; disabled on one node (nccl-facts §2.5).
+			if t.Graphs.NVLS == nil || p != ProtoSimple || t.NNodes < 2 || t.Graphs.NVLS.NChannels < 2 || !c.Version.AtLeast(18) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -262,20 +267,8 @@ func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 				busBW *= 0.85 // SM90+ trees use the plain TREE pattern
 			}
 		}
-	case AlgoNVLS:
-		g := t.Graphs.NVLS
-		eff := 0.85
-		if arch >= 3 {
-			eff = 0.74
-		}
-		nch := float64(g.NChannels)
-		intra := float64(g.BWIntra) * eff * (nch - 1) / nch
-		if coll == AllReduce {
-			intra *= 2
-		} else {
-			intra *= float64(t.PPN-1) / float64(t.PPN)
-		}
-		busBW = nch * math.Min(intra, float64(g.BWInter))
+	case AlgoNVLS, AlgoNVLSTree:
+		busBW = t.nvlsBusBW(coll, a, arch, ni)
 	case AlgoPAT:
 		busBW = float64(t.RingGraphCh) * float64(t.RingBW) * 0.75
 	}
@@ -284,8 +277,11 @@ func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 	switch a {
 	case AlgoRing:
 		algBW = busBW * float64(t.NRanks) / float64(t.nsteps(coll))
-	case AlgoNVLS:
-		if coll == AllReduce {
+	case AlgoNVLS, AlgoNVLSTree:
+		switch {
+		case !t.r.c.Version.AtLeast(28):
+			algBW = busBW * 5 / 6
+		case coll == AllReduce:
 			algBW = busBW * float64(t.NRanks) / float64(t.nsteps(coll))
 		}
 	case AlgoTree:
@@ -297,6 +293,50 @@ func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 	t.BW[coll][a][p] = algBW
 	t.Lat[coll][a][p] = t.latency(coll, a, p)
 	t.Enabled[coll][a][p] = algBW > 0
+}
+
+// nvlsBusBW is NCCL's NVLS and NVLSTree bus bandwidth (nccl-facts §2.3).
+// From 2.28: intraBw = bwIntra x eff (0.85 Hopper, 0.74 Blackwell) x
+// (nCh-1)/nCh, doubled for AllReduce or x (ppn-1)/ppn for AG/RS; interBw =
+// bwInter, doubled for NVLSTree on <= 2 nodes; bw = min(intraBw, interBw,
+// perChMaxNVLSTreeBw for NVLSTree). Up to 2.27: NVLS AllReduce min(bwIntra,
+// bwInter), NVLS AG/RS min(bwIntra (ppn-1)/ppn, 0.9 bwInter), NVLSTree
+// min(bwIntra, bwInter) with bwInter halved beyond 2 nodes.
+func (t *Tuner) nvlsBusBW(coll Collective, a Algo, arch, ni int) float64 {
+	g := t.Graphs.NVLS
+	nch := float64(g.NChannels)
+	intra, inter := float64(g.BWIntra), float64(g.BWInter)
+	ppnFrac := float64(t.PPN-1) / float64(t.PPN)
+	if !t.r.c.Version.AtLeast(28) {
+		switch {
+		case a == AlgoNVLSTree:
+			if t.NNodes > 2 {
+				inter /= 2
+			}
+			return nch * math.Min(intra, inter)
+		case coll == AllReduce:
+			return nch * math.Min(intra, inter)
+		}
+		return nch * math.Min(intra*ppnFrac, 0.9*inter)
+	}
+	eff := 0.85
+	if arch >= 3 {
+		eff = 0.74
+	}
+	intra *= eff * (nch - 1) / nch
+	if coll == AllReduce {
+		intra *= 2
+	} else {
+		intra *= ppnFrac
+	}
+	bw := math.Min(intra, inter)
+	if a == AlgoNVLSTree {
+		if t.NNodes <= 2 {
+			inter *= 2
+		}
+		bw = math.Min(math.Min(intra, inter), perChMaxNVLSTreeBW[arch][ni])
+	}
+	return nch * bw
 }
 
 // linkClass returns 0 (NVLINK) when the ring graph is all NVLink, else 1 (PCI).
@@ -361,6 +401,11 @@ func (t *Tuner) latency(coll Collective, a Algo, p Proto) float64 {
 			lat += inter
 		}
 		return lat
+	case AlgoNVLSTree:
+		if !v.AtLeast(29) {
+			inter = 14 // NVLSTree NET latency was 14 us up to 2.28
+		}
+		return intra + 2*math.Log2(nNodes)*inter
 	case AlgoPAT:
 		return 8 + math.Log2(nNodes)*inter/3.5 + 2.8*float64(t.NRanks)
 	}
@@ -441,7 +486,7 @@ func (t *Tuner) Select(coll Collective, nBytes Bytes, algo *Algo, proto *Proto) 
 // nBytes < nc*nt*threshold, then halve threads while the same holds.
 func (t *Tuner) channelsFor(coll Collective, a Algo, p Proto, nBytes Bytes) (nc, nt int) {
 	switch a {
-	case AlgoNVLS:
+	case AlgoNVLS, AlgoNVLSTree:
 		return t.NVLSChannels, 640
 	case AlgoDirect:
 		return t.CommChannels, 512

@@ -30,18 +30,19 @@ func BenchmarkRingAllReduce1GiB8GPUs(b *testing.B)    { benchRing(b, 1) }
 func BenchmarkRingAllReduce1GiB64GPUs(b *testing.B)   { benchRing(b, 8) }
 func BenchmarkRingAllReduce1GiB1024GPUs(b *testing.B) { benchRing(b, 128) }
 
-// BenchmarkSweep1024GPUs is the full nccl-tests sweep, 8 B .. 8 GiB by
-// factor 2 (31 sizes), AllReduce with NCCL's own algorithm choice, on 128
-// dgx-h100 nodes (1024 GPUs), DES engine.
-func BenchmarkSweep1024GPUs(b *testing.B) {
-	e := newEnv(b, scenarios.Overrides{Node: "dgx-h100", Nodes: 128})
+// benchSweep runs the full nccl-tests sweep, 8 B .. 8 GiB by factor 2 (31
+// sizes), AllReduce on 128 dgx-h100 nodes (1024 GPUs) with the DES engine,
+// and reports how many sizes the DES timed itself (the rest are trees too
+// large for the DES budget, timed by the analytic engine).
+func benchSweep(b *testing.B, set []string) {
+	e := newEnv(b, scenarios.Overrides{Node: "dgx-h100", Nodes: 128, Set: set})
 	var sizes []model.Bytes
 	for s := model.Bytes(8); s <= 8<<30; s *= 2 {
 		sizes = append(sizes, s)
 	}
 	req := sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: sizes}
 	b.ReportAllocs()
-	var events int64
+	var events, des int64
 	b.ResetTimer()
 	for b.Loop() {
 		pts, err := e.Sweep(context.Background(), req)
@@ -50,10 +51,22 @@ func BenchmarkSweep1024GPUs(b *testing.B) {
 		}
 		for _, p := range pts {
 			events += p.Events
+			if p.Ops > 0 {
+				des++
+			}
 		}
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(des)/float64(b.N), "des-sizes/op")
 }
+
+// BenchmarkSweep1024GPUsRing forces the ring (NCCL_ALGO=Ring), so every
+// size runs through the DES.
+func BenchmarkSweep1024GPUsRing(b *testing.B) { benchSweep(b, []string{"NCCL_ALGO=Ring"}) }
+
+// BenchmarkSweep1024GPUs lets the tuner choose as NCCL would (trees and
+// NVLSTree at 128 nodes fall back to the analytic engine).
+func BenchmarkSweep1024GPUs(b *testing.B) { benchSweep(b, nil) }
 
 // BenchmarkEnv1024GPUs measures building the NCCL view (paths, graph
 // search, tuning tables) of 128 dgx-h100 nodes.
