@@ -114,6 +114,17 @@ func newPlot(title, xLabel, yLabel string, gridX, gridY bool) *plot.Plot {
 	return p
 }
 
+// newFigure returns a figure of the standard size (figWidth by figHeight)
+// holding newPlot(title, xLabel, yLabel, gridX, gridY).
+func newFigure(title, xLabel, yLabel string, gridX, gridY bool) *figure {
+	return &figure{plot: newPlot(title, xLabel, yLabel, gridX, gridY), width: figWidth, height: figHeight}
+}
+
+// addLegend appends a legend entry showing name next to thumbs.
+func (f *figure) addLegend(name string, thumbs ...plot.Thumbnailer) {
+	f.legend = append(f.legend, legendEntry{name: name, thumbs: thumbs})
+}
+
 // lineStyle returns the line style of series i drawn in style s.
 func lineStyle(i int, s SeriesStyle) draw.LineStyle {
 	ls := draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1.5)}
@@ -150,7 +161,7 @@ func (f *figure) addSeries(i int, name string, s SeriesStyle, xys plotter.XYs) e
 		f.plot.Add(sc)
 		thumbs = append(thumbs, sc)
 	}
-	f.legend = append(f.legend, legendEntry{name: name, thumbs: thumbs})
+	f.addLegend(name, thumbs...)
 	return nil
 }
 

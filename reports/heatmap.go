@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"math"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -217,12 +216,11 @@ func (p HeatMapPlot) build() (*figure, error) {
 
 	unit := p.unit()
 	if lowest := p.minValue(); !math.IsNaN(lowest) {
-		f.legend = append(f.legend,
-			legendEntry{name: "low: " + fmtNum(lowest) + " " + unit, thumbs: []plot.Thumbnailer{swatch{pal[0]}}},
-			legendEntry{name: "high: " + fmtNum(p.maxValue()) + " " + unit, thumbs: []plot.Thumbnailer{swatch{pal[len(pal)-1]}}})
+		f.addLegend("low: "+fmtNum(lowest)+" "+unit, swatch{pal[0]})
+		f.addLegend("high: "+fmtNum(p.maxValue())+" "+unit, swatch{pal[len(pal)-1]})
 	}
 	if anyNaN {
-		f.legend = append(f.legend, legendEntry{name: "N/A", thumbs: []plot.Thumbnailer{swatch{naColor()}}})
+		f.addLegend("N/A", swatch{naColor()})
 	}
 	return f, nil
 }

@@ -145,38 +145,32 @@ func (b Band) label() string {
 	return "±" + strconv.FormatFloat(math.Round(b.Tolerance*1e4)/1e2, 'f', -1, 64) + "% of " + b.Reference
 }
 
-func (p BusBWPlot) validate() error {
-	if len(p.Series) == 0 {
-		return errors.New("no series")
-	}
-	names := make([]string, len(p.Series))
-	for i, s := range p.Series {
-		names[i] = s.Name
-	}
-	if err := checkNames("series", names); err != nil {
+func (s BWSeries) header() (string, SeriesStyle) { return s.Name, s.Style }
+func (s BWSeries) pts() []BWPoint                { return s.Points }
+
+func (pt BWPoint) x() model.Bytes { return pt.Size }
+func (pt BWPoint) xy() plotter.XY { return plotter.XY{X: float64(pt.Size), Y: float64(pt.BusBW)} }
+func (pt BWPoint) cell() string   { return fmtFixed(float64(pt.BusBW), 2) }
+
+func (pt BWPoint) check(dup bool) error {
+	if err := checkSizeKey(pt.Size, dup); err != nil {
 		return err
 	}
-	for _, s := range p.Series {
-		if !s.Style.valid() {
-			return fmt.Errorf("series %q: invalid style %d", s.Name, int(s.Style))
-		}
-		if len(s.Points) == 0 {
-			return fmt.Errorf("series %q has no points", s.Name)
-		}
-		seen := make(map[model.Bytes]bool, len(s.Points))
-		for j, pt := range s.Points {
-			switch {
-			case pt.Size <= 0:
-				return fmt.Errorf("series %q point %d: size %d is not positive (the size axis is logarithmic)", s.Name, j+1, pt.Size)
-			case seen[pt.Size]:
-				return fmt.Errorf("series %q point %d: duplicate size %s", s.Name, j+1, model.FormatBytes(pt.Size))
-			case !finite(float64(pt.BusBW)) || pt.BusBW < 0:
-				return fmt.Errorf("series %q point %d: busbw %v GB/s is not a finite non-negative number", s.Name, j+1, float64(pt.BusBW))
-			}
-			seen[pt.Size] = true
-		}
+	if !finite(float64(pt.BusBW)) || pt.BusBW < 0 {
+		return fmt.Errorf("busbw %v GB/s is not a finite non-negative number", float64(pt.BusBW))
+	}
+	return nil
+}
+
+func (p BusBWPlot) validate() error {
+	if err := validateLines(p.Series); err != nil {
+		return err
 	}
 	if b := p.Band; b != nil {
+		names := make([]string, len(p.Series))
+		for i, s := range p.Series {
+			names[i] = s.Name
+		}
 		if !slices.Contains(names, b.Reference) {
 			return fmt.Errorf("band reference %q is not a series (series: %s)", b.Reference, strings.Join(names, ", "))
 		}
@@ -187,31 +181,17 @@ func (p BusBWPlot) validate() error {
 	return nil
 }
 
-// sortedBW returns a copy of pts sorted by size.
-func sortedBW(pts []BWPoint) []BWPoint {
-	out := slices.Clone(pts)
-	slices.SortStableFunc(out, func(a, b BWPoint) int { return cmp.Compare(a.Size, b.Size) })
-	return out
-}
-
 func (p BusBWPlot) build() (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := &figure{plot: newPlot(p.Title, "message size (bytes)", "busbw (GB/s)", true, true), width: figWidth, height: figHeight}
+	f := newFigure(p.Title, "message size (bytes)", "busbw (GB/s)", true, true)
 	pl := f.plot
-	lo, hi, top := math.Inf(1), math.Inf(-1), 0.0
-	for _, s := range p.Series {
-		for _, pt := range s.Points {
-			lo = math.Min(lo, float64(pt.Size))
-			hi = math.Max(hi, float64(pt.Size))
-			top = math.Max(top, float64(pt.BusBW))
-		}
-	}
+	top := 0.0
 	var band *plotter.Polygon
 	if b := p.Band; b != nil {
 		ref := slices.IndexFunc(p.Series, func(s BWSeries) bool { return s.Name == b.Reference })
-		pts := sortedBW(p.Series[ref].Points)
+		pts := sortedByX[model.Bytes](p.Series[ref].Points)
 		ring := make(plotter.XYs, 0, 2*len(pts))
 		for _, pt := range pts {
 			ring = append(ring, plotter.XY{X: float64(pt.Size), Y: float64(pt.BusBW) * (1 + b.Tolerance)})
@@ -234,23 +214,15 @@ func (p BusBWPlot) build() (*figure, error) {
 			top = math.Max(top, float64(pt.BusBW)*(1+b.Tolerance))
 		}
 	}
-	for i, s := range p.Series {
-		pts := sortedBW(s.Points)
-		xys := make(plotter.XYs, len(pts))
-		for j, pt := range pts {
-			xys[j] = plotter.XY{X: float64(pt.Size), Y: float64(pt.BusBW)}
-		}
-		if err := f.addSeries(i, s.Name, s.Style, xys); err != nil {
-			return nil, err
-		}
+	lo, hi, _, yhi, err := addLines(f, p.Series)
+	if err != nil {
+		return nil, err
 	}
 	if band != nil {
-		f.legend = append(f.legend, legendEntry{name: p.Band.label(), thumbs: []plot.Thumbnailer{band}})
+		f.addLegend(p.Band.label(), band)
 	}
-	pl.X.Scale = plot.LogScale{}
-	pl.X.Tick.Marker = log2Ticks(sizeLabel)
-	pl.X.Min, pl.X.Max = log2Range(lo, hi)
-	pl.Y.Min, pl.Y.Max = 0, headroom(top)
+	log2Axis(&pl.X, lo, hi, sizeLabel)
+	pl.Y.Min, pl.Y.Max = 0, headroom(math.Max(top, yhi))
 	pl.Y.Tick.Marker = linearTicks("")
 	return f, nil
 }
@@ -266,51 +238,27 @@ func headroom(top float64) float64 {
 // DataTable returns one row per message size (the union over all series)
 // and one busbw column per series, plus the band limits when there is a band.
 func (p BusBWPlot) DataTable() Table {
-	var sizes []model.Bytes
+	t, sizes := linesTable(p.Series, "size", " (GB/s)", model.FormatBytes)
+	b := p.Band
+	if b == nil {
+		return t
+	}
+	t.Columns = append(t.Columns, "band low (GB/s)", "band high (GB/s)")
+	ref := map[model.Bytes]float64{}
 	for _, s := range p.Series {
-		for _, pt := range s.Points {
-			sizes = append(sizes, pt.Size)
-		}
-	}
-	slices.Sort(sizes)
-	sizes = slices.Compact(sizes)
-	t := Table{Columns: []string{"size"}}
-	for _, s := range p.Series {
-		t.Columns = append(t.Columns, s.Name+" (GB/s)")
-	}
-	var ref map[model.Bytes]float64
-	if b := p.Band; b != nil {
-		t.Columns = append(t.Columns, "band low (GB/s)", "band high (GB/s)")
-		ref = map[model.Bytes]float64{}
-		for _, s := range p.Series {
-			if s.Name == b.Reference {
-				for _, pt := range s.Points {
-					ref[pt.Size] = float64(pt.BusBW)
-				}
-			}
-		}
-		t.Notes = append(t.Notes, "Band: "+b.label()+".")
-	}
-	for _, size := range sizes {
-		row := []string{model.FormatBytes(size)}
-		for _, s := range p.Series {
-			cell := "–"
+		if s.Name == b.Reference {
 			for _, pt := range s.Points {
-				if pt.Size == size {
-					cell = fmtFixed(float64(pt.BusBW), 2)
-					break
-				}
-			}
-			row = append(row, cell)
-		}
-		if p.Band != nil {
-			if v, ok := ref[size]; ok {
-				row = append(row, fmtFixed(v*(1-p.Band.Tolerance), 2), fmtFixed(v*(1+p.Band.Tolerance), 2))
-			} else {
-				row = append(row, "–", "–")
+				ref[pt.Size] = float64(pt.BusBW)
 			}
 		}
-		t.Rows = append(t.Rows, row)
+	}
+	t.Notes = append(t.Notes, "Band: "+b.label()+".")
+	for i, size := range sizes {
+		if v, ok := ref[size]; ok {
+			t.Rows[i] = append(t.Rows[i], fmtFixed(v*(1-b.Tolerance), 2), fmtFixed(v*(1+b.Tolerance), 2))
+		} else {
+			t.Rows[i] = append(t.Rows[i], "–", "–")
+		}
 	}
 	return t
 }
@@ -351,63 +299,38 @@ func (p TimePlot) PlotTitle() string { return p.Title }
 // PlotCaption returns p.Caption; it implements Plot.
 func (p TimePlot) PlotCaption() string { return p.Caption }
 
-func (p TimePlot) validate() error {
-	if len(p.Series) == 0 {
-		return errors.New("no series")
-	}
-	names := make([]string, len(p.Series))
-	for i, s := range p.Series {
-		names[i] = s.Name
-	}
-	if err := checkNames("series", names); err != nil {
+func (s TimeSeries) header() (string, SeriesStyle) { return s.Name, s.Style }
+func (s TimeSeries) pts() []TimePoint              { return s.Points }
+
+func (pt TimePoint) x() model.Bytes { return pt.Size }
+func (pt TimePoint) xy() plotter.XY {
+	return plotter.XY{X: float64(pt.Size), Y: pt.Time.Microseconds()}
+}
+func (pt TimePoint) cell() string { return fmtFixed(pt.Time.Microseconds(), 2) }
+
+func (pt TimePoint) check(dup bool) error {
+	if err := checkSizeKey(pt.Size, dup); err != nil {
 		return err
 	}
-	for _, s := range p.Series {
-		if !s.Style.valid() {
-			return fmt.Errorf("series %q: invalid style %d", s.Name, int(s.Style))
-		}
-		if len(s.Points) == 0 {
-			return fmt.Errorf("series %q has no points", s.Name)
-		}
-		seen := make(map[model.Bytes]bool, len(s.Points))
-		for j, pt := range s.Points {
-			switch {
-			case pt.Size <= 0:
-				return fmt.Errorf("series %q point %d: size %d is not positive (the size axis is logarithmic)", s.Name, j+1, pt.Size)
-			case seen[pt.Size]:
-				return fmt.Errorf("series %q point %d: duplicate size %s", s.Name, j+1, model.FormatBytes(pt.Size))
-			case pt.Time <= 0:
-				return fmt.Errorf("series %q point %d: time %v is not positive (the time axis is logarithmic)", s.Name, j+1, pt.Time)
-			}
-			seen[pt.Size] = true
-		}
+	if pt.Time <= 0 {
+		return fmt.Errorf("time %v is not positive (the time axis is logarithmic)", pt.Time)
 	}
 	return nil
 }
+
+func (p TimePlot) validate() error { return validateLines(p.Series) }
 
 func (p TimePlot) build() (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := &figure{plot: newPlot(p.Title, "message size (bytes)", "time", true, true), width: figWidth, height: figHeight}
+	f := newFigure(p.Title, "message size (bytes)", "time", true, true)
 	pl := f.plot
-	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	for i, s := range p.Series {
-		pts := slices.Clone(s.Points)
-		slices.SortStableFunc(pts, func(a, b TimePoint) int { return cmp.Compare(a.Size, b.Size) })
-		xys := make(plotter.XYs, len(pts))
-		for j, pt := range pts {
-			xys[j] = plotter.XY{X: float64(pt.Size), Y: pt.Time.Microseconds()}
-			xlo, xhi = math.Min(xlo, xys[j].X), math.Max(xhi, xys[j].X)
-			ylo, yhi = math.Min(ylo, xys[j].Y), math.Max(yhi, xys[j].Y)
-		}
-		if err := f.addSeries(i, s.Name, s.Style, xys); err != nil {
-			return nil, err
-		}
+	xlo, xhi, ylo, yhi, err := addLines(f, p.Series)
+	if err != nil {
+		return nil, err
 	}
-	pl.X.Scale = plot.LogScale{}
-	pl.X.Tick.Marker = log2Ticks(sizeLabel)
-	pl.X.Min, pl.X.Max = log2Range(xlo, xhi)
+	log2Axis(&pl.X, xlo, xhi, sizeLabel)
 	pl.Y.Scale = plot.LogScale{}
 	pl.Y.Tick.Marker = timeTicks()
 	pl.Y.Min, pl.Y.Max = log10Range(ylo, yhi)
@@ -417,32 +340,7 @@ func (p TimePlot) build() (*figure, error) {
 // DataTable returns one row per message size and one time column (in
 // microseconds) per series.
 func (p TimePlot) DataTable() Table {
-	var sizes []model.Bytes
-	for _, s := range p.Series {
-		for _, pt := range s.Points {
-			sizes = append(sizes, pt.Size)
-		}
-	}
-	slices.Sort(sizes)
-	sizes = slices.Compact(sizes)
-	t := Table{Columns: []string{"size"}}
-	for _, s := range p.Series {
-		t.Columns = append(t.Columns, s.Name+" (us)")
-	}
-	for _, size := range sizes {
-		row := []string{model.FormatBytes(size)}
-		for _, s := range p.Series {
-			cell := "–"
-			for _, pt := range s.Points {
-				if pt.Size == size {
-					cell = fmtFixed(pt.Time.Microseconds(), 2)
-					break
-				}
-			}
-			row = append(row, cell)
-		}
-		t.Rows = append(t.Rows, row)
-	}
+	t, _ := linesTable(p.Series, "size", " (us)", model.FormatBytes)
 	return t
 }
 
@@ -521,7 +419,7 @@ func (p BarPlot) build() (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := &figure{plot: newPlot(p.Title, p.CategoryLabel, p.ValueLabel, false, true), width: figWidth, height: figHeight}
+	f := newFigure(p.Title, p.CategoryLabel, p.ValueLabel, false, true)
 	pl := f.plot
 	k, n := len(p.Categories), len(p.Series)
 	slot := (f.width - vg.Points(72)) / vg.Length(float64(k))
@@ -552,7 +450,7 @@ func (p BarPlot) build() (*figure, error) {
 		bc.Offset = (vg.Length(float64(i)) - vg.Length(float64(n-1))/2) * barW
 		pl.Add(bc)
 		if n > 1 {
-			f.legend = append(f.legend, legendEntry{name: s.Name, thumbs: []plot.Thumbnailer{bc}})
+			f.addLegend(s.Name, bc)
 		}
 		if labelled {
 			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
@@ -667,60 +565,42 @@ func (p ScalingPlot) PlotTitle() string { return p.Title }
 // PlotCaption returns p.Caption; it implements Plot.
 func (p ScalingPlot) PlotCaption() string { return p.Caption }
 
-func (p ScalingPlot) validate() error {
-	if len(p.Series) == 0 {
-		return errors.New("no series")
-	}
-	names := make([]string, len(p.Series))
-	for i, s := range p.Series {
-		names[i] = s.Name
-	}
-	if err := checkNames("series", names); err != nil {
-		return err
-	}
-	for _, s := range p.Series {
-		if !s.Style.valid() {
-			return fmt.Errorf("series %q: invalid style %d", s.Name, int(s.Style))
-		}
-		if len(s.Points) == 0 {
-			return fmt.Errorf("series %q has no points", s.Name)
-		}
-		seen := make(map[int]bool, len(s.Points))
-		for j, pt := range s.Points {
-			switch {
-			case pt.GPUs <= 0:
-				return fmt.Errorf("series %q point %d: GPU count %d is not positive", s.Name, j+1, pt.GPUs)
-			case seen[pt.GPUs]:
-				return fmt.Errorf("series %q point %d: duplicate GPU count %d", s.Name, j+1, pt.GPUs)
-			case !finite(pt.Efficiency) || pt.Efficiency < 0:
-				return fmt.Errorf("series %q point %d: efficiency %v is not a finite non-negative fraction", s.Name, j+1, pt.Efficiency)
-			}
-			seen[pt.GPUs] = true
-		}
+func (s ScalingSeries) header() (string, SeriesStyle) { return s.Name, s.Style }
+func (s ScalingSeries) pts() []ScalingPoint           { return s.Points }
+
+func (pt ScalingPoint) x() int { return pt.GPUs }
+func (pt ScalingPoint) xy() plotter.XY {
+	return plotter.XY{X: float64(pt.GPUs), Y: pt.Efficiency * 100}
+}
+func (pt ScalingPoint) cell() string { return fmtPercent(pt.Efficiency) }
+
+func (pt ScalingPoint) check(dup bool) error {
+	switch {
+	case pt.GPUs <= 0:
+		return fmt.Errorf("GPU count %d is not positive", pt.GPUs)
+	case dup:
+		return fmt.Errorf("duplicate GPU count %d", pt.GPUs)
+	case !finite(pt.Efficiency) || pt.Efficiency < 0:
+		return fmt.Errorf("efficiency %v is not a finite non-negative fraction", pt.Efficiency)
 	}
 	return nil
 }
+
+func (p ScalingPlot) validate() error { return validateLines(p.Series) }
 
 func (p ScalingPlot) build() (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := &figure{plot: newPlot(p.Title, "GPUs", "scaling efficiency", true, true), width: figWidth, height: figHeight}
+	f := newFigure(p.Title, "GPUs", "scaling efficiency", true, true)
 	pl := f.plot
-	lo, hi, top := math.Inf(1), math.Inf(-1), 100.0
-	for i, s := range p.Series {
-		pts := slices.Clone(s.Points)
-		slices.SortStableFunc(pts, func(a, b ScalingPoint) int { return cmp.Compare(a.GPUs, b.GPUs) })
-		xys := make(plotter.XYs, len(pts))
-		for j, pt := range pts {
-			xys[j] = plotter.XY{X: float64(pt.GPUs), Y: pt.Efficiency * 100}
-			lo, hi, top = math.Min(lo, xys[j].X), math.Max(hi, xys[j].X), math.Max(top, xys[j].Y)
-		}
-		if err := f.addSeries(i, s.Name, s.Style, xys); err != nil {
-			return nil, err
-		}
+	lo, hi, _, yhi, err := addLines(f, p.Series)
+	if err != nil {
+		return nil, err
 	}
-	xmin, xmax := log2Range(lo, hi)
+	top := math.Max(100, yhi)
+	log2Axis(&pl.X, lo, hi, countLabel)
+	xmin, xmax := pl.X.Min, pl.X.Max
 	ideal, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: 100}, {X: xmax, Y: 100}})
 	if err != nil {
 		return nil, err
@@ -729,10 +609,7 @@ func (p ScalingPlot) build() (*figure, error) {
 	ideal.LineStyle.Color = greyColor()
 	ideal.LineStyle.Width = 1
 	pl.Add(ideal)
-	f.legend = append(f.legend, legendEntry{name: "ideal (100%)", thumbs: []plot.Thumbnailer{ideal}})
-	pl.X.Scale = plot.LogScale{}
-	pl.X.Tick.Marker = log2Ticks(countLabel)
-	pl.X.Min, pl.X.Max = xmin, xmax
+	f.addLegend("ideal (100%)", ideal)
 	pl.Y.Tick.Marker = linearTicks("%")
 	pl.Y.Min, pl.Y.Max = 0, top*1.05
 	return f, nil
@@ -741,32 +618,7 @@ func (p ScalingPlot) build() (*figure, error) {
 // DataTable returns one row per GPU count and one efficiency column per
 // series.
 func (p ScalingPlot) DataTable() Table {
-	var counts []int
-	for _, s := range p.Series {
-		for _, pt := range s.Points {
-			counts = append(counts, pt.GPUs)
-		}
-	}
-	slices.Sort(counts)
-	counts = slices.Compact(counts)
-	t := Table{Columns: []string{"GPUs"}}
-	for _, s := range p.Series {
-		t.Columns = append(t.Columns, s.Name)
-	}
-	for _, n := range counts {
-		row := []string{strconv.Itoa(n)}
-		for _, s := range p.Series {
-			cell := "–"
-			for _, pt := range s.Points {
-				if pt.GPUs == n {
-					cell = fmtPercent(pt.Efficiency)
-					break
-				}
-			}
-			row = append(row, cell)
-		}
-		t.Rows = append(t.Rows, row)
-	}
+	t, _ := linesTable(p.Series, "GPUs", "", strconv.Itoa)
 	return t
 }
 
@@ -881,7 +733,7 @@ func (p ParetoPlot) build() (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := &figure{plot: newPlot(p.Title, p.costLabel(), p.throughputLabel(), true, true), width: figWidth, height: figHeight}
+	f := newFigure(p.Title, p.costLabel(), p.throughputLabel(), true, true)
 	pl := f.plot
 	front := ParetoFrontier(p.Points)
 	on := make(map[int]bool, len(front))
@@ -905,7 +757,7 @@ func (p ParetoPlot) build() (*figure, error) {
 		sc.GlyphStyle.Color = greyColor()
 		sc.GlyphStyle.Shape = seriesGlyph(0)
 		pl.Add(sc)
-		f.legend = append(f.legend, legendEntry{name: "dominated design", thumbs: []plot.Thumbnailer{sc}})
+		f.addLegend("dominated design", sc)
 	}
 	fxy := make(plotter.XYs, len(front))
 	names := make([]string, len(front))
@@ -934,7 +786,7 @@ func (p ParetoPlot) build() (*figure, error) {
 	}
 	lb.Offset = vg.Point{X: 5, Y: 3}
 	pl.Add(line, sc, lb)
-	f.legend = append(f.legend, legendEntry{name: "Pareto frontier", thumbs: []plot.Thumbnailer{line, sc}})
+	f.addLegend("Pareto frontier", line, sc)
 	// Room on the right for the labels of the costliest frontier points.
 	span := xhi - xlo
 	if span == 0 {
@@ -1071,7 +923,7 @@ func (p LinkUtilPlot) build() (*figure, error) {
 	}
 	for cls := range classThumb {
 		if classThumb[cls] != nil {
-			f.legend = append(f.legend, legendEntry{name: classNames[cls], thumbs: []plot.Thumbnailer{classThumb[cls]}})
+			f.addLegend(classNames[cls], classThumb[cls])
 		}
 	}
 	pl.NominalY(names...)
