@@ -116,33 +116,6 @@ func readXML(name string, data []byte) (*xnode, error) {
 	return root, nil
 }
 
-// pciGen maps "16.0 GT/s PCIe" to a PCIe generation (0 when unknown).
-func pciGen(speed string) int {
-	f := strings.Fields(speed)
-	if len(f) == 0 {
-		return 0
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return 0
-	}
-	switch {
-	case v >= 60:
-		return 6
-	case v >= 30:
-		return 5
-	case v >= 15:
-		return 4
-	case v >= 7.5:
-		return 3
-	case v >= 4.5:
-		return 2
-	case v > 0:
-		return 1
-	}
-	return 0
-}
-
 func cpuVendor(n *xnode) string {
 	switch strings.ToLower(n.attr("arch")) {
 	case "arm64", "aarch64":
@@ -193,7 +166,7 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 				cls := strings.ToLower(k.attr("class"))
 				switch {
 				case strings.HasPrefix(cls, "0x0604"):
-					sw := model.BridgeSpec{Gen: pciGen(k.attr("link_speed"))}
+					sw := model.BridgeSpec{Gen: model.PCIeGenOfSpeed(k.attr("link_speed"))}
 					if _, err := model.LookupPCIe(sw.Gen); err != nil {
 						sw.Gen = 0 // below Gen3 or unknown: let the model choose
 					}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/collsim/collsim/model"
 )
 
 // pciDev is one PCI function as sysfs shows it.
@@ -62,39 +64,11 @@ func resolveLink(fsys fs.FS, name string) (string, error) {
 	return path.Join(path.Dir(name), t), nil
 }
 
-// linkGen maps a sysfs link speed ("32.0 GT/s PCIe", "16 GT/s") to the PCIe
-// generation; 0 when unknown.
-func linkGen(speed string) int {
-	f := strings.Fields(speed)
-	if len(f) == 0 {
-		return 0
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return 0
-	}
-	switch {
-	case v >= 60:
-		return 6
-	case v >= 30:
-		return 5
-	case v >= 15:
-		return 4
-	case v >= 7.5:
-		return 3
-	case v >= 4.5:
-		return 2
-	case v >= 2:
-		return 1
-	}
-	return 0
-}
-
 func readLink(fsys fs.FS, dir string) PCIeLink {
 	return PCIeLink{
-		Gen:      linkGen(readText(fsys, dir+"/current_link_speed")),
+		Gen:      model.PCIeGenOfSpeed(readText(fsys, dir+"/current_link_speed")),
 		Width:    readInt(fsys, dir+"/current_link_width", 0),
-		MaxGen:   linkGen(readText(fsys, dir+"/max_link_speed")),
+		MaxGen:   model.PCIeGenOfSpeed(readText(fsys, dir+"/max_link_speed")),
 		MaxWidth: readInt(fsys, dir+"/max_link_width", 0),
 	}
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -246,6 +247,39 @@ func LookupPCIe(gen int) (PCIeGen, error) {
 		}
 	}
 	return PCIeGen{}, fmt.Errorf("unknown PCIe generation %d (known: 3, 4, 5, 6)", gen)
+}
+
+// PCIeGenOfSpeed returns the PCIe generation of a per-lane link speed as
+// Linux sysfs (current_link_speed, max_link_speed) and NCCL's topology XML
+// (link_speed) print it: "32.0 GT/s PCIe", "16 GT/s", "2.5 GT/s PCIe". Only
+// the leading number counts; a rate a little below a generation's nominal
+// one (2.5, 5, 8, 16, 32, 64 GT/s) still maps to it. It returns 0 when the
+// speed is missing, not a number ("Unknown") or below 2 GT/s. Generations
+// 1 and 2 are returned too, though LookupPCIe knows only 3 to 6.
+func PCIeGenOfSpeed(speed string) int {
+	f := strings.Fields(speed)
+	if len(f) == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0
+	}
+	switch {
+	case v >= 60:
+		return 6
+	case v >= 30:
+		return 5
+	case v >= 15:
+		return 4
+	case v >= 7.5:
+		return 3
+	case v >= 4.5:
+		return 2
+	case v >= 2:
+		return 1
+	}
+	return 0
 }
 
 // PCIeBandwidth returns the line (after encoding) and the NCCL-model

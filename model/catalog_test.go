@@ -79,6 +79,22 @@ func TestPCIeBandwidth(t *testing.T) {
 	}
 }
 
+func TestPCIeGenOfSpeed(t *testing.T) {
+	// Forms as Linux sysfs prints them ("%s PCIe" after the rate, or a bare
+	// rate) and as NCCL copies them into its topology XML link_speed; the
+	// nominal per-lane rates are 2.5, 5, 8, 16, 32 and 64 GT/s for Gen1..6.
+	speeds := map[string]int{
+		"32.0 GT/s PCIe": 5, "16 GT/s": 4, "8.0 GT/s PCIe": 3, "64.0 GT/s PCIe": 6,
+		"5.0 GT/s PCIe": 2, "2.5 GT/s PCIe": 1, "16.0 GT/s PCIe": 4,
+		"1.0 GT/s": 0, "Unknown": 0, "Unknown speed": 0, "": 0,
+	}
+	for in, want := range speeds {
+		if got := PCIeGenOfSpeed(in); got != want {
+			t.Errorf("PCIeGenOfSpeed(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
 func TestNICSpeeds(t *testing.T) {
 	tests := []struct {
 		name string
