@@ -206,29 +206,40 @@ func clipText(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// printRunsHardware summarises ranks, hosts and GPU names over all runs.
-func printRunsHardware(w io.Writer, a *calibrate.Artifact) {
-	ranks := 0
-	hosts := map[string]bool{}
-	var hostList, gpus []string
-	seenGPU := map[string]int{}
-	for _, r := range a.Runs {
+// runsHardware summarises what the nccl-tests runs of a file say about the
+// machine: the largest rank count, the hosts of the device lines in order of
+// first appearance, and the GPUs of the first run that lists devices as
+// "8x NVIDIA H100 80GB HBM3", one entry per model in order of appearance.
+func runsHardware(runs []*calibrate.Run) (ranks int, hosts, gpus []string) {
+	seenHost := map[string]bool{}
+	count := map[string]int{}
+	var order []string
+	for _, r := range runs {
 		ranks = max(ranks, r.Ranks)
 		for _, h := range r.Hosts {
-			if !hosts[h] {
-				hosts[h] = true
-				hostList = append(hostList, h)
+			if !seenHost[h] {
+				seenHost[h] = true
+				hosts = append(hosts, h)
 			}
 		}
-		if len(r.Devices) > 0 && len(seenGPU) == 0 {
+		if len(count) == 0 {
 			for _, d := range r.Devices {
-				if _, ok := seenGPU[d.Name]; !ok {
-					gpus = append(gpus, d.Name)
+				if count[d.Name] == 0 {
+					order = append(order, d.Name)
 				}
-				seenGPU[d.Name]++
+				count[d.Name]++
 			}
 		}
 	}
+	for _, n := range order {
+		gpus = append(gpus, fmt.Sprintf("%dx %s", count[n], n))
+	}
+	return ranks, hosts, gpus
+}
+
+// printRunsHardware summarises ranks, hosts and GPU names over all runs.
+func printRunsHardware(w io.Writer, a *calibrate.Artifact) {
+	ranks, hostList, gpus := runsHardware(a.Runs)
 	var parts []string
 	if ranks > 0 {
 		parts = append(parts, fmt.Sprintf("%d ranks", ranks))
@@ -242,12 +253,8 @@ func printRunsHardware(w io.Writer, a *calibrate.Artifact) {
 	} else if a.Log != nil && a.Log.Nodes > 0 {
 		parts = append(parts, fmt.Sprintf("%d nodes", a.Log.Nodes))
 	}
-	var g []string
-	for _, n := range gpus {
-		g = append(g, fmt.Sprintf("%dx %s", seenGPU[n], n))
-	}
-	if len(g) > 0 {
-		parts = append(parts, strings.Join(g, ", "))
+	if len(gpus) > 0 {
+		parts = append(parts, strings.Join(gpus, ", "))
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "hardware: %s\n", strings.Join(parts, ", "))
@@ -273,15 +280,7 @@ func printLog(w io.Writer, l *calibrate.NCCLLog) {
 		parts = append(parts, "network "+l.Network)
 	}
 	if len(l.HCAs) > 0 {
-		var h []string
-		for _, x := range l.HCAs {
-			if x.LinkLayer != "" {
-				h = append(h, x.Name+"/"+x.LinkLayer)
-			} else {
-				h = append(h, x.Name)
-			}
-		}
-		parts = append(parts, "NICs "+strings.Join(h, " "))
+		parts = append(parts, "NICs "+hcaNames(l.HCAs))
 	}
 	if l.Channels > 0 {
 		parts = append(parts, fmt.Sprintf("%d channels", l.Channels))
@@ -290,49 +289,73 @@ func printLog(w io.Writer, l *calibrate.NCCLLog) {
 		parts = append(parts, "GDR "+yesNo(*l.GDR))
 	}
 	if l.NVLSAvailable != nil {
-		parts = append(parts, "NVLS "+map[bool]string{true: "available", false: "not available"}[*l.NVLSAvailable])
+		parts = append(parts, "NVLS "+availability(*l.NVLSAvailable))
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "nccl:     %s\n", strings.Join(parts, ", "))
 	}
 	if len(l.Connections) > 0 {
-		count := map[string]int{}
-		for _, c := range l.Connections {
-			k := c.Transport
-			switch c.Transport {
-			case "P2P", "SHM":
-				k += "/" + strings.SplitN(c.Detail, "/", 2)[0]
-			case "NET":
-				k += "/" + c.Net
-				if c.GDR {
-					k += "/GDRDMA"
-				}
-			}
-			count[k]++
-		}
-		keys := make([]string, 0, len(count))
-		for k := range count {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var s []string
-		for _, k := range keys {
-			s = append(s, fmt.Sprintf("%s x%d", k, count[k]))
-		}
-		fmt.Fprintf(w, "links:    %s\n", strings.Join(s, ", "))
+		fmt.Fprintf(w, "links:    %s\n", connectionCounts(l.Connections))
 	}
 	if len(l.Env) > 0 {
-		keys := make([]string, 0, len(l.Env))
-		for k := range l.Env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var s []string
-		for _, k := range keys {
-			s = append(s, k+"="+l.Env[k])
-		}
-		fmt.Fprintf(w, "env:      %s\n", clipText(strings.Join(s, " "), 200))
+		fmt.Fprintf(w, "env:      %s\n", envString(l.Env))
 	}
+}
+
+// hcaNames lists the NICs an NCCL log names, each with its link layer when
+// stated: "mlx5_0/IB mlx5_1/IB".
+func hcaNames(hcas []calibrate.HCA) string {
+	var h []string
+	for _, x := range hcas {
+		if x.LinkLayer != "" {
+			h = append(h, x.Name+"/"+x.LinkLayer)
+		} else {
+			h = append(h, x.Name)
+		}
+	}
+	return strings.Join(h, " ")
+}
+
+// availability is "available" or "not available".
+func availability(b bool) string {
+	if b {
+		return "available"
+	}
+	return "not available"
+}
+
+// connectionCounts counts NCCL's per-channel transport lines by kind:
+// "NET/IB/GDRDMA x16, P2P/CUMEM x48".
+func connectionCounts(cs []calibrate.Connection) string {
+	count := map[string]int{}
+	for _, c := range cs {
+		k := c.Transport
+		switch c.Transport {
+		case "P2P", "SHM":
+			k += "/" + strings.SplitN(c.Detail, "/", 2)[0]
+		case "NET":
+			k += "/" + c.Net
+			if c.GDR {
+				k += "/GDRDMA"
+			}
+		}
+		count[k]++
+	}
+	var s []string
+	for _, k := range sortedKeys(count) {
+		s = append(s, fmt.Sprintf("%s x%d", k, count[k]))
+	}
+	return strings.Join(s, ", ")
+}
+
+// envString lists NCCL's environment as KEY=value pairs sorted by key,
+// clipped to 200 bytes.
+func envString(env map[string]string) string {
+	var s []string
+	for _, k := range sortedKeys(env) {
+		s = append(s, k+"="+env[k])
+	}
+	return clipText(strings.Join(s, " "), 200)
 }
 
 func yesNo(b bool) string {
@@ -350,14 +373,7 @@ func printRuns(w io.Writer, runs []*calibrate.Run) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tLINE\tCOLLECTIVE\tDTYPE\tRANKS\tROWS\tSIZES\tPEAK BUSBW (GB/s)\tAT\tAVG BUSBW")
 	for i, r := range runs {
-		lo, hi := int64(math.MaxInt64), int64(-1)
-		peak, at := -1.0, int64(0)
-		for _, row := range r.Rows {
-			lo, hi = min(lo, row.Size), max(hi, row.Size)
-			if row.OOP.Valid && row.OOP.BusBW > peak {
-				peak, at = row.OOP.BusBW, row.Size
-			}
-		}
+		lo, hi, peak, at := runExtent(r)
 		name := r.CollectiveName
 		if r.Params["collective"] != "" {
 			name += "?"
@@ -388,32 +404,37 @@ func printRuns(w io.Writer, runs []*calibrate.Run) error {
 	return nil
 }
 
+// runExtent returns the smallest and largest message size of a run's rows
+// (math.MaxInt64 and -1 when it has none) and the highest valid
+// out-of-place busbw with its size (-1 and 0 when there is none).
+func runExtent(r *calibrate.Run) (lo, hi int64, peak float64, at int64) {
+	lo, hi = int64(math.MaxInt64), int64(-1)
+	peak = -1.0
+	for _, row := range r.Rows {
+		lo, hi = min(lo, row.Size), max(hi, row.Size)
+		if row.OOP.Valid && row.OOP.BusBW > peak {
+			peak, at = row.OOP.BusBW, row.Size
+		}
+	}
+	return lo, hi, peak, at
+}
+
 func printTopo(w io.Writer, t *calibrate.TopoInfo) {
 	if t == nil {
 		return
 	}
 	n := t.Node
-	gpu := n.GPU
-	if gpu == "" {
-		gpu = "model not stated (give one with --gpu)"
-	}
-	fmt.Fprintf(w, "gpus:     %d, %s\n", n.GPUs, gpu)
-	nv := n.NVLink.Kind
-	switch nv {
-	case "nvswitch":
-		nv = fmt.Sprintf("NVSwitch, %d links per GPU", n.NVLink.Links)
-	case "pairs":
-		nv = fmt.Sprintf("direct links between %d GPU pairs", len(n.NVLink.Pairs))
-		if len(n.NVLink.Pairs) > 0 {
-			nv += fmt.Sprintf(" (NV%d", n.NVLink.Pairs[0][2])
-			for _, p := range n.NVLink.Pairs[1:] {
-				if p[2] != n.NVLink.Pairs[0][2] {
-					nv += " and others"
-					break
-				}
+	fmt.Fprintf(w, "gpus:     %d, %s\n", n.GPUs, nodeGPU(n))
+	nv := nvlinkSummary(n.NVLink)
+	if n.NVLink.Kind == "pairs" && len(n.NVLink.Pairs) > 0 {
+		nv += fmt.Sprintf(" (NV%d", n.NVLink.Pairs[0][2])
+		for _, p := range n.NVLink.Pairs[1:] {
+			if p[2] != n.NVLink.Pairs[0][2] {
+				nv += " and others"
+				break
 			}
-			nv += ")"
 		}
+		nv += ")"
 	}
 	fmt.Fprintf(w, "nvlink:   %s\n", nv)
 	hbs := 0
@@ -422,11 +443,7 @@ func printTopo(w io.Writer, t *calibrate.TopoInfo) {
 	}
 	fmt.Fprintf(w, "pcie:     %d socket(s)/NUMA domain(s), %d host bridge(s)\n", len(n.Sockets), hbs)
 	for si, s := range n.Sockets {
-		var parts []string
-		for _, hb := range s.HostBridges {
-			parts = append(parts, bridgeString(hb))
-		}
-		fmt.Fprintf(w, "  socket %d: %s\n", si, strings.Join(parts, "  "))
+		fmt.Fprintf(w, "  socket %d: %s\n", si, strings.Join(hostBridgeStrings(s), "  "))
 	}
 	if n.NICs.Count > 0 {
 		var names []string
@@ -437,11 +454,7 @@ func printTopo(w io.Writer, t *calibrate.TopoInfo) {
 			}
 			names = append(names, l)
 		}
-		speed := t.NICSpeed
-		if speed == "" {
-			speed = "speed not stated"
-		}
-		fmt.Fprintf(w, "nics:     %d (%s), %s\n", n.NICs.Count, strings.Join(names, " "), speed)
+		fmt.Fprintf(w, "nics:     %d (%s), %s\n", n.NICs.Count, strings.Join(names, " "), nicSpeed(t))
 	}
 	if len(t.NUMA) > 0 {
 		fmt.Fprintf(w, "numa:     %s\n", strings.Trim(fmt.Sprint(t.NUMA), "[]"))
@@ -449,6 +462,46 @@ func printTopo(w io.Writer, t *calibrate.TopoInfo) {
 	for _, note := range t.Notes {
 		fmt.Fprintf(w, "note:     %s\n", note)
 	}
+}
+
+// nodeGPU is the GPU model of a topology's node, or a note that the file
+// does not state it.
+func nodeGPU(n model.NodeSpec) string {
+	if n.GPU == "" {
+		return "model not stated (give one with --gpu)"
+	}
+	return n.GPU
+}
+
+// nvlinkSummary describes an NVLink fabric read from a topology:
+// "NVSwitch, 18 links per GPU", "direct links between 4 GPU pairs", or the
+// kind as recorded for other kinds.
+func nvlinkSummary(nv model.NVLinkSpec) string {
+	switch nv.Kind {
+	case "nvswitch":
+		return fmt.Sprintf("NVSwitch, %d links per GPU", nv.Links)
+	case "pairs":
+		return fmt.Sprintf("direct links between %d GPU pairs", len(nv.Pairs))
+	}
+	return nv.Kind
+}
+
+// nicSpeed is the NIC speed a topology states, or a note that it does not.
+func nicSpeed(t *calibrate.TopoInfo) string {
+	if t.NICSpeed == "" {
+		return "speed not stated"
+	}
+	return t.NICSpeed
+}
+
+// hostBridgeStrings prints each host bridge subtree of a socket (see
+// bridgeString).
+func hostBridgeStrings(s model.SocketSpec) []string {
+	var parts []string
+	for _, hb := range s.HostBridges {
+		parts = append(parts, bridgeString(hb))
+	}
+	return parts
 }
 
 // bridgeString prints a host bridge subtree: hb[GPU0 sw[GPU1 NIC0]].

@@ -249,24 +249,8 @@ func artifactFacts(a *calibrate.Artifact) [][]string {
 			rows = append(rows, []string{k, v})
 		}
 	}
-	hosts, gpus, ranks := map[string]bool{}, map[string]int{}, 0
-	var hostList, gpuOrder []string
+	ranks, hostList, gpus := runsHardware(a.Runs)
 	for _, r := range a.Runs {
-		ranks = max(ranks, r.Ranks)
-		for _, h := range r.Hosts {
-			if !hosts[h] {
-				hosts[h] = true
-				hostList = append(hostList, h)
-			}
-		}
-		if len(gpus) == 0 {
-			for _, d := range r.Devices {
-				if gpus[d.Name] == 0 {
-					gpuOrder = append(gpuOrder, d.Name)
-				}
-				gpus[d.Name]++
-			}
-		}
 		add("nccl-tests version", r.TestsVersion)
 		add("NCCL version (nccl-tests header)", r.NCCLVersion)
 	}
@@ -276,11 +260,7 @@ func artifactFacts(a *calibrate.Artifact) [][]string {
 	if len(hostList) > 0 {
 		add("hosts", fmt.Sprintf("%d (%s)", len(hostList), clipText(strings.Join(hostList, ", "), 120)))
 	}
-	var g []string
-	for _, n := range gpuOrder {
-		g = append(g, fmt.Sprintf("%dx %s", gpus[n], n))
-	}
-	add("GPUs", strings.Join(g, ", "))
+	add("GPUs", strings.Join(gpus, ", "))
 	if l := a.Log; l != nil {
 		add("NCCL version (log)", l.Version)
 		if l.Ranks > 0 {
@@ -291,15 +271,7 @@ func artifactFacts(a *calibrate.Artifact) [][]string {
 			add("communicator", s)
 		}
 		add("network", l.Network)
-		var h []string
-		for _, x := range l.HCAs {
-			if x.LinkLayer != "" {
-				h = append(h, x.Name+"/"+x.LinkLayer)
-			} else {
-				h = append(h, x.Name)
-			}
-		}
-		add("NICs NCCL lists", strings.Join(h, " "))
+		add("NICs NCCL lists", hcaNames(l.HCAs))
 		if l.Channels > 0 {
 			add("channels", strconv.Itoa(l.Channels))
 		}
@@ -307,76 +279,22 @@ func artifactFacts(a *calibrate.Artifact) [][]string {
 			add("GPUDirect RDMA", yesNo(*l.GDR))
 		}
 		if l.NVLSAvailable != nil {
-			add("NVLS", map[bool]string{true: "available", false: "not available"}[*l.NVLSAvailable])
+			add("NVLS", availability(*l.NVLSAvailable))
 		}
 		add("transports", connectionCounts(l.Connections))
-		if len(l.Env) > 0 {
-			keys := make([]string, 0, len(l.Env))
-			for k := range l.Env {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			var s []string
-			for _, k := range keys {
-				s = append(s, k+"="+l.Env[k])
-			}
-			add("NCCL environment", clipText(strings.Join(s, " "), 200))
-		}
+		add("NCCL environment", envString(l.Env))
 	}
-	if len(a.Machine) > 0 {
-		keys := make([]string, 0, len(a.Machine))
-		for k := range a.Machine {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			add(k, a.Machine[k])
-		}
+	for _, k := range sortedKeys(a.Machine) {
+		add(k, a.Machine[k])
 	}
 	return rows
-}
-
-// connectionCounts counts NCCL's per-channel transport lines by kind:
-// "NET/IB/GDRDMA x16, P2P/CUMEM x48".
-func connectionCounts(cs []calibrate.Connection) string {
-	count := map[string]int{}
-	for _, c := range cs {
-		k := c.Transport
-		switch c.Transport {
-		case "P2P", "SHM":
-			k += "/" + strings.SplitN(c.Detail, "/", 2)[0]
-		case "NET":
-			k += "/" + c.Net
-			if c.GDR {
-				k += "/GDRDMA"
-			}
-		}
-		count[k]++
-	}
-	keys := make([]string, 0, len(count))
-	for k := range count {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var s []string
-	for _, k := range keys {
-		s = append(s, fmt.Sprintf("%s x%d", k, count[k]))
-	}
-	return strings.Join(s, ", ")
 }
 
 // runsTable summarises the nccl-tests runs of a file.
 func runsTable(runs []*calibrate.Run) reports.Table {
 	t := reports.Table{Caption: "nccl-tests runs", Columns: []string{"run", "line", "collective", "type", "ranks", "rows", "sizes", "peak busbw (GB/s)", "at", "avg busbw (GB/s)"}}
 	for i, r := range runs {
-		lo, hi := int64(math.MaxInt64), int64(-1)
-		peak, at := -1.0, int64(0)
-		for _, row := range r.Rows {
-			lo, hi = min(lo, row.Size), max(hi, row.Size)
-			if row.OOP.Valid && row.OOP.BusBW > peak {
-				peak, at = row.OOP.BusBW, row.Size
-			}
-		}
+		lo, hi, peak, at := runExtent(r)
 		sizes := "-"
 		if hi >= 0 {
 			sizes = fmtBytes(lo) + " - " + fmtBytes(hi)
@@ -423,34 +341,15 @@ func topoBlocks(t *calibrate.TopoInfo) []reports.Block {
 		out = append(out, m)
 	}
 	n := t.Node
-	gpu := n.GPU
-	if gpu == "" {
-		gpu = "model not stated (give one with --gpu)"
-	}
-	facts := [][]string{{"GPUs", fmt.Sprintf("%d, %s", n.GPUs, gpu)}}
-	nv := n.NVLink.Kind
-	switch nv {
-	case "nvswitch":
-		nv = fmt.Sprintf("NVSwitch, %d links per GPU", n.NVLink.Links)
-	case "pairs":
-		nv = fmt.Sprintf("direct links between %d GPU pairs", len(n.NVLink.Pairs))
-	}
-	if nv != "" {
+	facts := [][]string{{"GPUs", fmt.Sprintf("%d, %s", n.GPUs, nodeGPU(n))}}
+	if nv := nvlinkSummary(n.NVLink); nv != "" {
 		facts = append(facts, []string{"NVLink", nv})
 	}
 	for si, sk := range n.Sockets {
-		var parts []string
-		for _, hb := range sk.HostBridges {
-			parts = append(parts, bridgeString(hb))
-		}
-		facts = append(facts, []string{fmt.Sprintf("socket %d PCIe tree", si), strings.Join(parts, " ")})
+		facts = append(facts, []string{fmt.Sprintf("socket %d PCIe tree", si), strings.Join(hostBridgeStrings(sk), " ")})
 	}
 	if n.NICs.Count > 0 {
-		speed := t.NICSpeed
-		if speed == "" {
-			speed = "speed not stated"
-		}
-		facts = append(facts, []string{"NICs", fmt.Sprintf("%d, %s", n.NICs.Count, speed)})
+		facts = append(facts, []string{"NICs", fmt.Sprintf("%d, %s", n.NICs.Count, nicSpeed(t))})
 	}
 	for _, note := range t.Notes {
 		facts = append(facts, []string{"note", note})

@@ -3,7 +3,7 @@ package cli
 import "sort"
 
 // sortedKeys returns a map's keys in order (deterministic output).
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
