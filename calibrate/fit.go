@@ -140,6 +140,54 @@ func CheckRun(r *Run, log *NCCLLog, file string, cl *model.Cluster) error {
 	return nil
 }
 
+// runSeries is what the nccl-tests runs of one artifact give for a cluster.
+type runSeries struct {
+	// series holds one series per usable run, in file order; runs[i] is
+	// the run behind series[i].
+	series []Series
+	runs   []*Run
+	// rankErrs are the CheckRun errors of runs set aside because their rank
+	// count differs from the cluster's (see skippedNotes).
+	rankErrs []error
+	// notes name runs without a usable row.
+	notes []string
+}
+
+// seriesOfRuns turns the nccl-tests runs of a into series measured on cl
+// (built from spec). A run of another rank count is set aside in rankErrs,
+// for the caller to skip with a note or refuse when nothing else matches;
+// any other CheckRun mismatch is returned as the error.
+func seriesOfRuns(a *Artifact, cl *model.Cluster, spec model.ClusterSpec) (runSeries, error) {
+	var rs runSeries
+	for _, r := range a.Runs {
+		if err := CheckRun(r, a.Log, a.File, cl); err != nil {
+			if strings.Contains(err.Error(), "rank count") {
+				rs.rankErrs = append(rs.rankErrs, err)
+				continue
+			}
+			return runSeries{}, err
+		}
+		s := SeriesFromRun(r, a.File, spec)
+		if len(s.Points) == 0 {
+			rs.notes = append(rs.notes, fmt.Sprintf("%s: no out-of-place row with a positive time", s.Name))
+			continue
+		}
+		rs.series = append(rs.series, s)
+		rs.runs = append(rs.runs, r)
+	}
+	return rs, nil
+}
+
+// skippedNotes turns the rank-count errors of runs that were skipped into
+// notes ("skipped: file:12 (all_reduce_perf): rank count: ...").
+func skippedNotes(rankErrs []error) []string {
+	var notes []string
+	for _, e := range rankErrs {
+		notes = append(notes, "skipped: "+strings.TrimPrefix(e.Error(), "calibrate: "))
+	}
+	return notes
+}
+
 // BuildDataset collects the measurements of arts that can calibrate the
 // cluster spec describes: nccl-tests runs (any collective and sizes),
 // GPU-GPU and host-GPU bandwidth matrices, and perftest bandwidths. A run
@@ -158,23 +206,17 @@ func BuildDataset(arts []*Artifact, spec model.ClusterSpec) (*Dataset, error) {
 			continue
 		}
 		src := FitSource{File: a.File, Kind: string(a.Kind)}
-		for _, r := range a.Runs {
-			if err := CheckRun(r, a.Log, a.File, cl); err != nil {
-				if strings.Contains(err.Error(), "rank count") {
-					rankErrs = append(rankErrs, err)
-					continue
-				}
-				return nil, err
-			}
-			s := SeriesFromRun(r, a.File, spec)
-			if len(s.Points) == 0 {
-				ds.Notes = append(ds.Notes, fmt.Sprintf("%s: no out-of-place row with a positive time", s.Name))
-				continue
-			}
-			ds.Series = append(ds.Series, s)
+		rs, err := seriesOfRuns(a, cl, spec)
+		if err != nil {
+			return nil, err
+		}
+		rankErrs = append(rankErrs, rs.rankErrs...)
+		ds.Notes = append(ds.Notes, rs.notes...)
+		ds.Series = append(ds.Series, rs.series...)
+		for i, s := range rs.series {
 			src.Points += len(s.Points)
-			src.Collective = joinUnique(src.Collective, r.CollectiveName)
-			src.Ranks = r.Ranks
+			src.Collective = joinUnique(src.Collective, rs.runs[i].CollectiveName)
+			src.Ranks = rs.runs[i].Ranks
 		}
 		obs, notes, err := linkObservations(a, cl)
 		if err != nil {
@@ -192,9 +234,7 @@ func BuildDataset(arts []*Artifact, spec model.ClusterSpec) (*Dataset, error) {
 		if len(ds.Series) == 0 {
 			return nil, rankErrs[0]
 		}
-		for _, e := range rankErrs {
-			ds.Notes = append(ds.Notes, "skipped: "+strings.TrimPrefix(e.Error(), "calibrate: "))
-		}
+		ds.Notes = append(ds.Notes, skippedNotes(rankErrs)...)
 	}
 	if ds.Points() == 0 {
 		return nil, fmt.Errorf("calibrate: no measurement to fit in %d file(s): give nccl-tests results, bandwidth matrices or perftest output", len(arts))

@@ -270,6 +270,57 @@ func TestBuildDatasetMismatch(t *testing.T) {
 	}
 }
 
+// TestRunsSkippedWithNotes: BuildDataset and Validate skip, with a note, a
+// run of another rank count when another run matches, and a run with no
+// usable row; with only runs of another rank count, that mismatch is the
+// error.
+func TestRunsSkippedWithNotes(t *testing.T) {
+	spec := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1})
+	good := synthetic(t, spec, sim.DefaultParams(), model.AllReduce, powersOfTwo(64<<20, 1<<30))
+	// The same table claimed by 8 ranks, and one without a usable row.
+	other := synthetic(t, spec, sim.DefaultParams(), model.AllReduce, powersOfTwo(64<<20, 1<<30))
+	other.File = "eight.txt"
+	other.Runs[0].Ranks = 8
+	empty := synthetic(t, spec, sim.DefaultParams(), model.AllReduce, powersOfTwo(64<<20, 1<<30))
+	empty.File = "empty.txt"
+	for i := range empty.Runs[0].Rows {
+		empty.Runs[0].Rows[i].OOP.Valid = false
+	}
+	arts := []*calibrate.Artifact{good, other, empty}
+	wantNotes := []string{"skipped: eight.txt:1 (all_reduce_perf): rank count: the run has 8 ranks, the cluster has 4", "empty.txt:1 all_reduce_perf: no out-of-place row with a positive time"}
+
+	ds, err := calibrate.BuildDataset(arts, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Series) != 1 || ds.Series[0].File != "synthetic.txt" {
+		t.Errorf("dataset series %+v, want only synthetic.txt's", ds.Series)
+	}
+	v, err := calibrate.Validate(context.Background(), arts, spec, sim.DefaultParams(), calibrate.ValidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Series) != 1 {
+		t.Errorf("validated %d series, want 1", len(v.Series))
+	}
+	for _, notes := range [][]string{ds.Notes, v.Notes} {
+		joined := strings.Join(notes, "\n")
+		for _, want := range wantNotes {
+			if !strings.Contains(joined, want) {
+				t.Errorf("notes lack %q:\n%s", want, joined)
+			}
+		}
+	}
+
+	only := []*calibrate.Artifact{other}
+	if _, err := calibrate.BuildDataset(only, spec); !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), "rank count") {
+		t.Errorf("BuildDataset of an 8-rank run alone: err = %v, want the rank-count mismatch", err)
+	}
+	if _, err := calibrate.Validate(context.Background(), only, spec, sim.DefaultParams(), calibrate.ValidateOptions{}); !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), "rank count") {
+		t.Errorf("Validate of an 8-rank run alone: err = %v, want the rank-count mismatch", err)
+	}
+}
+
 // TestBuildDatasetLinkObservations: bandwidth matrices become link
 // observations of the efficiency terms they measure.
 func TestBuildDatasetLinkObservations(t *testing.T) {

@@ -279,21 +279,13 @@ func Validate(ctx context.Context, arts []*Artifact, spec model.ClusterSpec, par
 		if len(a.Runs) == 0 {
 			v.Notes = append(v.Notes, fmt.Sprintf("%s: a %s file has no nccl-tests results; used as evidence only", path.Base(a.File), a.Kind))
 		}
-		for _, r := range a.Runs {
-			if err := CheckRun(r, a.Log, a.File, cl); err != nil {
-				if strings.Contains(err.Error(), "rank count") {
-					rankErrs = append(rankErrs, err)
-					continue
-				}
-				return nil, err
-			}
-			s := SeriesFromRun(r, a.File, spec)
-			if len(s.Points) == 0 {
-				v.Notes = append(v.Notes, fmt.Sprintf("%s: no out-of-place row with a positive time", s.Name))
-				continue
-			}
-			series = append(series, s)
+		rs, err := seriesOfRuns(a, cl, spec)
+		if err != nil {
+			return nil, err
 		}
+		rankErrs = append(rankErrs, rs.rankErrs...)
+		v.Notes = append(v.Notes, rs.notes...)
+		series = append(series, rs.series...)
 		v.Findings = append(v.Findings, prefixFindings(a)...)
 		if a.Log != nil {
 			logs = append(logs, a.Log)
@@ -311,9 +303,7 @@ func Validate(ctx context.Context, arts []*Artifact, spec model.ClusterSpec, par
 		}
 		return nil, fmt.Errorf("calibrate: no nccl-tests results in %d measured file(s)", len(arts))
 	}
-	for _, e := range rankErrs {
-		v.Notes = append(v.Notes, "skipped: "+strings.TrimPrefix(e.Error(), "calibrate: "))
-	}
+	v.Notes = append(v.Notes, skippedNotes(rankErrs)...)
 	var gated []Series
 	for _, s := range series {
 		sc, err := CheckSeries(ctx, env, s, opt.Engine, opt.Tolerance)
