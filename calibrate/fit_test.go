@@ -64,6 +64,29 @@ func synthetic(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Co
 	return &calibrate.Artifact{File: "synthetic.txt", Kind: calibrate.KindNCCLTests, Runs: []*calibrate.Run{r}}
 }
 
+// paramsWith returns the default parameters with the given terms set.
+func paramsWith(t *testing.T, set map[string]float64) sim.Params {
+	t.Helper()
+	p := sim.DefaultParams()
+	for k, v := range set {
+		if err := p.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+// syntheticDataset is the dataset BuildDataset makes of one synthetic run
+// (see synthetic) on spec.
+func syntheticDataset(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Collective, sizes []int64) *calibrate.Dataset {
+	t.Helper()
+	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{synthetic(t, spec, p, coll, sizes)}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
 // TestFitRecoversParameters fits measurements the model itself produced
 // with known parameter values: the fit must find them again. The true
 // values are arbitrary but inside each term's bounds; the tolerance
@@ -71,18 +94,8 @@ func synthetic(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Co
 // the moves (10-40%) from the defaults.
 func TestFitRecoversParameters(t *testing.T) {
 	spec := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1})
-	truth := sim.DefaultParams()
 	want := map[string]float64{"nvlink.eff.4": 0.70, "lat.base.ll": 18, "lat.base.simple": 25}
-	for k, v := range want {
-		if err := truth.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a := synthetic(t, spec, truth, model.AllReduce, powersOfTwo(8, 1<<30))
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := syntheticDataset(t, spec, paramsWith(t, want), model.AllReduce, powersOfTwo(8, 1<<30))
 	fr, err := calibrate.Fit(context.Background(), ds.Series, ds.Links, sim.DefaultParams(), calibrate.FitOptions{Terms: []string{"nvlink.eff.4", "lat.base.*"}})
 	if err != nil {
 		t.Fatal(err)
@@ -121,13 +134,7 @@ func TestFitRecoversParameters(t *testing.T) {
 // listed as held (they do not apply).
 func TestFitChoosesApplicableTerms(t *testing.T) {
 	spec := clusterOf(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 1})
-	truth := sim.DefaultParams()
-	_ = truth.Set("nvlink.eff.3", 0.7)
-	a := synthetic(t, spec, truth, model.AllReduce, powersOfTwo(1<<10, 1<<30))
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := syntheticDataset(t, spec, paramsWith(t, map[string]float64{"nvlink.eff.3": 0.7}), model.AllReduce, powersOfTwo(1<<10, 1<<30))
 	fr, err := calibrate.Fit(context.Background(), ds.Series, nil, sim.DefaultParams(), calibrate.FitOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -155,14 +162,8 @@ func TestFitChoosesApplicableTerms(t *testing.T) {
 // error wrapping ErrNotConverged.
 func TestFitNotConverged(t *testing.T) {
 	spec := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1})
-	truth := sim.DefaultParams()
-	_ = truth.Set("nvlink.eff.4", 0.6)
-	a := synthetic(t, spec, truth, model.AllReduce, powersOfTwo(8, 1<<30))
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = calibrate.Fit(context.Background(), ds.Series, nil, sim.DefaultParams(), calibrate.FitOptions{MaxEvals: 3})
+	ds := syntheticDataset(t, spec, paramsWith(t, map[string]float64{"nvlink.eff.4": 0.6}), model.AllReduce, powersOfTwo(8, 1<<30))
+	_, err := calibrate.Fit(context.Background(), ds.Series, nil, sim.DefaultParams(), calibrate.FitOptions{MaxEvals: 3})
 	if !errors.Is(err, calibrate.ErrNotConverged) {
 		t.Fatalf("err = %v, want ErrNotConverged", err)
 	}
@@ -171,12 +172,8 @@ func TestFitNotConverged(t *testing.T) {
 // TestFitUnknownTerm: --terms naming nothing is an error that says so.
 func TestFitUnknownTerm(t *testing.T) {
 	spec := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1})
-	a := synthetic(t, spec, sim.DefaultParams(), model.AllReduce, powersOfTwo(1<<20, 1<<24))
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = calibrate.Fit(context.Background(), ds.Series, nil, sim.DefaultParams(), calibrate.FitOptions{Terms: []string{"nvlink.speed"}})
+	ds := syntheticDataset(t, spec, sim.DefaultParams(), model.AllReduce, powersOfTwo(1<<20, 1<<24))
+	_, err := calibrate.Fit(context.Background(), ds.Series, nil, sim.DefaultParams(), calibrate.FitOptions{Terms: []string{"nvlink.speed"}})
 	if err == nil || !strings.Contains(err.Error(), "nvlink.speed") {
 		t.Fatalf("err = %v, want one naming nvlink.speed", err)
 	}
@@ -186,13 +183,7 @@ func TestFitUnknownTerm(t *testing.T) {
 // same predictions (values are rounded to 6 significant digits).
 func TestProfileRoundTrip(t *testing.T) {
 	spec := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1})
-	truth := sim.DefaultParams()
-	_ = truth.Set("nvlink.eff.4", 0.75)
-	a := synthetic(t, spec, truth, model.AllGather, powersOfTwo(1<<10, 1<<28))
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := syntheticDataset(t, spec, paramsWith(t, map[string]float64{"nvlink.eff.4": 0.75}), model.AllGather, powersOfTwo(1<<10, 1<<28))
 	fr, err := calibrate.Fit(context.Background(), ds.Series, nil, sim.DefaultParams(), calibrate.FitOptions{})
 	if err != nil {
 		t.Fatal(err)
