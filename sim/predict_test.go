@@ -17,10 +17,22 @@ import (
 // newEnv builds a preset cluster with overrides in the CLI's form.
 func newEnv(t testing.TB, o scenarios.Overrides) *sim.Env {
 	t.Helper()
+	return specEnv(t, resolve(t, o))
+}
+
+// resolve turns overrides in the CLI's form into a cluster spec.
+func resolve(t testing.TB, o scenarios.Overrides) model.ClusterSpec {
+	t.Helper()
 	spec, err := o.Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return spec
+}
+
+// specEnv builds spec with the default parameters.
+func specEnv(t testing.TB, spec model.ClusterSpec) *sim.Env {
+	t.Helper()
 	c, err := spec.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -194,16 +206,9 @@ func TestSymmetricRingMatchesFull(t *testing.T) {
 	// and no oversubscription simulates every node and must agree.
 	sizes := []model.Bytes{1 << 20, 64 << 20}
 	sym := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, Set: []string{"NCCL_ALGO=Ring"}})
-	spec, _ := scenarios.Overrides{Node: "dgx-h100", Nodes: 4, Set: []string{"NCCL_ALGO=Ring"}}.Resolve()
+	spec := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, Set: []string{"NCCL_ALGO=Ring"}})
 	spec.Fabric = model.FabricSpec{Kind: "leaf-spine", NodesPerLeaf: 4, Oversubscription: 1}
-	c, err := spec.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := sim.NewEnv(c, sim.DefaultParams())
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := specEnv(t, spec)
 	for _, s := range sizes {
 		a := predict(t, sym, model.AllReduce, sim.EngineDES, "", s)
 		b := predict(t, full, model.AllReduce, sim.EngineDES, "", s)
@@ -214,13 +219,9 @@ func TestSymmetricRingMatchesFull(t *testing.T) {
 }
 
 func TestOversubscriptionSlowsCrossLeafRings(t *testing.T) {
-	spec, _ := scenarios.Overrides{Node: "dgx-h100", Nodes: 4, Set: []string{"NCCL_ALGO=Ring"}}.Resolve()
+	spec := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, Set: []string{"NCCL_ALGO=Ring"}})
 	spec.Fabric = model.FabricSpec{Kind: "leaf-spine", NodesPerLeaf: 1, Oversubscription: 4}
-	c, err := spec.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	over, _ := sim.NewEnv(c, sim.DefaultParams())
+	over := specEnv(t, spec)
 	flat := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, Set: []string{"NCCL_ALGO=Ring"}})
 	a := predict(t, over, model.AllReduce, sim.EngineDES, "", 1<<30)
 	b := predict(t, flat, model.AllReduce, sim.EngineDES, "", 1<<30)
@@ -259,22 +260,11 @@ func TestBottleneckNamed(t *testing.T) {
 // fabric lower the NIC-bound busbw as the documented terms say.
 func TestRoCEFabricSettings(t *testing.T) {
 	busbw := func(mtu int, loss float64) float64 {
-		spec, err := scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "4x400G-roce", Set: []string{"NCCL_ALGO=Ring"}}.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
+		spec := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "4x400G-roce", Set: []string{"NCCL_ALGO=Ring"}})
 		r := model.DefaultRoCE()
 		r.MTU, r.LossRate, r.PFC = mtu, loss, loss == 0
 		spec.Node.NICs.RoCE = &r
-		c, err := spec.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := sim.NewEnv(c, sim.DefaultParams())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return predict(t, e, model.AllReduce, sim.EngineAnalytic, "", 4<<30).BusBW
+		return predict(t, specEnv(t, spec), model.AllReduce, sim.EngineAnalytic, "", 4<<30).BusBW
 	}
 	base := busbw(4096, 0)
 	// MTU 1024: (1024/1106)/(4096/4178) = 0.944 of the 4096 rate on the NICs.
