@@ -87,6 +87,24 @@ func nonEmptyFrom(lines []line, i int) int {
 	return i
 }
 
+// finishMatrices completes an artifact of bandwidth matrices parsed from
+// file name: the summary of the GPUs its device lines named, no empty
+// Machine map, and the lines skipped. It is an error wrapping
+// ErrUnrecognized, saying noMatrix, when no complete matrix was read.
+func finishMatrices(a *Artifact, gpus []string, sk *skipper, name, noMatrix string) error {
+	if len(gpus) > 0 {
+		a.Machine["gpus"] = gpuSummary(gpus)
+	}
+	if len(a.Machine) == 0 {
+		a.Machine = nil
+	}
+	a.Skipped = sk.result()
+	if len(a.Matrices) == 0 {
+		return errNoData(name, 1, "%s", noMatrix)
+	}
+	return nil
+}
+
 // gpuSummary turns a list of GPU names into "8x NVIDIA H800" or a joined list.
 func gpuSummary(names []string) string {
 	if len(names) == 0 {

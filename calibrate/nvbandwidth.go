@@ -107,15 +107,8 @@ func parseNVBandwidth(name string, data []byte) (*Artifact, error) {
 			i = next - 1
 		}
 	}
-	if len(gpus) > 0 {
-		a.Machine["gpus"] = gpuSummary(gpus)
-	}
-	if len(a.Machine) == 0 {
-		a.Machine = nil
-	}
-	a.Skipped = sk.result()
-	if len(a.Matrices) == 0 {
-		return nil, errNoData(name, 1, "nvbandwidth output without any complete result matrix")
+	if err := finishMatrices(a, gpus, sk, name, "nvbandwidth output without any complete result matrix"); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

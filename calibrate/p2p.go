@@ -86,15 +86,8 @@ func parseP2P(name string, data []byte) (*Artifact, error) {
 		}
 		i = j - 1
 	}
-	if len(gpus) > 0 {
-		a.Machine["gpus"] = gpuSummary(gpus)
-	}
-	if len(a.Machine) == 0 {
-		a.Machine = nil
-	}
-	a.Skipped = sk.result()
-	if len(a.Matrices) == 0 {
-		return nil, errNoData(name, 1, "p2pBandwidthLatencyTest output without any complete matrix")
+	if err := finishMatrices(a, gpus, sk, name, "p2pBandwidthLatencyTest output without any complete matrix"); err != nil {
+		return nil, err
 	}
 	a.Findings = append(a.Findings, p2pFindings(a, cannot)...)
 	return a, nil
