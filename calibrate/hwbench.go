@@ -479,40 +479,38 @@ func hbGDR(a *Artifact, r *hbReport) {
 				Message:  fmt.Sprintf("the GPU closest to %s is %s away (no GPU shares its PCIe switch)", p.HCA, p.Path),
 				Evidence: fmt.Sprintf("GPU %d", p.GPU)})
 		}
-		type key struct{ src, dst string }
-		bw := map[key]*PerftestResult{}
-		var order []key
-		for _, b := range p.Bandwidth {
-			k := key{b.Src, b.Dst}
-			res := bw[k]
-			if res == nil {
-				res = &PerftestResult{Test: fmt.Sprintf("hwbench loopback rdma_write bw %s->%s", b.Src, b.Dst), Device: p.HCA, LinkType: link,
-					GPUDirect: b.Src == "gpu" || b.Dst == "gpu"}
-				bw[k] = res
-				order = append(order, k)
-			}
+		a.Perftest = append(a.Perftest, loopbackByDirection(len(p.Bandwidth), "bw", p.HCA, link, func(i int) (string, string, PerftestRow) {
+			b := p.Bandwidth[i]
 			gbits := float64(b.GBps) * 8
-			res.Rows = append(res.Rows, PerftestRow{Bytes: b.Bytes, Iters: b.Iters, PeakGbs: gbits, AvgGbs: gbits})
-		}
-		for _, k := range order {
-			a.Perftest = append(a.Perftest, bw[k])
-		}
-		lat := map[key]*PerftestResult{}
-		order = order[:0]
-		for _, l := range p.Latency {
-			k := key{l.Src, l.Dst}
-			res := lat[k]
-			if res == nil {
-				res = &PerftestResult{Test: fmt.Sprintf("hwbench loopback rdma_write lat %s->%s", l.Src, l.Dst), Device: p.HCA, LinkType: link,
-					GPUDirect: l.Src == "gpu" || l.Dst == "gpu"}
-				lat[k] = res
-				order = append(order, k)
-			}
+			return b.Src, b.Dst, PerftestRow{Bytes: b.Bytes, Iters: b.Iters, PeakGbs: gbits, AvgGbs: gbits}
+		})...)
+		a.Perftest = append(a.Perftest, loopbackByDirection(len(p.Latency), "lat", p.HCA, link, func(i int) (string, string, PerftestRow) {
+			l := p.Latency[i]
 			us := float64(l.Us)
-			res.Rows = append(res.Rows, PerftestRow{Bytes: l.Bytes, Iters: l.Iters, LatTypUs: us, LatAvgUs: us})
-		}
-		for _, k := range order {
-			a.Perftest = append(a.Perftest, lat[k])
-		}
+			return l.Src, l.Dst, PerftestRow{Bytes: l.Bytes, Iters: l.Iters, LatTypUs: us, LatAvgUs: us}
+		})...)
 	}
+}
+
+// loopbackByDirection groups n hwbench loopback measurements of one port
+// (measurement i is at(i): its source and destination memory, "host" or
+// "gpu", and its row) into one perftest-style result per direction, in
+// order of first appearance, named "hwbench loopback rdma_write <what>
+// src->dst". A direction that touches GPU memory counts as GPUDirect.
+func loopbackByDirection(n int, what, hca, link string, at func(i int) (src, dst string, row PerftestRow)) []*PerftestResult {
+	type key struct{ src, dst string }
+	byDir := map[key]*PerftestResult{}
+	var out []*PerftestResult
+	for i := range n {
+		src, dst, row := at(i)
+		res := byDir[key{src, dst}]
+		if res == nil {
+			res = &PerftestResult{Test: fmt.Sprintf("hwbench loopback rdma_write %s %s->%s", what, src, dst), Device: hca, LinkType: link,
+				GPUDirect: src == "gpu" || dst == "gpu"}
+			byDir[key{src, dst}] = res
+			out = append(out, res)
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return out
 }
