@@ -80,7 +80,12 @@ func Load(file string, data []byte) (model.ClusterSpec, error) {
 	if len(doc.Content) == 0 {
 		return model.ClusterSpec{}, fmt.Errorf("%s: empty cluster file", file)
 	}
-	root := doc.Content[0]
+	return decodeCluster(file, doc.Content[0])
+}
+
+// decodeCluster reads a cluster mapping (the schema of Load) from a YAML
+// node; the sweep's base uses it for an inline cluster.
+func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 	if root.Kind != yaml.MappingNode {
 		return model.ClusterSpec{}, errAt(file, root, "the cluster must be a mapping of keys (name, node, nodes, ...)")
 	}
@@ -383,13 +388,8 @@ func (o Overrides) Resolve() (model.ClusterSpec, error) {
 		spec.GPUsPerNode = o.GPUsPerNode
 	}
 	if o.GPU != "" {
-		g, err := model.LookupGPU(o.GPU)
-		if err != nil {
+		if spec, err = withGPU(spec, o.GPU, "--gpu"); err != nil {
 			return spec, err
-		}
-		spec.Node.GPU = g.Name
-		if g.NVLinkGen == 0 && spec.Node.NVLink.Kind != "" && spec.Node.NVLink.Kind != "none" {
-			return spec, fmt.Errorf("--gpu %s has no NVLink but node %q is built around NVLink (%s); use --node pcie-gpu-server", g.Name, spec.Node.Name, spec.Node.NVLink.Kind)
 		}
 	}
 	if o.NICs != "" {
@@ -421,6 +421,21 @@ func (o Overrides) Resolve() (model.ClusterSpec, error) {
 	if _, err := model.ParseKnobs(spec.Env); err != nil {
 		return spec, err
 	}
+	return spec, nil
+}
+
+// withGPU replaces the GPU model of spec's nodes; a GPU without NVLink
+// cannot replace the GPUs of a node built around NVLink. what names the
+// option in errors ("--gpu", "axes.gpu").
+func withGPU(spec model.ClusterSpec, name, what string) (model.ClusterSpec, error) {
+	g, err := model.LookupGPU(name)
+	if err != nil {
+		return spec, err
+	}
+	if g.NVLinkGen == 0 && spec.Node.NVLink.Kind != "" && spec.Node.NVLink.Kind != "none" {
+		return spec, fmt.Errorf("%s %s has no NVLink but node %q is built around NVLink (%s); use --node pcie-gpu-server", what, g.Name, spec.Node.Name, spec.Node.NVLink.Kind)
+	}
+	spec.Node.GPU = g.Name
 	return spec, nil
 }
 
