@@ -72,6 +72,9 @@ func commands(e *env) []*cli.Command {
 		calibrateCommand(e),
 		validateCommand(e),
 		accuracyCommand(e),
+		compareCommand(e),
+		scaleCommand(e),
+		sweepCommand(e),
 	}
 }
 

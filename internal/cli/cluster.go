@@ -87,15 +87,39 @@ func buildEnv(c *cli.Context) (*sim.Env, error) {
 	if err != nil {
 		return nil, badInput(err)
 	}
+	params, err := profileParams(c.String("profile"))
+	if err != nil {
+		return nil, err
+	}
+	env, err := sim.NewEnv(cl, params)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return env, nil
+}
+
+// profileParams returns the model parameters: the defaults, with the
+// calibration profile at path applied when path is not empty.
+func profileParams(path string) (sim.Params, error) {
 	params := sim.DefaultParams()
-	if f := c.String("profile"); f != "" {
-		prof, err := calibrate.LoadProfile(f)
-		if err != nil {
-			return nil, badInput(err)
-		}
-		if params, err = prof.Apply(params); err != nil {
-			return nil, badInput(fmt.Errorf("%s: %w", f, err))
-		}
+	if path == "" {
+		return params, nil
+	}
+	prof, err := calibrate.LoadProfile(path)
+	if err != nil {
+		return params, badInput(err)
+	}
+	if params, err = prof.Apply(params); err != nil {
+		return params, badInput(fmt.Errorf("%s: %w", path, err))
+	}
+	return params, nil
+}
+
+// envForSpec builds a cluster and its simulation environment from a spec.
+func envForSpec(spec model.ClusterSpec, params sim.Params) (*sim.Env, error) {
+	cl, err := spec.Build()
+	if err != nil {
+		return nil, badInput(err)
 	}
 	env, err := sim.NewEnv(cl, params)
 	if err != nil {

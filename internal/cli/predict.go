@@ -136,6 +136,19 @@ var dtypes = map[string]int{
 }
 
 func requestFrom(c *cli.Context) (sim.Request, error) {
+	req, err := requestBase(c)
+	if err != nil {
+		return req, err
+	}
+	if req.Sizes, err = sizes(c); err != nil {
+		return req, err
+	}
+	return req, nil
+}
+
+// requestBase reads the request options other than the sizes:
+// --collective, --datatype, --engine, --algo and --proto.
+func requestBase(c *cli.Context) (sim.Request, error) {
 	var req sim.Request
 	coll, err := model.ParseCollective(c.String("collective"))
 	if err != nil {
@@ -147,9 +160,6 @@ func requestFrom(c *cli.Context) (sim.Request, error) {
 		return req, badInputf("--datatype: unknown %q (known: int8, half, bfloat16, float, int32, double, int64, ...)", c.String("datatype"))
 	}
 	req.ElemSize = sz
-	if req.Sizes, err = sizes(c); err != nil {
-		return req, err
-	}
 	if req.Engine, err = sim.ParseEngine(c.String("engine")); err != nil {
 		return req, badInputf("--engine: %v", err)
 	}

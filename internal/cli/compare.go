@@ -1,0 +1,453 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
+	"github.com/urfave/cli/v2"
+)
+
+// Limits of compare.
+const (
+	maxCompareDesigns = 16
+	// largeFrom is where the bandwidth regime starts: compare judges the
+	// faster design on the sizes from here up (64 MiB, the regime
+	// docs/calibrate.md scores bandwidth on).
+	largeFrom = 64 * model.MiB
+	// tieRatio: designs within 0.5% of the fastest are called a tie (the
+	// analytic and DES engines agree within 5% at these sizes, so smaller
+	// gaps are not a ranking).
+	tieRatio = 0.995
+)
+
+func compareCommand(e *env) *cli.Command {
+	flags := []cli.Flag{
+		&cli.GenericFlag{Name: "design", Value: &listValue{}, Usage: "a design `NAME=ARGS`, ARGS being cluster options as on the command line: \"ib=--node dgx-h100 --nodes 16 --nics 8x400G-ib\" (repeatable)"},
+		&cli.GenericFlag{Name: "cluster", Value: &listValue{}, Usage: "a design from a cluster YAML `FILE`, named after the file (repeatable)"},
+		&cli.StringFlag{Name: "profile", Usage: "calibration profile `FILE` from collsim calibrate, for every design that gives none"},
+	}
+	flags = append(flags, sizeFlags("8", "8G")...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "collective", Aliases: []string{"c"}, Value: "allreduce", Usage: "allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv"},
+		&cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"},
+		&cli.StringFlag{Name: "proto", Usage: "force a protocol (ll, ll128, simple) like NCCL_PROTO"},
+		&cli.StringFlag{Name: "engine", Value: "des", Usage: "des (discrete-event simulation) or analytic"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"},
+		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type (float, half, bfloat16, double, int8, ...)"},
+		reportFlag(),
+	)
+	return &cli.Command{
+		Name:  "compare",
+		Usage: "predict the same collective sweep on several cluster designs side by side",
+		UsageText: "collsim compare --design \"ib=--node dgx-h100 --nodes 16 --nics 8x400G-ib\" --design \"roce=--node dgx-h100 --nodes 16 --nics 8x400G-roce\" [--cluster FILE ...]\n" +
+			"   [-b 8 -e 8G -f 2] [--collective allreduce] [--engine des|analytic] [--profile FILE] [--format table|json|csv] [--report FILE.html|.md]",
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return badInputf("compare takes no arguments, got %q (give designs with --design NAME=ARGS or --cluster FILE)", c.Args().First())
+			}
+			req, err := requestFrom(c)
+			if err != nil {
+				return err
+			}
+			format := c.String("format")
+			switch format {
+			case "table", "json", "csv":
+			default:
+				return badInputf("--format: unknown %q (known: table, json, csv)", format)
+			}
+			rpath, err := reportPath(c, "compare")
+			if err != nil {
+				return err
+			}
+			ds, err := parseDesigns(listValues(c, "design"), listValues(c, "cluster"), c.String("profile"))
+			if err != nil {
+				return err
+			}
+			res, err := runCompare(c, ds, req)
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "json":
+				err = res.writeJSON(e.stdout)
+			case "csv":
+				err = res.writeCSV(e.stdout)
+			default:
+				err = res.writeTable(e.stdout)
+			}
+			if err != nil || rpath == "" {
+				return err
+			}
+			res.sizes = fmt.Sprintf("-b %s -e %s -f %s", c.String("minbytes"), c.String("maxbytes"), c.String("stepfactor"))
+			doc, err := compareReport(e, res)
+			if err != nil {
+				return err
+			}
+			return writeReport("compare", rpath, doc)
+		},
+	}
+}
+
+// design is one cluster of a compare run.
+type design struct {
+	name string
+	// args are the cluster options as given (after splitting); from says
+	// where the design came from ("--design", "--cluster FILE").
+	args []string
+	from string
+	ctx  *cli.Context
+	env  *sim.Env
+	pts  []sim.Point
+}
+
+// designFlagSet parses a design's options: the cluster options every
+// command takes.
+func designFlagSet(name string) (*flag.FlagSet, error) {
+	set := flag.NewFlagSet(name, flag.ContinueOnError)
+	set.SetOutput(io.Discard)
+	for _, f := range clusterFlags() {
+		if err := f.Apply(set); err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
+}
+
+// parseDesigns reads --design NAME=ARGS and --cluster FILE values (designs
+// first, then clusters, each in the order given) into designs with their
+// own cluster options; profile is the shared --profile, used by designs
+// that give none. Errors name the design.
+func parseDesigns(specs, clusters []string, profile string) ([]*design, error) {
+	var out []*design
+	seen := map[string]bool{}
+	add := func(name, from string, args []string) error {
+		if seen[name] {
+			return badInputf("compare: two designs are named %q: give each --design a distinct NAME (--cluster designs are named after the file)", name)
+		}
+		seen[name] = true
+		set, err := designFlagSet(name)
+		if err != nil {
+			return err
+		}
+		if err := set.Parse(args); err != nil {
+			return badInputf("compare: design %q: %v (ARGS are cluster options: --node, --nodes, --nics, --gpu, --gpus-per-node, --set, --nccl-version, --cluster, --topo, --profile)", name, err)
+		}
+		if set.NArg() > 0 {
+			return badInputf("compare: design %q: unexpected argument %q (ARGS are cluster options such as --node dgx-h100 --nodes 16)", name, set.Arg(0))
+		}
+		if profile != "" && set.Lookup("profile").Value.String() == "" {
+			if err := set.Set("profile", profile); err != nil {
+				return err
+			}
+		}
+		out = append(out, &design{name: name, args: args, from: from, ctx: cli.NewContext(nil, set, nil)})
+		return nil
+	}
+	for _, s := range specs {
+		name, rest, ok := strings.Cut(s, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\"'") || strings.HasPrefix(name, "-") {
+			return nil, badInputf("compare: --design %q: want NAME=ARGS, e.g. --design \"ib=--node dgx-h100 --nodes 16 --nics 8x400G-ib\"", s)
+		}
+		args, err := splitArgs(rest)
+		if err != nil {
+			return nil, badInputf("compare: design %q: %v", name, err)
+		}
+		if err := add(name, "--design", args); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range clusters {
+		name := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
+		if name == "" || name == "." {
+			return nil, badInputf("compare: --cluster %q: want a cluster YAML file", f)
+		}
+		if err := add(name, "--cluster "+f, []string{"--cluster", f}); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case len(out) < 2:
+		return nil, badInputf("compare: give at least two designs (--design NAME=ARGS or --cluster FILE, repeatable), got %d", len(out))
+	case len(out) > maxCompareDesigns:
+		return nil, badInputf("compare: %d designs is more than %d; split the comparison", len(out), maxCompareDesigns)
+	}
+	return out, nil
+}
+
+// compareResult is a compare run ready to print.
+type compareResult struct {
+	req     sim.Request
+	dtype   string
+	designs []*design
+	// sizes is the size option as given, for the report.
+	sizes string
+}
+
+// runCompare builds every design and predicts the request on each, in
+// parallel; the first failing design (in order) names itself in the error.
+func runCompare(c *cli.Context, ds []*design, req sim.Request) (*compareResult, error) {
+	err := forEach(c.Context, len(ds), func(i int) error {
+		d := ds[i]
+		d.ctx.Context = c.Context
+		envr, err := buildEnv(d.ctx)
+		if err != nil {
+			return d.wrap(err)
+		}
+		pts, err := envr.Sweep(c.Context, req)
+		if err != nil {
+			return d.wrap(err)
+		}
+		d.env, d.pts = envr, pts
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &compareResult{req: req, dtype: strings.ToLower(c.String("datatype")), designs: ds}, nil
+}
+
+// wrap names the design in an error, keeping its exit code.
+func (d *design) wrap(err error) error {
+	return wrapKeep(fmt.Sprintf("compare: design %q", d.name), err)
+}
+
+// large returns the indices of the sizes compare judges designs on: those
+// of at least largeFrom, or the largest alone when none is.
+func (r *compareResult) large() []int {
+	var out []int
+	for i, s := range r.req.Sizes {
+		if s >= largeFrom {
+			out = append(out, i)
+		}
+	}
+	if len(out) == 0 && len(r.req.Sizes) > 0 {
+		out = []int{len(r.req.Sizes) - 1}
+	}
+	return out
+}
+
+// meanLarge is a design's mean busbw over the large sizes.
+func (r *compareResult) meanLarge(d *design) float64 {
+	idx := r.large()
+	var s float64
+	for _, i := range idx {
+		s += d.pts[i].BusBW
+	}
+	return s / float64(max(len(idx), 1))
+}
+
+// ranking returns the designs by mean large-size busbw, fastest first
+// (ties in the given order).
+func (r *compareResult) ranking() []*design {
+	out := append([]*design(nil), r.designs...)
+	sort.SliceStable(out, func(i, j int) bool { return r.meanLarge(out[i]) > r.meanLarge(out[j]) })
+	return out
+}
+
+// largeLabel says which sizes count as large: ">= 64M (5 sizes)".
+func (r *compareResult) largeLabel() string {
+	idx := r.large()
+	if len(r.req.Sizes) > 0 && r.req.Sizes[idx[0]] < largeFrom {
+		return "at " + model.FormatBytes(r.req.Sizes[idx[0]]) + ", the largest size"
+	}
+	if len(idx) == 1 {
+		return fmt.Sprintf("at >= %s (1 size)", model.FormatBytes(largeFrom))
+	}
+	return fmt.Sprintf("at >= %s (%d sizes)", model.FormatBytes(largeFrom), len(idx))
+}
+
+// ratio is busbw of design d at size i relative to the first design; ok
+// is false when the first design's busbw is not positive.
+func (r *compareResult) ratio(d *design, i int) (float64, bool) {
+	ref := r.designs[0].pts[i].BusBW
+	if ref <= 0 {
+		return 0, false
+	}
+	return d.pts[i].BusBW / ref, true
+}
+
+// summaryLines are the conclusions: which design is faster at large
+// sizes, by how much, and what limits each at the largest size.
+func (r *compareResult) summaryLines() []string {
+	rank := r.ranking()
+	best := rank[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Faster %s: %s, %s GB/s mean busbw", r.largeLabel(), best.name, fmtF(r.meanLarge(best), 1))
+	for _, d := range rank[1:] {
+		f := r.meanLarge(d) / r.meanLarge(best)
+		tie := ""
+		if f >= tieRatio {
+			tie = ", a tie"
+		}
+		fmt.Fprintf(&b, "; %s %s GB/s (%sx%s)", d.name, fmtF(r.meanLarge(d), 1), fmtF(f, 2), tie)
+	}
+	lines := []string{b.String() + "."}
+	last := len(r.req.Sizes) - 1
+	var parts []string
+	for _, d := range r.designs {
+		parts = append(parts, d.name+": "+bottleneckPhrase(d.pts[last]))
+	}
+	lines = append(lines, fmt.Sprintf("Bottleneck at %s: %s.", model.FormatBytes(r.req.Sizes[last]), strings.Join(parts, "; ")))
+	return lines
+}
+
+// bottleneckPhrase is "NIC (node0/nic0->fabric/switch, 100% busy;
+// ring/simple)", or the channel ceiling.
+func bottleneckPhrase(pt sim.Point) string {
+	switch {
+	case pt.BottleneckClass == "":
+		return "no link load"
+	case pt.BottleneckClass == "channel ceiling":
+		return pt.Bottleneck + " (" + pt.Choice.Algo.String() + "/" + pt.Choice.Proto.String() + ")"
+	}
+	return fmt.Sprintf("%s (%s, %.0f%% busy; %s/%s)", pt.BottleneckClass, pt.Bottleneck, 100*busiest(pt), pt.Choice.Algo, pt.Choice.Proto)
+}
+
+// designLine describes a design in one line for the table header.
+func designLine(d *design) string {
+	ci := clusterInfo(d.env)
+	return fmt.Sprintf("%s; %d ranks; fabric %s; NCCL %s model", scenarios.Describe(d.env.Cluster.Spec), d.env.Cluster.NumRanks(), ci.Fabric, ci.NCCLVersion)
+}
+
+func (r *compareResult) writeTable(w io.Writer) error {
+	fmt.Fprintf(w, "# collsim %s compare (engine %s): %s_perf, %s, %d designs\n", Version, r.req.Engine, r.req.Coll.TestName(), r.dtype, len(r.designs))
+	for _, d := range r.designs {
+		fmt.Fprintf(w, "#   %s: %s\n", d.name, designLine(d))
+	}
+	fmt.Fprintln(w, "#")
+	widths := make([]int, len(r.designs))
+	head1, head2 := fmt.Sprintf("# %10s", "size"), fmt.Sprintf("# %10s", "(B)")
+	for i, d := range r.designs {
+		widths[i] = max(12, len(d.name)+7)
+		head1 += fmt.Sprintf("  %*s", widths[i], d.name+" busbw")
+		head2 += fmt.Sprintf("  %*s", widths[i], "(GB/s)")
+	}
+	rw := make([]int, len(r.designs))
+	for i, d := range r.designs[1:] {
+		rw[i+1] = max(8, len(d.name)+len(r.designs[0].name)+1)
+		head1 += fmt.Sprintf("  %*s", rw[i+1], d.name+"/"+r.designs[0].name)
+	}
+	fmt.Fprintln(w, head1)
+	fmt.Fprintln(w, head2)
+	for i, s := range r.req.Sizes {
+		line := fmt.Sprintf("%12d", s)
+		for j, d := range r.designs {
+			line += "  " + ncclNum(d.pts[i].BusBW, widths[j])
+		}
+		for j, d := range r.designs[1:] {
+			v, ok := r.ratio(d, i)
+			cell := fmt.Sprintf("%*s", rw[j+1], "n/a")
+			if ok {
+				cell = fmt.Sprintf("%*.2f", rw[j+1], v)
+			}
+			line += "  " + cell
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w, "#")
+	for _, l := range r.summaryLines() {
+		for _, x := range wrap(l, 100) {
+			fmt.Fprintf(w, "# %s\n", x)
+		}
+	}
+	return nil
+}
+
+// compareDesignJSON is one design of compare's JSON.
+type compareDesignJSON struct {
+	Name            string       `json:"name"`
+	From            string       `json:"from"`
+	Args            []string     `json:"args"`
+	Cluster         clusterJSON  `json:"cluster"`
+	Ranks           int          `json:"ranks"`
+	Summary         string       `json:"summary"`
+	Results         []resultJSON `json:"results"`
+	LargeBusBW      float64      `json:"large_busbw_gbps"`
+	BottleneckClass string       `json:"bottleneck_class,omitempty"`
+	Bottleneck      string       `json:"bottleneck,omitempty"`
+}
+
+// compareRowJSON is one requested size with every design's busbw and its
+// ratio to the first design (null when the first design's busbw is 0).
+type compareRowJSON struct {
+	RequestedBytes int64      `json:"requested_bytes"`
+	BusBW          []float64  `json:"busbw_gbps"`
+	Ratio          []*float64 `json:"ratio_to_first"`
+}
+
+func (r *compareResult) writeJSON(w io.Writer) error {
+	type doc struct {
+		Collective     string              `json:"collective"`
+		Engine         string              `json:"engine"`
+		Datatype       string              `json:"datatype"`
+		Designs        []compareDesignJSON `json:"designs"`
+		Rows           []compareRowJSON    `json:"rows"`
+		LargeFromBytes int64               `json:"large_from_bytes"`
+		Fastest        string              `json:"fastest"`
+		Summary        []string            `json:"summary"`
+	}
+	d := doc{Collective: r.req.Coll.String(), Engine: string(r.req.Engine), Datatype: r.dtype,
+		LargeFromBytes: int64(r.req.Sizes[r.large()[0]]), Fastest: r.ranking()[0].name, Summary: r.summaryLines()}
+	for _, ds := range r.designs {
+		p := newPrediction(ds.env, r.req, ds.pts, r.dtype)
+		dj := compareDesignJSON{Name: ds.name, From: ds.from, Args: append([]string{}, ds.args...), Cluster: clusterInfo(ds.env),
+			Ranks: ds.env.Cluster.NumRanks(), Summary: p.summary, LargeBusBW: round(r.meanLarge(ds), 3)}
+		for _, pt := range ds.pts {
+			dj.Results = append(dj.Results, resultJSON{
+				SizeBytes: int64(pt.Size), Count: pt.Count, TimeUs: round(pt.TimeUs, 3), AlgBW: round(pt.AlgBW, 3), BusBW: round(pt.BusBW, 3),
+				Algo: pt.Choice.Algo.String(), Proto: pt.Choice.Proto.String(), Channels: pt.Choice.Channels,
+				NCCLTimeUs: round(pt.Choice.NCCLTimeUs, 3), Bottleneck: pt.Bottleneck, Note: pt.Note,
+			})
+		}
+		last := ds.pts[len(ds.pts)-1]
+		dj.BottleneckClass, dj.Bottleneck = last.BottleneckClass, last.Bottleneck
+		d.Designs = append(d.Designs, dj)
+	}
+	for i, s := range r.req.Sizes {
+		row := compareRowJSON{RequestedBytes: int64(s)}
+		for _, ds := range r.designs {
+			row.BusBW = append(row.BusBW, round(ds.pts[i].BusBW, 3))
+			if v, ok := r.ratio(ds, i); ok {
+				v = round(v, 4)
+				row.Ratio = append(row.Ratio, &v)
+			} else {
+				row.Ratio = append(row.Ratio, nil)
+			}
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(d)
+}
+
+func (r *compareResult) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"design", "requested_bytes", "size_bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "ratio_to_first", "algo", "proto", "channels", "bottleneck_class", "bottleneck"})
+	for _, d := range r.designs {
+		for i, pt := range d.pts {
+			ratio := ""
+			if v, ok := r.ratio(d, i); ok {
+				ratio = strconv.FormatFloat(v, 'f', 4, 64)
+			}
+			_ = cw.Write([]string{d.name, strconv.FormatInt(int64(r.req.Sizes[i]), 10), strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10),
+				strconv.FormatFloat(pt.TimeUs, 'f', 3, 64), strconv.FormatFloat(pt.AlgBW, 'f', 3, 64), strconv.FormatFloat(pt.BusBW, 'f', 3, 64), ratio,
+				pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.BottleneckClass, pt.Bottleneck})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

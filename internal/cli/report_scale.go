@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/reports"
+)
+
+// scaleReport builds the report of a scale run: the efficiency at the
+// largest count with its definition, the bottleneck there and what would
+// help, the efficiency curve, busbw (or the step time split into compute
+// and exposed communication) per GPU count, and the table of numbers.
+func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
+	if len(r.points) == 0 {
+		return nil, fmt.Errorf("scale: --report: no results to report")
+	}
+	last := r.points[len(r.points)-1]
+	ci := clusterInfo(last.env)
+	node := ci.Node
+	if node == "" {
+		node = ci.GPU + " node"
+	}
+	what := collectiveTitle(r.req.Coll) + " " + model.FormatBytes(r.req.Sizes[0])
+	if r.w != nil {
+		what = "a training step"
+		if r.w.Name != "" {
+			what += " (" + r.w.Name + ")"
+		}
+	}
+	doc := e.newReport(fmt.Sprintf("Scaling of %s on %s", what, node))
+	doc.Subtitle = fmt.Sprintf("collsim model from %d to %d nodes (%s engine)", r.points[0].nodes, last.nodes, r.req.Engine)
+	label := "efficiency not defined (one node)"
+	if last.effOK {
+		label = fmt.Sprintf("scaling efficiency %s%% at %d nodes (%d GPUs)", fmtF(100*last.eff, 1), last.nodes, last.gpus())
+	}
+	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: label}
+	summary := strings.Join(r.summaryLines(), " ")
+	bp := last.pt
+	if r.w != nil {
+		bp = last.step.dominant().Point
+	}
+	switch {
+	case r.w != nil && last.nodes > 1 && bp.BottleneckClass != "channel ceiling" && busiest(bp) < 0.5:
+		summary += fmt.Sprintf(" The calls are latency-bound (the busiest link is %.0f%% busy): larger buckets (--bucket) or hiding more of the communication behind the backward pass (--overlap) would help more than faster links.", 100*busiest(bp))
+	case bp.Bottleneck != "" && last.nodes > 1:
+		if rec := recommendation(bp, ci, last.env.Res.Summarize(last.env.Tuner.Graphs.Ring)); rec != "" {
+			summary += " " + rec
+		}
+	}
+	doc.Summary = summary + " " + capitalize(r.effDefinition()) + "."
+
+	doc.Inputs = clusterInputs(last.env.Cluster, r.files)
+	var counts []string
+	for _, p := range r.points {
+		counts = append(counts, strconv.Itoa(p.nodes))
+	}
+	for i := range doc.Inputs {
+		if doc.Inputs[i].Key == "nodes" {
+			doc.Inputs[i].Value = strings.Join(counts, ", ")
+		}
+		if doc.Inputs[i].Key == "cluster" {
+			doc.Inputs[i].Value = r.designLabel()
+		}
+	}
+	doc.Inputs = append(doc.Inputs,
+		reports.KV{Key: "scaled", Value: r.what()},
+		reports.KV{Key: "engine", Value: string(r.req.Engine)},
+	)
+	doc.Assumptions = modelAssumptions(r.params, last.env.Cluster.Version.String(), versionSource(r.spec, r.files.NCCLVersion), r.req.Engine, r.files.Profile, nil)
+	doc.Assumptions = append(doc.Assumptions, reports.Assumption{Term: "scaling efficiency", Value: strings.TrimPrefix(strings.SplitN(r.effDefinition(), " (", 2)[0], "efficiency = "), Source: r.effSource()})
+	if r.w != nil {
+		for _, t := range r.w.Terms() {
+			doc.Assumptions = append(doc.Assumptions, reports.Assumption{Term: t.Name, Value: t.Value, Source: t.Source})
+		}
+	}
+
+	var eff []reports.ScalingPoint
+	for _, p := range r.points {
+		if p.effOK {
+			eff = append(eff, reports.ScalingPoint{GPUs: p.gpus(), Efficiency: p.eff})
+		}
+	}
+	if len(eff) > 0 {
+		doc.Sections = append(doc.Sections, reports.Section{Title: "Scaling efficiency", Blocks: []reports.Block{
+			reports.ScalingPlot{Title: "Scaling efficiency of " + what, Caption: capitalize(r.effDefinition()) + ".",
+				Series: []reports.ScalingSeries{{Name: node + " " + ci.NICs, Style: reports.StyleLinePoints, Points: eff}}},
+		}})
+	}
+	doc.Sections = append(doc.Sections, r.barsSection(), reports.Section{Title: "Results", Blocks: []reports.Block{r.resultsTable()}})
+	if r.w != nil {
+		doc.Sections = append(doc.Sections, r.callsSection(last))
+	}
+	return doc, nil
+}
+
+// effSource explains the efficiency definition.
+func (r *scaleResult) effSource() string {
+	if r.w != nil {
+		return "weak scaling: the batch per GPU and so the compute time stay fixed, ideal scaling keeps the step time; the 1-node step is modelled even when 1 is not in the list"
+	}
+	return "a collective on one node runs on NVLink/PCIe and across nodes on the network, so efficiency is taken against the smallest multi-node count; nccl-tests busbw is independent of the rank count for an ideal network"
+}
+
+// barsSection shows busbw per GPU count, or the step time split into
+// compute and exposed communication.
+func (r *scaleResult) barsSection() reports.Section {
+	var cats []string
+	for _, p := range r.points {
+		cats = append(cats, fmt.Sprintf("%d GPUs", p.gpus()))
+	}
+	if r.w != nil {
+		compute := reports.BarSeries{Name: "compute"}
+		exposed := reports.BarSeries{Name: "exposed communication"}
+		for _, p := range r.points {
+			compute.Values = append(compute.Values, r.w.ComputeMs)
+			exposed.Values = append(exposed.Values, p.step.Step.ExposedMs)
+		}
+		return reports.Section{Title: "Step time", Blocks: []reports.Block{
+			reports.Paragraph{Text: "Each step is the compute time plus the communication not hidden behind it; with the batch per GPU fixed the compute stays the same, so the exposed communication is what scaling costs."},
+			reports.BarPlot{Title: "Step time by GPU count", CategoryLabel: "GPUs", ValueLabel: "time per step (ms)", Categories: cats, Series: []reports.BarSeries{compute, exposed},
+				Caption: fmt.Sprintf("Compute %s ms per step; exposed communication = communication x (1 - %s).", strconv.FormatFloat(r.w.ComputeMs, 'g', 6, 64), strconv.FormatFloat(r.w.Overlap, 'g', 4, 64))},
+		}}
+	}
+	bus := reports.BarSeries{Name: "busbw"}
+	for _, p := range r.points {
+		bus.Values = append(bus.Values, p.pt.BusBW)
+	}
+	return reports.Section{Title: "Bus bandwidth", Blocks: []reports.Block{
+		reports.BarPlot{Title: collectiveTitle(r.req.Coll) + " " + model.FormatBytes(r.req.Sizes[0]) + " busbw by GPU count", CategoryLabel: "GPUs", ValueLabel: "busbw (GB/s)",
+			Categories: cats, Series: []reports.BarSeries{bus}, Caption: "Predicted busbw as nccl-tests computes it, per GPU count."},
+	}}
+}
+
+// resultsTable has one row per node count.
+func (r *scaleResult) resultsTable() reports.Table {
+	eff := func(p *scalePoint) string {
+		if !p.effOK {
+			return "-"
+		}
+		return fmtF(100*p.eff, 1) + "%"
+	}
+	if r.w != nil {
+		_, unit := r.w.Throughput(r.ref.step.Step)
+		t := reports.Table{Caption: "Training step per node count", Columns: []string{"nodes", "GPUs", "communication (ms)", "exposed (ms)", "step (ms)", unit, "efficiency", "main call (most time)", "its bottleneck"}}
+		for _, p := range r.points {
+			st := p.step.Step
+			v, _ := r.w.Throughput(st)
+			dom := p.step.dominant()
+			t.Rows = append(t.Rows, []string{strconv.Itoa(p.nodes), strconv.Itoa(p.gpus()), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs), tput(v), eff(p),
+				fmt.Sprintf("%s %s x %d", dom.Call.Coll, model.FormatBytes(dom.Call.Size), dom.Call.Count), bottleneckPhrase(dom.Point)})
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("Reference: 1 node, step %s ms.", fmtMs(r.ref.step.Step.StepMs)))
+		return t
+	}
+	t := reports.Table{Caption: "Predicted " + r.what() + " per node count", Columns: []string{"nodes", "GPUs", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "efficiency", "algo/proto/channels", "bottleneck"}}
+	for _, p := range r.points {
+		pt := p.pt
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.nodes), strconv.Itoa(p.gpus()), fmtF(pt.TimeUs, 2), fmtF(pt.AlgBW, 2), fmtF(pt.BusBW, 2), eff(p),
+			fmt.Sprintf("%s/%s/%d", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels), bottleneckPhrase(pt)})
+	}
+	if r.ref != nil {
+		t.Notes = append(t.Notes, fmt.Sprintf("Reference: %d nodes, busbw %s GB/s.", r.ref.nodes, fmtF(r.ref.pt.BusBW, 2)))
+	}
+	return t
+}
+
+// callsSection lists the workload's calls at the largest node count.
+func (r *scaleResult) callsSection(last *scalePoint) reports.Section {
+	t := reports.Table{Caption: fmt.Sprintf("The collectives of one step at %d nodes", last.nodes),
+		Columns: []string{"call", "collective", "size", "calls per step", "time per call (us)", "total (ms)", "busbw (GB/s)", "algo/proto/channels", "bottleneck"}}
+	for _, c := range last.step.Calls {
+		t.Rows = append(t.Rows, []string{c.Call.Role, collectiveTitle(c.Call.Coll), model.FormatBytes(c.Call.Size), strconv.FormatInt(c.Call.Count, 10),
+			fmtF(c.Point.TimeUs, 2), fmtMs(c.TotalUs / 1000), fmtF(c.Point.BusBW, 2),
+			fmt.Sprintf("%s/%s/%d", c.Point.Choice.Algo, c.Point.Choice.Proto, c.Point.Choice.Channels), bottleneckPhrase(c.Point)})
+	}
+	return reports.Section{Title: "Collective calls", Blocks: []reports.Block{
+		reports.Paragraph{Text: r.w.Describe() + "."},
+		t,
+	}}
+}
+
+// capitalize upper-cases the first letter of s.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/collsim/collsim/reports"
+	"github.com/collsim/collsim/scenarios"
+)
+
+// sweepReport builds the report of a sweep: the recommendation (fastest,
+// cheapest within the tolerance, best value, the Pareto frontier) with the
+// price notice, cost against throughput with the frontier marked, the
+// cost breakdown of the frontier designs, every design in a table, and
+// the model terms, the cost model and every price used with its source.
+func sweepReport(e *env, r *sweepResult) (*reports.Document, error) {
+	if len(r.designs) == 0 {
+		return nil, fmt.Errorf("sweep: --report: no results to report")
+	}
+	name := r.spec.Name
+	if name == "" {
+		name = strings.TrimSuffix(r.spec.File, ".yaml")
+	}
+	doc := e.newReport("What-if sweep " + name + ": cost against " + r.metricLabel())
+	doc.Subtitle = fmt.Sprintf("collsim model of %d designs around %s (%s engine); prices: %s", len(r.designs), r.spec.BaseFrom, r.engine, r.cat.Label())
+	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: fmt.Sprintf("recommended: #%d (%s), %s %s for %s", r.pick.Index, r.pick.Name, num(r.pick.throughput), r.unit, usd(r.pick.cost.TotalUSD))}
+	summary := r.recommendation
+	if r.cat.Example {
+		summary = "Costs use EXAMPLE list prices (" + scenarios.ExampleNotice + "). " + summary
+	}
+	doc.Summary = summary
+
+	doc.Inputs = []reports.KV{
+		{Key: "sweep file", Value: r.spec.File},
+		{Key: "base", Value: r.spec.BaseFrom + ": " + scenarios.Describe(r.spec.Base)},
+	}
+	for _, a := range r.spec.Axes {
+		doc.Inputs = append(doc.Inputs, reports.KV{Key: "axis " + a.Key, Value: strings.Join(a.Values, ", ")})
+	}
+	doc.Inputs = append(doc.Inputs,
+		reports.KV{Key: "designs", Value: strconv.Itoa(len(r.designs))},
+		reports.KV{Key: "metric", Value: r.spec.Metric.Describe() + "; throughput in " + r.unit},
+		reports.KV{Key: "engine", Value: string(r.engine)},
+		reports.KV{Key: "prices", Value: r.cat.Label()},
+		reports.KV{Key: "recommendation tolerance", Value: "cheapest design within " + pct(r.within) + " of the best throughput"},
+	)
+	if r.profile != "" {
+		doc.Inputs = append(doc.Inputs, reports.KV{Key: "calibration profile", Value: r.profile})
+	}
+	doc.Assumptions = r.assumptions()
+
+	points := make([]reports.DesignPoint, len(r.designs))
+	for i, d := range r.designs {
+		points[i] = reports.DesignPoint{Name: "#" + strconv.Itoa(d.Index), Cost: d.cost.TotalUSD, Throughput: d.throughput}
+	}
+	doc.Sections = append(doc.Sections, reports.Section{Title: "Cost against throughput", Blocks: []reports.Block{
+		reports.Paragraph{Text: "Every design as a point. The Pareto frontier (coloured and connected) holds the designs no other design beats on both cost and throughput: buy on the frontier, at the throughput you need. " +
+			"#N numbers the designs as in the table below."},
+		reports.ParetoPlot{Title: "Cost against " + r.metricLabel(), CostLabel: "total cost (" + r.cat.Currency + ")", ThroughputLabel: r.metricLabel() + " (" + r.unit + ")", Points: points,
+			Caption: "Total cost = hardware + energy over the period, at " + r.priceWords() + "."},
+	}})
+	doc.Sections = append(doc.Sections, r.recommendationSection(), r.breakdownSection(), reports.Section{Title: "All designs", Blocks: []reports.Block{r.designsTable()}})
+	return doc, nil
+}
+
+// metricLabel names the throughput: "AllReduce 1G busbw" or "training
+// throughput".
+func (r *sweepResult) metricLabel() string {
+	m := r.spec.Metric
+	if m.Workload != nil {
+		return "training throughput"
+	}
+	return collectiveTitle(m.Coll) + " " + strings.SplitN(m.Describe(), " ", 3)[1] + " busbw"
+}
+
+// priceWords says which prices were used, for captions.
+func (r *sweepResult) priceWords() string {
+	if r.cat.Example {
+		return "EXAMPLE prices (" + scenarios.ExampleNotice + ")"
+	}
+	return "prices from " + r.cat.File
+}
+
+// assumptions are the model terms, the efficiency, the cost model and
+// every price the designs use, with their sources.
+func (r *sweepResult) assumptions() []reports.Assumption {
+	first := r.designs[0].env
+	as := modelAssumptions(r.params, first.Cluster.Version.String(), versionSource(r.spec.Base, ""), r.engine, r.profile, nil)
+	as = append(as,
+		reports.Assumption{Term: "scaling efficiency", Value: strings.TrimPrefix(r.effDefinition(), "efficiency = "),
+			Source: "collectives: against 2 nodes, the smallest multi-node count; workloads: weak scaling against 1 node (docs/sweep.md)"},
+		reports.Assumption{Term: "cost: prices", Value: r.cat.Label(), Source: "every price below with its source; " + r.priceWords()},
+		reports.Assumption{Term: "cost: hardware", Value: "GPUs + NICs + switch ports + servers", Source: "quantities from the design; servers priced without their GPUs and NICs; optics, cables, racks, storage and support are not priced (assumption)"},
+		reports.Assumption{Term: "cost: switch ports", Value: "per fabric", Source: "single-switch: one port per NIC while one switch holds them, else a non-blocking fat tree (2t-1 ports per NIC for t tiers); leaf-spine: downlinks plus uplinks on leaf and spine (ceil(downlinks / oversubscription) each)"},
+	)
+	if r.cat.PowerKW != nil {
+		as = append(as, reports.Assumption{Term: "cost: energy", Value: "nodes x kW x 8760 h x years x price per kWh", Source: "power per node as listed (maximum system power where a datasheet gives it: conservative); no cooling overhead (PUE 1), assumption"})
+	}
+	used := map[string]bool{}
+	for _, d := range r.designs {
+		for _, it := range d.cost.Items {
+			used[it.Key] = true
+		}
+	}
+	for _, t := range r.cat.Terms(used) {
+		as = append(as, reports.Assumption{Term: t.Name, Value: t.Value, Source: t.Source})
+	}
+	if w := r.spec.Metric.Workload; w != nil {
+		for _, t := range w.Terms() {
+			as = append(as, reports.Assumption{Term: t.Name, Value: t.Value, Source: t.Source})
+		}
+	}
+	return as
+}
+
+// recommendationSection explains the recommendation with the designs it
+// names.
+func (r *sweepResult) recommendationSection() reports.Section {
+	t := reports.Table{Caption: "The designs the recommendation names", Columns: []string{"role", "#", "design", "cost (" + r.cat.Currency + ")", r.unit, "cost per unit", "efficiency", "bottleneck"}}
+	add := func(role string, d *sweepDesign) {
+		if d == nil {
+			return
+		}
+		bp := r.bottleneckOf(d)
+		t.Rows = append(t.Rows, []string{role, strconv.Itoa(d.Index), d.Name, money(d.cost.TotalUSD), tput(d.throughput), money(d.costPer()), effString(d.effOK, d.eff), bottleneckPhrase(bp)})
+	}
+	add("fastest", r.best)
+	add("cheapest within "+pct(r.within), r.pick)
+	add("best value (lowest cost per unit)", r.value)
+	for _, d := range r.paretoOrder() {
+		add("Pareto-optimal", d)
+	}
+	return reports.Section{Title: "Recommendation", Blocks: []reports.Block{reports.Paragraph{Text: r.recommendation}, t}}
+}
+
+// maxBreakdown bounds the designs whose cost is broken down in a report.
+const maxBreakdown = 20
+
+// breakdownSection shows what the Pareto-optimal designs' money goes to.
+func (r *sweepResult) breakdownSection() reports.Section {
+	front := r.paretoOrder()
+	note := ""
+	if len(front) > maxBreakdown {
+		note = fmt.Sprintf(" The %d cheapest of the %d Pareto-optimal designs are shown.", maxBreakdown, len(front))
+		front = front[:maxBreakdown]
+	}
+	groups := []string{"GPUs", "servers", "NICs", "switch ports", "energy"}
+	series := make([]reports.BarSeries, len(groups))
+	for i, g := range groups {
+		series[i].Name = g
+	}
+	var cats []string
+	for _, d := range front {
+		cats = append(cats, "#"+strconv.Itoa(d.Index))
+		sums := make([]float64, len(groups))
+		for _, it := range d.cost.Items {
+			switch {
+			case strings.HasPrefix(it.Item, "GPU "):
+				sums[0] += it.USD
+			case strings.HasPrefix(it.Item, "server "):
+				sums[1] += it.USD
+			case strings.HasPrefix(it.Item, "NIC "):
+				sums[2] += it.USD
+			case strings.HasPrefix(it.Item, "switch port "):
+				sums[3] += it.USD
+			default:
+				sums[4] += it.USD
+			}
+		}
+		for i := range groups {
+			series[i].Values = append(series[i].Values, sums[i]/1e3)
+		}
+	}
+	if r.cat.PowerKW == nil {
+		series = series[:4]
+	}
+	t := reports.Table{Caption: "Cost items of the Pareto-optimal designs", Columns: []string{"#", "item", "quantity", "unit price", "amount (" + r.cat.Currency + ")", "source"}}
+	for _, d := range front {
+		for _, it := range d.cost.Items {
+			t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), it.Item, strconv.FormatFloat(math.Round(it.Qty*100)/100, 'f', -1, 64), strconv.FormatFloat(it.Unit.Value, 'f', -1, 64), money(it.USD), it.Unit.Cite()})
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), "total (" + d.cost.Fabric + ")", "", "", money(d.cost.TotalUSD), ""})
+	}
+	return reports.Section{Title: "Where the money goes", Blocks: []reports.Block{
+		reports.BarPlot{Title: "Cost breakdown of the Pareto-optimal designs", CategoryLabel: "design", ValueLabel: "thousand " + r.cat.Currency, Categories: cats, Series: series,
+			Caption: "Hardware and energy of each design on the frontier, in thousands, at " + r.priceWords() + "." + note},
+		t,
+	}}
+}
+
+// designsTable lists every design.
+func (r *sweepResult) designsTable() reports.Table {
+	mlabel, _ := r.metricValue(r.designs[0])
+	t := reports.Table{Caption: "Every design in grid order (" + r.effDefinition() + ")",
+		Columns: []string{"#", "design", "nodes", "GPUs", "cost (" + r.cat.Currency + ")", "hardware", "energy", mlabel, r.unit, "cost per unit", "efficiency", "Pareto", "bottleneck"}}
+	for _, d := range r.designs {
+		_, mv := r.metricValue(d)
+		par := ""
+		if d.pareto {
+			par = "yes"
+		}
+		bp := r.bottleneckOf(d)
+		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), d.Name, strconv.Itoa(d.Spec.Nodes), strconv.Itoa(d.env.Cluster.NumRanks()), money(d.cost.TotalUSD),
+			money(d.cost.CapexUSD), money(d.cost.EnergyUSD), mv, tput(d.throughput), money(d.costPer()), effString(d.effOK, d.eff), par, bp.BottleneckClass})
+	}
+	if r.cat.Example {
+		t.Notes = append(t.Notes, "Costs at EXAMPLE list prices: "+scenarios.ExampleNotice+".")
+	}
+	return t
+}

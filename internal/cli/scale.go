@@ -1,0 +1,454 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
+	"github.com/urfave/cli/v2"
+)
+
+// maxScalePoints bounds --nodes-list.
+const maxScalePoints = 64
+
+func scaleCommand(e *env) *cli.Command {
+	flags := clusterFlags()
+	flags = append(flags,
+		&cli.StringFlag{Name: "nodes-list", Usage: "node counts `N1,N2,...` to model (default: 1, 2, 4, ... up to --max-nodes)"},
+		&cli.IntFlag{Name: "max-nodes", Value: 64, Usage: "largest node count `N` of the default list"},
+		&cli.StringFlag{Name: "collective", Aliases: []string{"c"}, Value: "allreduce", Usage: "allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv"},
+		&cli.StringFlag{Name: "size", Value: "1G", Usage: "message `SIZE` of the collective (K/M/G, 1024-based)"},
+		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type (float, half, bfloat16, double, int8, ...)"},
+		&cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"},
+		&cli.StringFlag{Name: "proto", Usage: "force a protocol (ll, ll128, simple) like NCCL_PROTO"},
+		&cli.StringFlag{Name: "engine", Value: "analytic", Usage: "analytic (fast, default) or des (discrete-event simulation)"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"},
+		reportFlag(),
+	)
+	flags = append(flags, workloadFlags()...)
+	return &cli.Command{
+		Name:  "scale",
+		Usage: "model one design at growing node counts: a collective's busbw or a training step's time, with the scaling efficiency",
+		UsageText: "collsim scale [--node NAME --nics 8x400G-ib | --cluster FILE] [--nodes-list 1,2,4,...,N | --max-nodes 64]\n" +
+			"   [--collective allreduce --size 1G | --params 7e9 --compute-ms 300 [--overlap 0.5 --bucket 25M --strategy ddp|fsdp] | --workload FILE]\n" +
+			"   [--engine analytic|des] [--format table|json|csv] [--report FILE.html|.md]",
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return badInputf("scale takes no arguments, got %q", c.Args().First())
+			}
+			if c.IsSet("nodes") {
+				return badInputf("scale: --nodes sets one node count; give the counts to model with --nodes-list 1,2,4 or --max-nodes N")
+			}
+			nodes, err := nodesList(c)
+			if err != nil {
+				return err
+			}
+			w, err := workloadFrom(c, "scale")
+			if err != nil {
+				return err
+			}
+			if w != nil {
+				for _, n := range []string{"collective", "size", "datatype", "algo", "proto"} {
+					if c.IsSet(n) {
+						return badInputf("scale: --%s applies to a collective; a workload (--params or --workload) times its own calls", n)
+					}
+				}
+			}
+			req, err := requestBase(c)
+			if err != nil {
+				return err
+			}
+			size, err := model.ParseBytes(c.String("size"))
+			if err != nil || size <= 0 || size > maxSize {
+				return badInputf("--size: want a size 1..1T such as 1G, got %q", c.String("size"))
+			}
+			req.Sizes = []model.Bytes{size}
+			format := c.String("format")
+			switch format {
+			case "table", "json", "csv":
+			default:
+				return badInputf("--format: unknown %q (known: table, json, csv)", format)
+			}
+			rpath, err := reportPath(c, "scale")
+			if err != nil {
+				return err
+			}
+			spec, err := clusterSpec(c)
+			if err != nil {
+				return err
+			}
+			params, err := profileParams(c.String("profile"))
+			if err != nil {
+				return err
+			}
+			res, err := runScale(c, spec, params, nodes, req, w)
+			if err != nil {
+				return err
+			}
+			res.files = clusterFilesFrom(c)
+			switch format {
+			case "json":
+				err = res.writeJSON(e.stdout)
+			case "csv":
+				err = res.writeCSV(e.stdout)
+			default:
+				err = res.writeTable(e.stdout)
+			}
+			if err != nil || rpath == "" {
+				return err
+			}
+			doc, err := scaleReport(e, res)
+			if err != nil {
+				return err
+			}
+			return writeReport("scale", rpath, doc)
+		},
+	}
+}
+
+// nodesList reads --nodes-list, or makes the powers of two up to
+// --max-nodes (and --max-nodes itself when it is not one).
+func nodesList(c *cli.Context) ([]int, error) {
+	if s := c.String("nodes-list"); s != "" {
+		if c.IsSet("max-nodes") {
+			return nil, badInputf("scale: give --nodes-list or --max-nodes, not both")
+		}
+		var out []int
+		seen := map[int]bool{}
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > model.MaxRanks {
+				return nil, badInputf("scale: --nodes-list: %q is not a node count 1..%d", strings.TrimSpace(f), model.MaxRanks)
+			}
+			if seen[n] {
+				return nil, badInputf("scale: --nodes-list: %d is listed twice", n)
+			}
+			seen[n] = true
+			out = append(out, n)
+		}
+		if len(out) > maxScalePoints {
+			return nil, badInputf("scale: --nodes-list has %d counts, more than %d", len(out), maxScalePoints)
+		}
+		sort.Ints(out)
+		return out, nil
+	}
+	m := c.Int("max-nodes")
+	if m < 1 || m > model.MaxRanks {
+		return nil, badInputf("scale: --max-nodes %d is outside 1..%d", m, model.MaxRanks)
+	}
+	var out []int
+	for n := 1; n <= m; n *= 2 {
+		out = append(out, n)
+	}
+	if out[len(out)-1] != m {
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// scalePoint is one node count of a scale run.
+type scalePoint struct {
+	nodes int
+	env   *sim.Env
+	// pt is the collective's prediction; step the workload's (one of them).
+	pt   sim.Point
+	step stepResult
+	// eff is the scaling efficiency; effOK is false where it is not defined
+	// (a single node, for a collective).
+	eff   float64
+	effOK bool
+}
+
+// gpus returns the point's GPU count.
+func (p *scalePoint) gpus() int { return p.env.Cluster.NumRanks() }
+
+// scaleResult is a scale run ready to print.
+type scaleResult struct {
+	spec   model.ClusterSpec
+	params sim.Params
+	req    sim.Request
+	dtype  string
+	w      *scenarios.Workload
+	points []*scalePoint
+	// ref is the reference of the efficiency: the smallest multi-node
+	// point for a collective, one node for a workload (nil when none).
+	ref   *scalePoint
+	files clusterFiles
+}
+
+// runScale models every node count (and, for a workload, one node as the
+// reference) in parallel.
+func runScale(c *cli.Context, spec model.ClusterSpec, params sim.Params, nodes []int, req sim.Request, w *scenarios.Workload) (*scaleResult, error) {
+	res := &scaleResult{spec: spec, params: params, req: req, dtype: strings.ToLower(c.String("datatype")), w: w}
+	counts := append([]int(nil), nodes...)
+	if w != nil && counts[0] != 1 {
+		counts = append([]int{1}, counts...)
+	}
+	pts := make([]*scalePoint, len(counts))
+	err := forEach(c.Context, len(counts), func(i int) error {
+		s := spec
+		s.Nodes = counts[i]
+		envr, err := envForSpec(s, params)
+		if err != nil {
+			return wrapKeep(fmt.Sprintf("scale: %d node(s)", counts[i]), err)
+		}
+		p := &scalePoint{nodes: counts[i], env: envr}
+		if w != nil {
+			p.step, err = workloadStep(c.Context, envr, w, req.Engine)
+		} else {
+			p.pt, err = envr.Predict(c.Context, req, req.Sizes[0])
+		}
+		if err != nil {
+			return wrapKeep(fmt.Sprintf("scale: %d node(s)", counts[i]), err)
+		}
+		pts[i] = p
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if w != nil {
+		res.ref = pts[0]
+		if nodes[0] != 1 {
+			pts = pts[1:]
+		}
+	} else {
+		for _, p := range pts {
+			if p.nodes >= 2 {
+				res.ref = p
+				break
+			}
+		}
+	}
+	for _, p := range pts {
+		switch {
+		case w != nil:
+			p.eff, p.effOK = scenarios.WeakScalingEfficiency(res.ref.step.Step, p.step.Step), true
+		case res.ref != nil && p.nodes >= 2 && res.ref.pt.BusBW > 0:
+			p.eff, p.effOK = p.pt.BusBW/res.ref.pt.BusBW, true
+		}
+	}
+	res.points = pts
+	return res, nil
+}
+
+// wrapKeep prefixes err with what, keeping its exit code.
+func wrapKeep(what string, err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return &exitError{code: ee.code, err: fmt.Errorf("%s: %w", what, ee.err)}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// effDefinition states how efficiency is computed, for outputs.
+func (r *scaleResult) effDefinition() string {
+	if r.w != nil {
+		return "efficiency = step time on 1 node / step time on N nodes (weak scaling: fixed batch per GPU; compute fixed, exposed communication grows)"
+	}
+	if r.ref == nil {
+		return "efficiency = busbw(N) / busbw(smallest multi-node count): not defined here, no count of 2 or more nodes"
+	}
+	return fmt.Sprintf("efficiency = busbw(N) / busbw(%d nodes), the smallest multi-node count (1 node runs on NVLink/PCIe alone and is shown for reference)", r.ref.nodes)
+}
+
+// what says what is scaled: "AllReduce 1G (float)" or the workload.
+func (r *scaleResult) what() string {
+	if r.w != nil {
+		return "training step: " + r.w.Describe()
+	}
+	s := fmt.Sprintf("%s %s (%s_perf, %s)", collectiveTitle(r.req.Coll), model.FormatBytes(r.req.Sizes[0]), r.req.Coll.TestName(), r.dtype)
+	if r.req.Algo != nil {
+		s += ", algo " + r.req.Algo.String()
+	}
+	if r.req.Proto != nil {
+		s += ", proto " + r.req.Proto.String()
+	}
+	return s
+}
+
+// designLabel describes the design without its node count.
+func (r *scaleResult) designLabel() string {
+	ci := clusterInfo(r.points[len(r.points)-1].env)
+	node := ci.Node
+	if node == "" {
+		node = "custom node"
+	}
+	return fmt.Sprintf("%s (%d x %s per node), NICs %s, fabric %s, NCCL %s model", node, ci.GPUsPerNode, ci.GPU, ci.NICs, ci.Fabric, ci.NCCLVersion)
+}
+
+// summaryLines are the conclusions of the run.
+func (r *scaleResult) summaryLines() []string {
+	last := r.points[len(r.points)-1]
+	if r.w != nil {
+		ref := r.ref.step.Step
+		st := last.step.Step
+		dom := last.step.dominant()
+		out := []string{fmt.Sprintf("Step time %s ms on 1 node, %s ms on %d nodes (%d GPUs): weak-scaling efficiency %s%%.",
+			fmtMs(ref.StepMs), fmtMs(st.StepMs), last.nodes, last.gpus(), fmtF(100*last.eff, 1))}
+		if st.StepMs > 0 {
+			out = append(out, fmt.Sprintf("At %d nodes communication takes %s ms per step, %s ms of it exposed (%s%% of the step); most of it is %s, bound by %s.",
+				last.nodes, fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtF(100*st.ExposedMs/st.StepMs, 1), dom.Call.Role, bottleneckPhrase(dom.Point)))
+		}
+		return out
+	}
+	if r.ref == nil {
+		return []string{fmt.Sprintf("Only one node: busbw %s GB/s; scaling efficiency needs at least one count of 2 or more nodes.", fmtF(last.pt.BusBW, 1))}
+	}
+	out := []string{fmt.Sprintf("Efficiency from %d to %d nodes: %s%% (busbw %s -> %s GB/s).", r.ref.nodes, last.nodes, fmtF(100*last.eff, 1), fmtF(r.ref.pt.BusBW, 1), fmtF(last.pt.BusBW, 1))}
+	if first := r.points[0]; first.nodes == 1 {
+		out = append(out, fmt.Sprintf("One node alone reaches %s GB/s (%s).", fmtF(first.pt.BusBW, 1), bottleneckPhrase(first.pt)))
+	}
+	return append(out, fmt.Sprintf("Bottleneck at %d nodes: %s.", last.nodes, bottleneckPhrase(last.pt)))
+}
+
+func effCell(p *scalePoint, width int) string {
+	if !p.effOK {
+		return fmt.Sprintf("%*s", width, "-")
+	}
+	return fmt.Sprintf("%*s", width, fmtF(100*p.eff, 1)+"%")
+}
+
+func (r *scaleResult) writeTable(w io.Writer) error {
+	fmt.Fprintf(w, "# collsim %s scale (engine %s): %s\n", Version, r.req.Engine, r.what())
+	fmt.Fprintf(w, "# Design: %s\n", r.designLabel())
+	for _, l := range wrap(r.effDefinition(), 100) {
+		fmt.Fprintf(w, "# %s\n", l)
+	}
+	fmt.Fprintln(w, "#")
+	if r.w != nil {
+		_, unit := r.w.Throughput(r.ref.step.Step)
+		fmt.Fprintf(w, "# %6s  %6s  %10s  %12s  %10s  %14s  %10s  %s\n", "nodes", "GPUs", "comm (ms)", "exposed (ms)", "step (ms)", unit, "efficiency", "main call: bottleneck")
+		for _, p := range r.points {
+			st := p.step.Step
+			v, _ := r.w.Throughput(st)
+			dom := p.step.dominant()
+			fmt.Fprintf(w, "%8d  %6d  %10s  %12s  %10s  %14s  %s  %s %s: %s\n", p.nodes, p.gpus(), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs),
+				tput(v), effCell(p, 10), dom.Call.Coll, model.FormatBytes(dom.Call.Size), dom.Point.BottleneckClass)
+		}
+	} else {
+		fmt.Fprintf(w, "# %6s  %6s  %10s  %8s  %8s  %10s  %-8s  %-6s  %8s  %s\n", "nodes", "GPUs", "time (us)", "algbw", "busbw", "efficiency", "algo", "proto", "channels", "bottleneck")
+		fmt.Fprintf(w, "# %6s  %6s  %10s  %8s  %8s\n", "", "", "", "(GB/s)", "(GB/s)")
+		for _, p := range r.points {
+			pt := p.pt
+			fmt.Fprintf(w, "%8d  %6d  %s  %s  %s  %s  %-8s  %-6s  %8d  %s\n", p.nodes, p.gpus(), ncclNum(pt.TimeUs, 10), ncclNum(pt.AlgBW, 8), ncclNum(pt.BusBW, 8),
+				effCell(p, 10), pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, pt.BottleneckClass)
+		}
+	}
+	fmt.Fprintln(w, "#")
+	for _, l := range r.summaryLines() {
+		for _, x := range wrap(l, 100) {
+			fmt.Fprintf(w, "# %s\n", x)
+		}
+	}
+	return nil
+}
+
+// scalePointJSON is one node count of scale's JSON; the collective or the
+// workload fields are filled.
+type scalePointJSON struct {
+	Nodes           int      `json:"nodes"`
+	GPUs            int      `json:"gpus"`
+	TimeUs          float64  `json:"time_us,omitempty"`
+	AlgBW           float64  `json:"algbw_gbps,omitempty"`
+	BusBW           float64  `json:"busbw_gbps,omitempty"`
+	Algo            string   `json:"algo,omitempty"`
+	Proto           string   `json:"proto,omitempty"`
+	Channels        int      `json:"channels,omitempty"`
+	CommMs          float64  `json:"comm_ms,omitempty"`
+	ExposedMs       float64  `json:"exposed_ms,omitempty"`
+	StepMs          float64  `json:"step_ms,omitempty"`
+	Throughput      float64  `json:"throughput,omitempty"`
+	ThroughputUnit  string   `json:"throughput_unit,omitempty"`
+	Efficiency      *float64 `json:"efficiency"`
+	BottleneckClass string   `json:"bottleneck_class,omitempty"`
+	Bottleneck      string   `json:"bottleneck,omitempty"`
+}
+
+func (r *scaleResult) jsonPoints() []scalePointJSON {
+	var out []scalePointJSON
+	for _, p := range r.points {
+		j := scalePointJSON{Nodes: p.nodes, GPUs: p.gpus()}
+		if p.effOK {
+			v := round(p.eff, 4)
+			j.Efficiency = &v
+		}
+		bp := p.pt
+		if r.w != nil {
+			st := p.step.Step
+			j.CommMs, j.ExposedMs, j.StepMs = round(st.CommMs, 4), round(st.ExposedMs, 4), round(st.StepMs, 4)
+			v, unit := r.w.Throughput(st)
+			j.Throughput, j.ThroughputUnit = round(v, 3), unit
+			bp = p.step.dominant().Point
+		} else {
+			j.TimeUs, j.AlgBW, j.BusBW = round(bp.TimeUs, 3), round(bp.AlgBW, 3), round(bp.BusBW, 3)
+			j.Algo, j.Proto, j.Channels = bp.Choice.Algo.String(), bp.Choice.Proto.String(), bp.Choice.Channels
+		}
+		j.BottleneckClass, j.Bottleneck = bp.BottleneckClass, bp.Bottleneck
+		out = append(out, j)
+	}
+	return out
+}
+
+func (r *scaleResult) writeJSON(w io.Writer) error {
+	type doc struct {
+		Design         string           `json:"design"`
+		Cluster        clusterJSON      `json:"cluster"`
+		Engine         string           `json:"engine"`
+		Scaled         string           `json:"scaled"`
+		Collective     string           `json:"collective,omitempty"`
+		SizeBytes      int64            `json:"size_bytes,omitempty"`
+		Workload       string           `json:"workload,omitempty"`
+		Efficiency     string           `json:"efficiency_definition"`
+		ReferenceNodes int              `json:"reference_nodes,omitempty"`
+		Points         []scalePointJSON `json:"points"`
+		Summary        []string         `json:"summary"`
+	}
+	d := doc{Design: r.designLabel(), Cluster: clusterInfo(r.points[len(r.points)-1].env), Engine: string(r.req.Engine), Scaled: r.what(),
+		Efficiency: r.effDefinition(), Points: r.jsonPoints(), Summary: r.summaryLines()}
+	if r.w != nil {
+		d.Workload = r.w.Describe()
+	} else {
+		d.Collective, d.SizeBytes = r.req.Coll.String(), int64(r.req.Sizes[0])
+	}
+	if r.ref != nil {
+		d.ReferenceNodes = r.ref.nodes
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(d)
+}
+
+func (r *scaleResult) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	f := func(v float64, p int) string { return strconv.FormatFloat(v, 'f', p, 64) }
+	if r.w != nil {
+		_ = cw.Write([]string{"nodes", "gpus", "comm_ms", "exposed_ms", "step_ms", "throughput", "throughput_unit", "efficiency", "bottleneck_class", "bottleneck"})
+	} else {
+		_ = cw.Write([]string{"nodes", "gpus", "time_us", "algbw_gbps", "busbw_gbps", "efficiency", "algo", "proto", "channels", "bottleneck_class", "bottleneck"})
+	}
+	for i, j := range r.jsonPoints() {
+		eff := ""
+		if j.Efficiency != nil {
+			eff = f(*j.Efficiency, 4)
+		}
+		if r.w != nil {
+			st := r.points[i].step.Step
+			_ = cw.Write([]string{strconv.Itoa(j.Nodes), strconv.Itoa(j.GPUs), f(st.CommMs, 4), f(st.ExposedMs, 4), f(st.StepMs, 4), f(j.Throughput, 3), j.ThroughputUnit, eff, j.BottleneckClass, j.Bottleneck})
+			continue
+		}
+		_ = cw.Write([]string{strconv.Itoa(j.Nodes), strconv.Itoa(j.GPUs), f(j.TimeUs, 3), f(j.AlgBW, 3), f(j.BusBW, 3), eff, j.Algo, j.Proto, strconv.Itoa(j.Channels), j.BottleneckClass, j.Bottleneck})
+	}
+	cw.Flush()
+	return cw.Error()
+}
