@@ -4,8 +4,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -30,17 +28,9 @@ const maxScenarioBytes = 4 << 20
 
 // LoadFile reads a cluster YAML file.
 func LoadFile(path string) (model.ClusterSpec, error) {
-	f, err := os.Open(path)
+	data, err := readLimited(path)
 	if err != nil {
-		return model.ClusterSpec{}, fmt.Errorf("scenarios: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxScenarioBytes+1))
-	if err != nil {
-		return model.ClusterSpec{}, fmt.Errorf("scenarios: %s: %w", path, err)
-	}
-	if len(data) > maxScenarioBytes {
-		return model.ClusterSpec{}, fmt.Errorf("scenarios: %s: file is larger than %d bytes", path, maxScenarioBytes)
+		return model.ClusterSpec{}, err
 	}
 	return Load(path, data)
 }
