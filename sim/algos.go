@@ -29,6 +29,11 @@ const opBudget = 3_000_000
 // where both run (see TestDESMatchesAnalytic).
 const treeFlowBudget = 16384
 
+// treeOpBudget bounds the ops of a tree or NVLSTree DES run. Every node's
+// transfers are simulated and many are in flight at once, so each op costs
+// more than in a ring; above the budget the pipeline chunks are coarsened.
+const treeOpBudget = 400_000
+
 // flowClass aggregates, for the analytic engine, all transfers of one call
 // that share a route: each member carries Bytes over Route, Weight members.
 type flowClass struct {
@@ -506,7 +511,7 @@ func (b *builder) tree() (*prog, error) {
 		b.sched = nil
 		pr.Note = fmt.Sprintf("tree timed analytically: %d nodes x %d GPUs x %d channel groups is beyond the DES tree budget", N, G, len(groups))
 	}
-	for b.des && len(groups)*nChunks*perChunkOps > opBudget && nChunks > 1 {
+	for b.des && len(groups)*nChunks*perChunkOps > treeOpBudget && nChunks > 1 {
 		chunk *= 2
 		nChunks = max(int(math.Ceil(D/chunk)), 1)
 		pr.Note = "pipeline units coarsened to fit the simulation budget"
@@ -798,7 +803,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 		b.sched = nil
 		pr.Note = fmt.Sprintf("NVLSTree timed analytically: %d nodes x %d GPUs is beyond the DES tree budget", N, G)
 	}
-	for b.des && nChunks*perChunkOps > opBudget && nChunks > 1 {
+	for b.des && 2*nChunks*perChunkOps > treeOpBudget && nChunks > 1 {
 		chunk *= 2
 		nChunks = max(int(math.Ceil(D/chunk)), 1)
 		pr.Note = "pipeline units coarsened to fit the simulation budget"
