@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -61,10 +60,7 @@ func accuracyCommand(e *env) *cli.Command {
 				return badInput(err)
 			}
 			if format == "json" {
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				err = enc.Encode(rep)
+				err = writeJSONDoc(e.stdout, rep)
 			} else {
 				err = rep.WriteText(e.stdout)
 			}

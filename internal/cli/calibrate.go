@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -304,8 +303,5 @@ func writeFitJSON(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, p
 		}
 		doc.Terms = append(doc.Terms, x)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(doc)
+	return writeJSONDoc(w, doc)
 }

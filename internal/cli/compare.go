@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
@@ -42,7 +42,7 @@ func compareCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"},
 		&cli.StringFlag{Name: "proto", Usage: "force a protocol (ll, ll128, simple) like NCCL_PROTO"},
 		&cli.StringFlag{Name: "engine", Value: "des", Usage: "des (discrete-event simulation) or analytic"},
-		&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"},
+		formatFlag(),
 		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type (float, half, bfloat16, double, int8, ...)"},
 		reportFlag(),
 	)
@@ -60,11 +60,9 @@ func compareCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			format := c.String("format")
-			switch format {
-			case "table", "json", "csv":
-			default:
-				return badInputf("--format: unknown %q (known: table, json, csv)", format)
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
 			}
 			rpath, err := reportPath(c, "compare")
 			if err != nil {
@@ -78,23 +76,10 @@ func compareCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				err = res.writeJSON(e.stdout)
-			case "csv":
-				err = res.writeCSV(e.stdout)
-			default:
-				err = res.writeTable(e.stdout)
-			}
-			if err != nil || rpath == "" {
-				return err
-			}
-			res.sizes = fmt.Sprintf("-b %s -e %s -f %s", c.String("minbytes"), c.String("maxbytes"), c.String("stepfactor"))
-			doc, err := compareReport(e, res)
-			if err != nil {
-				return err
-			}
-			return writeReport("compare", rpath, doc)
+			return printResult(e, res, format, "compare", rpath, func() (*reports.Document, error) {
+				res.sizes = fmt.Sprintf("-b %s -e %s -f %s", c.String("minbytes"), c.String("maxbytes"), c.String("stepfactor"))
+				return compareReport(e, res)
+			})
 		},
 	}
 }
@@ -428,10 +413,7 @@ func (r *compareResult) writeJSON(w io.Writer) error {
 		}
 		d.Rows = append(d.Rows, row)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(d)
+	return writeJSONDoc(w, d)
 }
 
 func (r *compareResult) writeCSV(w io.Writer) error {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -70,7 +70,7 @@ func predictCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"},
 		&cli.StringFlag{Name: "proto", Usage: "force a protocol (ll, ll128, simple) like NCCL_PROTO"},
 		&cli.StringFlag{Name: "engine", Value: "des", Usage: "des (discrete-event simulation) or analytic"},
-		&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"},
+		formatFlag(),
 		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type (float, half, bfloat16, double, int8, ...)"},
 		reportFlag(),
 	)
@@ -87,11 +87,9 @@ func predictCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			format := c.String("format")
-			switch format {
-			case "table", "json", "csv":
-			default:
-				return badInputf("--format: unknown %q (known: table, json, csv)", format)
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
 			}
 			rpath, err := reportPath(c, "predict")
 			if err != nil {
@@ -106,23 +104,10 @@ func predictCommand(e *env) *cli.Command {
 				return err
 			}
 			out := newPrediction(envr, req, pts, c.String("datatype"))
-			switch format {
-			case "json":
-				err = out.writeJSON(e.stdout)
-			case "csv":
-				err = out.writeCSV(e.stdout)
-			default:
-				err = out.writeTable(e.stdout)
-			}
-			if err != nil || rpath == "" {
-				return err
-			}
-			sz := fmt.Sprintf("-b %s -e %s -f %s", c.String("minbytes"), c.String("maxbytes"), c.String("stepfactor"))
-			doc, err := predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sz})
-			if err != nil {
-				return err
-			}
-			return writeReport("predict", rpath, doc)
+			return printResult(e, out, format, "predict", rpath, func() (*reports.Document, error) {
+				sz := fmt.Sprintf("-b %s -e %s -f %s", c.String("minbytes"), c.String("maxbytes"), c.String("stepfactor"))
+				return predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sz})
+			})
 		},
 	}
 }
@@ -263,10 +248,7 @@ func (p *prediction) writeJSON(w io.Writer) error {
 		})
 	}
 	d.AvgBusBW = round(avgBusBW(p.pts), 3)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(d)
+	return writeJSONDoc(w, d)
 }
 
 func round(v float64, digits int) float64 {

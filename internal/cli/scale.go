@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
@@ -30,7 +30,7 @@ func scaleCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"},
 		&cli.StringFlag{Name: "proto", Usage: "force a protocol (ll, ll128, simple) like NCCL_PROTO"},
 		&cli.StringFlag{Name: "engine", Value: "analytic", Usage: "analytic (fast, default) or des (discrete-event simulation)"},
-		&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"},
+		formatFlag(),
 		reportFlag(),
 	)
 	flags = append(flags, workloadFlags()...)
@@ -72,11 +72,9 @@ func scaleCommand(e *env) *cli.Command {
 				return badInputf("--size: want a size 1..1T such as 1G, got %q", c.String("size"))
 			}
 			req.Sizes = []model.Bytes{size}
-			format := c.String("format")
-			switch format {
-			case "table", "json", "csv":
-			default:
-				return badInputf("--format: unknown %q (known: table, json, csv)", format)
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
 			}
 			rpath, err := reportPath(c, "scale")
 			if err != nil {
@@ -95,22 +93,7 @@ func scaleCommand(e *env) *cli.Command {
 				return err
 			}
 			res.files = clusterFilesFrom(c)
-			switch format {
-			case "json":
-				err = res.writeJSON(e.stdout)
-			case "csv":
-				err = res.writeCSV(e.stdout)
-			default:
-				err = res.writeTable(e.stdout)
-			}
-			if err != nil || rpath == "" {
-				return err
-			}
-			doc, err := scaleReport(e, res)
-			if err != nil {
-				return err
-			}
-			return writeReport("scale", rpath, doc)
+			return printResult(e, res, format, "scale", rpath, func() (*reports.Document, error) { return scaleReport(e, res) })
 		},
 	}
 }
@@ -423,10 +406,7 @@ func (r *scaleResult) writeJSON(w io.Writer) error {
 	if r.ref != nil {
 		d.ReferenceNodes = r.ref.nodes
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(d)
+	return writeJSONDoc(w, d)
 }
 
 func (r *scaleResult) writeCSV(w io.Writer) error {

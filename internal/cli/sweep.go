@@ -33,18 +33,16 @@ func sweepCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "engine", Value: "analytic", Usage: "analytic (fast, default) or des (discrete-event simulation)"},
 			&cli.StringFlag{Name: "profile", Usage: "calibration profile `FILE` from collsim calibrate"},
 			&cli.StringFlag{Name: "within", Usage: "recommend the cheapest design within `FRACTION` of the best throughput (default: the sweep's within, else 10%)"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"},
+			formatFlag(),
 			reportFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() != 1 {
 				return badInputf("sweep: give one sweep YAML file (collsim sweep SWEEP.yaml), got %d arguments", c.Args().Len())
 			}
-			format := c.String("format")
-			switch format {
-			case "table", "json", "csv":
-			default:
-				return badInputf("--format: unknown %q (known: table, json, csv)", format)
+			format, err := outputFormat(c)
+			if err != nil {
+				return err
 			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
@@ -81,22 +79,7 @@ func sweepCommand(e *env) *cli.Command {
 			}
 			res.within, res.profile = within, c.String("profile")
 			res.recommend()
-			switch format {
-			case "json":
-				err = res.writeJSON(e.stdout)
-			case "csv":
-				err = res.writeCSV(e.stdout)
-			default:
-				err = res.writeTable(e.stdout)
-			}
-			if err != nil || rpath == "" {
-				return err
-			}
-			doc, err := sweepReport(e, res)
-			if err != nil {
-				return err
-			}
-			return writeReport("sweep", rpath, doc)
+			return printResult(e, res, format, "sweep", rpath, func() (*reports.Document, error) { return sweepReport(e, res) })
 		},
 	}
 }
@@ -588,10 +571,7 @@ func (r *sweepResult) writeJSON(w io.Writer) error {
 	for _, a := range r.spec.Axes {
 		d.Axes = append(d.Axes, a.Key)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(d)
+	return writeJSONDoc(w, d)
 }
 
 func (r *sweepResult) writeCSV(w io.Writer) error {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -218,10 +217,7 @@ func writeValidationJSON(w io.Writer, v *calibrate.Validation) error {
 	if v.Diagnoses == nil {
 		v.Diagnoses = []calibrate.Diagnosis{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return writeJSONDoc(w, v)
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/collsim/collsim/reports"
+	"github.com/urfave/cli/v2"
+)
+
+// This file holds what the commands that print their results as a table,
+// JSON or CSV (predict, compare, scale, sweep) share: the --format flag,
+// its check, printing a result in the format asked for followed by the
+// --report, and the JSON encoding every --format json uses.
+
+// formatFlag is the --format option of the commands that print a table,
+// JSON or CSV.
+func formatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"}
+}
+
+// outputFormat returns --format, checked to be table, json or csv (a
+// usage error otherwise).
+func outputFormat(c *cli.Context) (string, error) {
+	format := c.String("format")
+	switch format {
+	case "table", "json", "csv":
+		return format, nil
+	}
+	return "", badInputf("--format: unknown %q (known: table, json, csv)", format)
+}
+
+// result is a command's result, printable in each --format.
+type result interface {
+	writeTable(w io.Writer) error
+	writeJSON(w io.Writer) error
+	writeCSV(w io.Writer) error
+}
+
+// printResult writes res to e.stdout in format (from outputFormat) and
+// then, when rpath is not empty, the document report builds to rpath;
+// report is not called when printing fails or no report was asked for.
+// cmd names the command in the report's write errors.
+func printResult(e *env, res result, format, cmd, rpath string, report func() (*reports.Document, error)) error {
+	var err error
+	switch format {
+	case "json":
+		err = res.writeJSON(e.stdout)
+	case "csv":
+		err = res.writeCSV(e.stdout)
+	default:
+		err = res.writeTable(e.stdout)
+	}
+	if err != nil || rpath == "" {
+		return err
+	}
+	doc, err := report()
+	if err != nil {
+		return err
+	}
+	return writeReport(cmd, rpath, doc)
+}
+
+// writeJSONDoc writes v to w as JSON indented by two spaces, without
+// HTML escaping (so "<" and "&" stay readable), ending in a newline.
+func writeJSONDoc(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
