@@ -22,8 +22,13 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "nics", Usage: "NICs per node as `COUNTxSPEED-KIND` (4x200G-ib, 2x100G-roce, 1x10G-tcp, 4x100G-efa)"},
 		&cli.StringSliceFlag{Name: "set", Usage: "NCCL variable `NCCL_X=VALUE` (repeatable)"},
 		&cli.StringFlag{Name: "nccl-version", Usage: "NCCL release whose defaults to model, e.g. `2.21` (default: newest)"},
-		&cli.StringFlag{Name: "profile", Usage: "calibration profile `FILE` from collsim calibrate"},
+		profileFlag(),
 	}
+}
+
+// profileFlag is --profile: a calibration profile for the model.
+func profileFlag() cli.Flag {
+	return &cli.StringFlag{Name: "profile", Usage: "calibration profile `FILE` from collsim calibrate"}
 }
 
 // clusterSpec builds the ClusterSpec the flags describe.

@@ -38,12 +38,12 @@ func compareCommand(e *env) *cli.Command {
 	}
 	flags = append(flags, sizeFlags("8", "8G")...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "collective", Aliases: []string{"c"}, Value: "allreduce", Usage: "allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv"},
-		&cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"},
-		&cli.StringFlag{Name: "proto", Usage: "force a protocol (ll, ll128, simple) like NCCL_PROTO"},
-		&cli.StringFlag{Name: "engine", Value: "des", Usage: "des (discrete-event simulation) or analytic"},
+		collectiveFlag(),
+		algoFlag(),
+		protoFlag(),
+		engineFlag(sim.EngineDES),
 		formatFlag(),
-		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type (float, half, bfloat16, double, int8, ...)"},
+		datatypeFlag(),
 		reportFlag(),
 	)
 	return &cli.Command{
@@ -77,7 +77,7 @@ func compareCommand(e *env) *cli.Command {
 				return err
 			}
 			return printResult(e, res, format, "compare", rpath, func() (*reports.Document, error) {
-				res.sizes = fmt.Sprintf("-b %s -e %s -f %s", c.String("minbytes"), c.String("maxbytes"), c.String("stepfactor"))
+				res.sizes = sizeOptions(c)
 				return compareReport(e, res)
 			})
 		},

@@ -23,6 +23,12 @@ func sizeFlags(minDefault, maxDefault string) []cli.Flag {
 	}
 }
 
+// sizeOptions are the size options as given ("-b 8 -e 8G -f 2"), for
+// reports.
+func sizeOptions(c *cli.Context) string {
+	return fmt.Sprintf("-b %s -e %s -f %s", c.String("minbytes"), c.String("maxbytes"), c.String("stepfactor"))
+}
+
 // maxSize is the largest size collsim accepts (1 TiB).
 const maxSize = model.TiB
 
@@ -66,12 +72,12 @@ func sizes(c *cli.Context) ([]model.Bytes, error) {
 func predictCommand(e *env) *cli.Command {
 	flags := append(clusterFlags(), sizeFlags("8", "8G")...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "collective", Aliases: []string{"c"}, Value: "allreduce", Usage: "allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv"},
-		&cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"},
-		&cli.StringFlag{Name: "proto", Usage: "force a protocol (ll, ll128, simple) like NCCL_PROTO"},
-		&cli.StringFlag{Name: "engine", Value: "des", Usage: "des (discrete-event simulation) or analytic"},
+		collectiveFlag(),
+		algoFlag(),
+		protoFlag(),
+		engineFlag(sim.EngineDES),
 		formatFlag(),
-		&cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type (float, half, bfloat16, double, int8, ...)"},
+		datatypeFlag(),
 		reportFlag(),
 	)
 	return &cli.Command{
@@ -105,8 +111,7 @@ func predictCommand(e *env) *cli.Command {
 			}
 			out := newPrediction(envr, req, pts, c.String("datatype"))
 			return printResult(e, out, format, "predict", rpath, func() (*reports.Document, error) {
-				sz := fmt.Sprintf("-b %s -e %s -f %s", c.String("minbytes"), c.String("maxbytes"), c.String("stepfactor"))
-				return predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sz})
+				return predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sizeOptions(c)})
 			})
 		},
 	}
@@ -129,6 +134,35 @@ func requestFrom(c *cli.Context) (sim.Request, error) {
 		return req, err
 	}
 	return req, nil
+}
+
+// collectiveFlag is --collective (-c), read by requestBase.
+func collectiveFlag() cli.Flag {
+	return &cli.StringFlag{Name: "collective", Aliases: []string{"c"}, Value: "allreduce", Usage: "allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv"}
+}
+
+// algoFlag is --algo, read by requestBase.
+func algoFlag() cli.Flag {
+	return &cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"}
+}
+
+// protoFlag is --proto, read by requestBase.
+func protoFlag() cli.Flag {
+	return &cli.StringFlag{Name: "proto", Usage: "force a protocol (ll, ll128, simple) like NCCL_PROTO"}
+}
+
+// datatypeFlag is --datatype (-d), read by requestBase.
+func datatypeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "datatype", Aliases: []string{"d"}, Value: "float", Usage: "element type (float, half, bfloat16, double, int8, ...)"}
+}
+
+// engineFlag is --engine, read by requestBase, with def (sim.EngineDES or sim.EngineAnalytic)
+// as its default, which the help names first.
+func engineFlag(def sim.EngineKind) cli.Flag {
+	if def == sim.EngineAnalytic {
+		return &cli.StringFlag{Name: "engine", Value: "analytic", Usage: "analytic (fast, default) or des (discrete-event simulation)"}
+	}
+	return &cli.StringFlag{Name: "engine", Value: "des", Usage: "des (discrete-event simulation) or analytic"}
 }
 
 // requestBase reads the request options other than the sizes:

@@ -30,8 +30,8 @@ func sweepCommand(e *env) *cli.Command {
 		UsageText: "collsim sweep SWEEP.yaml [--prices FILE] [--engine analytic|des] [--profile FILE] [--within 10%] [--format table|json|csv] [--report FILE.html|.md]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "prices", Usage: "price catalog `FILE` (default: the embedded EXAMPLE prices; docs/sweep.md has the schema)"},
-			&cli.StringFlag{Name: "engine", Value: "analytic", Usage: "analytic (fast, default) or des (discrete-event simulation)"},
-			&cli.StringFlag{Name: "profile", Usage: "calibration profile `FILE` from collsim calibrate"},
+			engineFlag(sim.EngineAnalytic),
+			profileFlag(),
 			&cli.StringFlag{Name: "within", Usage: "recommend the cheapest design within `FRACTION` of the best throughput (default: the sweep's within, else 10%)"},
 			formatFlag(),
 			reportFlag(),
