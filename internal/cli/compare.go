@@ -342,11 +342,7 @@ func (r *compareResult) writeTable(w io.Writer) error {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintln(w, "#")
-	for _, l := range r.summaryLines() {
-		for _, x := range wrap(l, 100) {
-			fmt.Fprintf(w, "# %s\n", x)
-		}
-	}
+	writeComments(w, 100, r.summaryLines()...)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/collsim/collsim/reports"
@@ -11,7 +12,8 @@ import (
 // This file holds what the commands that print their results as a table,
 // JSON or CSV (predict, compare, scale, sweep) share: the --format flag,
 // its check, printing a result in the format asked for followed by the
-// --report, and the JSON encoding every --format json uses.
+// --report, the "# " comment lines of their tables and the JSON encoding
+// every --format json uses.
 
 // formatFlag is the --format option of the commands that print a table,
 // JSON or CSV.
@@ -68,4 +70,15 @@ func writeJSONDoc(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// writeComments writes each paragraph to w as "# " comment lines (the
+// header and footer lines of nccl-tests-style tables), wrapped at width
+// characters; an empty paragraph writes nothing.
+func writeComments(w io.Writer, width int, paragraphs ...string) {
+	for _, p := range paragraphs {
+		for _, l := range wrap(p, width) {
+			fmt.Fprintf(w, "# %s\n", l)
+		}
+	}
 }

@@ -364,9 +364,7 @@ func (p *prediction) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "# Avg bus bandwidth    : %g\n", round(avgBusBW(p.pts), 4))
 	fmt.Fprintln(w, "#")
-	for _, line := range wrap(p.summary, 100) {
-		fmt.Fprintf(w, "# %s\n", line)
-	}
+	writeComments(w, 100, p.summary)
 	notes := map[string]bool{}
 	for _, pt := range p.pts {
 		if pt.Note != "" && !notes[pt.Note] {

@@ -304,9 +304,7 @@ func effCell(p *scalePoint, width int) string {
 func (r *scaleResult) writeTable(w io.Writer) error {
 	fmt.Fprintf(w, "# collsim %s scale (engine %s): %s\n", Version, r.req.Engine, r.what())
 	fmt.Fprintf(w, "# Design: %s\n", r.designLabel())
-	for _, l := range wrap(r.effDefinition(), 100) {
-		fmt.Fprintf(w, "# %s\n", l)
-	}
+	writeComments(w, 100, r.effDefinition())
 	fmt.Fprintln(w, "#")
 	if r.w != nil {
 		_, unit := r.w.Throughput(r.ref.step.Step)
@@ -328,11 +326,7 @@ func (r *scaleResult) writeTable(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w, "#")
-	for _, l := range r.summaryLines() {
-		for _, x := range wrap(l, 100) {
-			fmt.Fprintf(w, "# %s\n", x)
-		}
-	}
+	writeComments(w, 100, r.summaryLines()...)
 	return nil
 }
 

@@ -433,11 +433,7 @@ func effString(ok bool, v float64) string {
 }
 
 func (r *sweepResult) writeTable(w io.Writer) error {
-	for _, h := range r.header() {
-		for _, l := range wrap(h, 110) {
-			fmt.Fprintf(w, "# %s\n", l)
-		}
-	}
+	writeComments(w, 110, r.header()...)
 	fmt.Fprintln(w, "#")
 	nameW := len("design")
 	for _, d := range r.designs {
@@ -461,9 +457,7 @@ func (r *sweepResult) writeTable(w io.Writer) error {
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	fmt.Fprintln(w, "#")
-	for _, l := range wrap("Recommendation: "+r.recommendation, 110) {
-		fmt.Fprintf(w, "# %s\n", l)
-	}
+	writeComments(w, 110, "Recommendation: "+r.recommendation)
 	return nil
 }
 
