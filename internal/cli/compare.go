@@ -386,11 +386,7 @@ func (r *compareResult) writeJSON(w io.Writer) error {
 		dj := compareDesignJSON{Name: ds.name, From: ds.from, Args: append([]string{}, ds.args...), Cluster: clusterInfo(ds.env),
 			Ranks: ds.env.Cluster.NumRanks(), Summary: p.summary, LargeBusBW: round(r.meanLarge(ds), 3)}
 		for _, pt := range ds.pts {
-			dj.Results = append(dj.Results, resultJSON{
-				SizeBytes: int64(pt.Size), Count: pt.Count, TimeUs: round(pt.TimeUs, 3), AlgBW: round(pt.AlgBW, 3), BusBW: round(pt.BusBW, 3),
-				Algo: pt.Choice.Algo.String(), Proto: pt.Choice.Proto.String(), Channels: pt.Choice.Channels,
-				NCCLTimeUs: round(pt.Choice.NCCLTimeUs, 3), Bottleneck: pt.Bottleneck, Note: pt.Note,
-			})
+			dj.Results = append(dj.Results, pointJSON(pt))
 		}
 		last := ds.pts[len(ds.pts)-1]
 		dj.BottleneckClass, dj.Bottleneck = last.BottleneckClass, last.Bottleneck
@@ -400,12 +396,8 @@ func (r *compareResult) writeJSON(w io.Writer) error {
 		row := compareRowJSON{RequestedBytes: int64(s)}
 		for _, ds := range r.designs {
 			row.BusBW = append(row.BusBW, round(ds.pts[i].BusBW, 3))
-			if v, ok := r.ratio(ds, i); ok {
-				v = round(v, 4)
-				row.Ratio = append(row.Ratio, &v)
-			} else {
-				row.Ratio = append(row.Ratio, nil)
-			}
+			v, ok := r.ratio(ds, i)
+			row.Ratio = append(row.Ratio, optRound(v, ok, 4))
 		}
 		d.Rows = append(d.Rows, row)
 	}
@@ -419,10 +411,10 @@ func (r *compareResult) writeCSV(w io.Writer) error {
 		for i, pt := range d.pts {
 			ratio := ""
 			if v, ok := r.ratio(d, i); ok {
-				ratio = strconv.FormatFloat(v, 'f', 4, 64)
+				ratio = fmtF(v, 4)
 			}
 			_ = cw.Write([]string{d.name, strconv.FormatInt(int64(r.req.Sizes[i]), 10), strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10),
-				strconv.FormatFloat(pt.TimeUs, 'f', 3, 64), strconv.FormatFloat(pt.AlgBW, 'f', 3, 64), strconv.FormatFloat(pt.BusBW, 'f', 3, 64), ratio,
+				fmtF(pt.TimeUs, 3), fmtF(pt.AlgBW, 3), fmtF(pt.BusBW, 3), ratio,
 				pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.BottleneckClass, pt.Bottleneck})
 		}
 	}

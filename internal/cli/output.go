@@ -82,3 +82,23 @@ func writeComments(w io.Writer, width int, paragraphs ...string) {
 		}
 	}
 }
+
+// optRound is v rounded to digits decimals, or nil (JSON null) when ok is
+// false: a value that is not defined, such as an efficiency without a
+// reference.
+func optRound(v float64, ok bool, digits int) *float64 {
+	if !ok {
+		return nil
+	}
+	v = round(v, digits)
+	return &v
+}
+
+// optCell formats *v with prec decimals for a CSV cell, or "" when v is
+// nil.
+func optCell(v *float64, prec int) string {
+	if v == nil {
+		return ""
+	}
+	return fmtF(*v, prec)
+}

@@ -261,6 +261,16 @@ type resultJSON struct {
 	Note       string  `json:"note,omitempty"`
 }
 
+// pointJSON is pt as a row of the JSON results (times and bandwidths
+// rounded to 3 decimals).
+func pointJSON(pt sim.Point) resultJSON {
+	return resultJSON{
+		SizeBytes: int64(pt.Size), Count: pt.Count, TimeUs: round(pt.TimeUs, 3), AlgBW: round(pt.AlgBW, 3), BusBW: round(pt.BusBW, 3),
+		Algo: pt.Choice.Algo.String(), Proto: pt.Choice.Proto.String(), Channels: pt.Choice.Channels,
+		NCCLTimeUs: round(pt.Choice.NCCLTimeUs, 3), Bottleneck: pt.Bottleneck, Note: pt.Note,
+	}
+}
+
 func (p *prediction) writeJSON(w io.Writer) error {
 	type doc struct {
 		Cluster    clusterJSON  `json:"cluster"`
@@ -275,11 +285,7 @@ func (p *prediction) writeJSON(w io.Writer) error {
 	d := doc{Cluster: clusterInfo(p.env), Collective: p.req.Coll.String(), Ranks: p.env.Cluster.NumRanks(),
 		Engine: string(p.req.Engine), Datatype: p.dtype, Summary: p.summary, Results: []resultJSON{}}
 	for _, pt := range p.pts {
-		d.Results = append(d.Results, resultJSON{
-			SizeBytes: int64(pt.Size), Count: pt.Count, TimeUs: round(pt.TimeUs, 3), AlgBW: round(pt.AlgBW, 3), BusBW: round(pt.BusBW, 3),
-			Algo: pt.Choice.Algo.String(), Proto: pt.Choice.Proto.String(), Channels: pt.Choice.Channels,
-			NCCLTimeUs: round(pt.Choice.NCCLTimeUs, 3), Bottleneck: pt.Bottleneck, Note: pt.Note,
-		})
+		d.Results = append(d.Results, pointJSON(pt))
 	}
 	d.AvgBusBW = round(avgBusBW(p.pts), 3)
 	return writeJSONDoc(w, d)
@@ -308,7 +314,7 @@ func (p *prediction) writeCSV(w io.Writer) error {
 		redop, root := p.redopRoot()
 		_ = cw.Write([]string{
 			strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10), p.dtype, redop, strconv.Itoa(root),
-			strconv.FormatFloat(pt.TimeUs, 'f', 3, 64), strconv.FormatFloat(pt.AlgBW, 'f', 3, 64), strconv.FormatFloat(pt.BusBW, 'f', 3, 64),
+			fmtF(pt.TimeUs, 3), fmtF(pt.AlgBW, 3), fmtF(pt.BusBW, 3),
 			pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.Bottleneck,
 		})
 	}

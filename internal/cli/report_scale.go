@@ -136,12 +136,6 @@ func (r *scaleResult) barsSection() reports.Section {
 
 // resultsTable has one row per node count.
 func (r *scaleResult) resultsTable() reports.Table {
-	eff := func(p *scalePoint) string {
-		if !p.effOK {
-			return "-"
-		}
-		return fmtF(100*p.eff, 1) + "%"
-	}
 	if r.w != nil {
 		_, unit := r.w.Throughput(r.ref.step.Step)
 		t := reports.Table{Caption: "Training step per node count", Columns: []string{"nodes", "GPUs", "communication (ms)", "exposed (ms)", "step (ms)", unit, "efficiency", "main call (most time)", "its bottleneck"}}
@@ -149,7 +143,7 @@ func (r *scaleResult) resultsTable() reports.Table {
 			st := p.step.Step
 			v, _ := r.w.Throughput(st)
 			dom := p.step.dominant()
-			t.Rows = append(t.Rows, []string{strconv.Itoa(p.nodes), strconv.Itoa(p.gpus()), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs), tput(v), eff(p),
+			t.Rows = append(t.Rows, []string{strconv.Itoa(p.nodes), strconv.Itoa(p.gpus()), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs), tput(v), effString(p.effOK, p.eff),
 				fmt.Sprintf("%s %s x %d", dom.Call.Coll, model.FormatBytes(dom.Call.Size), dom.Call.Count), bottleneckPhrase(dom.Point)})
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("Reference: 1 node, step %s ms.", fmtMs(r.ref.step.Step.StepMs)))
@@ -158,7 +152,7 @@ func (r *scaleResult) resultsTable() reports.Table {
 	t := reports.Table{Caption: "Predicted " + r.what() + " per node count", Columns: []string{"nodes", "GPUs", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "efficiency", "algo/proto/channels", "bottleneck"}}
 	for _, p := range r.points {
 		pt := p.pt
-		t.Rows = append(t.Rows, []string{strconv.Itoa(p.nodes), strconv.Itoa(p.gpus()), fmtF(pt.TimeUs, 2), fmtF(pt.AlgBW, 2), fmtF(pt.BusBW, 2), eff(p),
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.nodes), strconv.Itoa(p.gpus()), fmtF(pt.TimeUs, 2), fmtF(pt.AlgBW, 2), fmtF(pt.BusBW, 2), effString(p.effOK, p.eff),
 			fmt.Sprintf("%s/%s/%d", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels), bottleneckPhrase(pt)})
 	}
 	if r.ref != nil {

@@ -294,13 +294,6 @@ func (r *scaleResult) summaryLines() []string {
 	return append(out, fmt.Sprintf("Bottleneck at %d nodes: %s.", last.nodes, bottleneckPhrase(last.pt)))
 }
 
-func effCell(p *scalePoint, width int) string {
-	if !p.effOK {
-		return fmt.Sprintf("%*s", width, "-")
-	}
-	return fmt.Sprintf("%*s", width, fmtF(100*p.eff, 1)+"%")
-}
-
 func (r *scaleResult) writeTable(w io.Writer) error {
 	fmt.Fprintf(w, "# collsim %s scale (engine %s): %s\n", Version, r.req.Engine, r.what())
 	fmt.Fprintf(w, "# Design: %s\n", r.designLabel())
@@ -313,16 +306,16 @@ func (r *scaleResult) writeTable(w io.Writer) error {
 			st := p.step.Step
 			v, _ := r.w.Throughput(st)
 			dom := p.step.dominant()
-			fmt.Fprintf(w, "%8d  %6d  %10s  %12s  %10s  %14s  %s  %s %s: %s\n", p.nodes, p.gpus(), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs),
-				tput(v), effCell(p, 10), dom.Call.Coll, model.FormatBytes(dom.Call.Size), dom.Point.BottleneckClass)
+			fmt.Fprintf(w, "%8d  %6d  %10s  %12s  %10s  %14s  %10s  %s %s: %s\n", p.nodes, p.gpus(), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs),
+				tput(v), effString(p.effOK, p.eff), dom.Call.Coll, model.FormatBytes(dom.Call.Size), dom.Point.BottleneckClass)
 		}
 	} else {
 		fmt.Fprintf(w, "# %6s  %6s  %10s  %8s  %8s  %10s  %-8s  %-6s  %8s  %s\n", "nodes", "GPUs", "time (us)", "algbw", "busbw", "efficiency", "algo", "proto", "channels", "bottleneck")
 		fmt.Fprintf(w, "# %6s  %6s  %10s  %8s  %8s\n", "", "", "", "(GB/s)", "(GB/s)")
 		for _, p := range r.points {
 			pt := p.pt
-			fmt.Fprintf(w, "%8d  %6d  %s  %s  %s  %s  %-8s  %-6s  %8d  %s\n", p.nodes, p.gpus(), ncclNum(pt.TimeUs, 10), ncclNum(pt.AlgBW, 8), ncclNum(pt.BusBW, 8),
-				effCell(p, 10), pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, pt.BottleneckClass)
+			fmt.Fprintf(w, "%8d  %6d  %s  %s  %s  %10s  %-8s  %-6s  %8d  %s\n", p.nodes, p.gpus(), ncclNum(pt.TimeUs, 10), ncclNum(pt.AlgBW, 8), ncclNum(pt.BusBW, 8),
+				effString(p.effOK, p.eff), pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, pt.BottleneckClass)
 		}
 	}
 	fmt.Fprintln(w, "#")
@@ -354,11 +347,7 @@ type scalePointJSON struct {
 func (r *scaleResult) jsonPoints() []scalePointJSON {
 	var out []scalePointJSON
 	for _, p := range r.points {
-		j := scalePointJSON{Nodes: p.nodes, GPUs: p.gpus()}
-		if p.effOK {
-			v := round(p.eff, 4)
-			j.Efficiency = &v
-		}
+		j := scalePointJSON{Nodes: p.nodes, GPUs: p.gpus(), Efficiency: optRound(p.eff, p.effOK, 4)}
 		bp := p.pt
 		if r.w != nil {
 			st := p.step.Step
@@ -405,23 +394,19 @@ func (r *scaleResult) writeJSON(w io.Writer) error {
 
 func (r *scaleResult) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	f := func(v float64, p int) string { return strconv.FormatFloat(v, 'f', p, 64) }
 	if r.w != nil {
 		_ = cw.Write([]string{"nodes", "gpus", "comm_ms", "exposed_ms", "step_ms", "throughput", "throughput_unit", "efficiency", "bottleneck_class", "bottleneck"})
 	} else {
 		_ = cw.Write([]string{"nodes", "gpus", "time_us", "algbw_gbps", "busbw_gbps", "efficiency", "algo", "proto", "channels", "bottleneck_class", "bottleneck"})
 	}
 	for i, j := range r.jsonPoints() {
-		eff := ""
-		if j.Efficiency != nil {
-			eff = f(*j.Efficiency, 4)
-		}
+		eff := optCell(j.Efficiency, 4)
 		if r.w != nil {
 			st := r.points[i].step.Step
-			_ = cw.Write([]string{strconv.Itoa(j.Nodes), strconv.Itoa(j.GPUs), f(st.CommMs, 4), f(st.ExposedMs, 4), f(st.StepMs, 4), f(j.Throughput, 3), j.ThroughputUnit, eff, j.BottleneckClass, j.Bottleneck})
+			_ = cw.Write([]string{strconv.Itoa(j.Nodes), strconv.Itoa(j.GPUs), fmtF(st.CommMs, 4), fmtF(st.ExposedMs, 4), fmtF(st.StepMs, 4), fmtF(j.Throughput, 3), j.ThroughputUnit, eff, j.BottleneckClass, j.Bottleneck})
 			continue
 		}
-		_ = cw.Write([]string{strconv.Itoa(j.Nodes), strconv.Itoa(j.GPUs), f(j.TimeUs, 3), f(j.AlgBW, 3), f(j.BusBW, 3), eff, j.Algo, j.Proto, strconv.Itoa(j.Channels), j.BottleneckClass, j.Bottleneck})
+		_ = cw.Write([]string{strconv.Itoa(j.Nodes), strconv.Itoa(j.GPUs), fmtF(j.TimeUs, 3), fmtF(j.AlgBW, 3), fmtF(j.BusBW, 3), eff, j.Algo, j.Proto, strconv.Itoa(j.Channels), j.BottleneckClass, j.Bottleneck})
 	}
 	cw.Flush()
 	return cw.Error()

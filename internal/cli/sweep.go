@@ -513,14 +513,8 @@ func (r *sweepResult) jsonDesigns() []sweepDesignJSON {
 		for _, it := range d.cost.Items {
 			j.Cost = append(j.Cost, sweepCostJSON{Item: it.Item, Qty: round(it.Qty, 3), UnitUSD: it.Unit.Value, USD: round(it.USD, 2), Source: it.Unit.Cite()})
 		}
-		if v := d.costPer(); !math.IsNaN(v) {
-			v = round(v, 4)
-			j.CostPerThroughput = &v
-		}
-		if d.effOK {
-			v := round(d.eff, 4)
-			j.Efficiency = &v
-		}
+		cpt := d.costPer()
+		j.CostPerThroughput, j.Efficiency = optRound(cpt, !math.IsNaN(cpt), 4), optRound(d.eff, d.effOK, 4)
 		if r.spec.Metric.Workload != nil {
 			j.StepMs, j.ExposedMs = round(d.step.Step.StepMs, 4), round(d.step.Step.ExposedMs, 4)
 		} else {
@@ -582,24 +576,17 @@ func (r *sweepResult) writeCSV(w io.Writer) error {
 	head = append(head, metric...)
 	head = append(head, "throughput", "throughput_unit", "cost_per_throughput", "efficiency", "pareto", "bottleneck_class")
 	_ = cw.Write(head)
-	f := func(v float64, p int) string { return strconv.FormatFloat(v, 'f', p, 64) }
 	for _, j := range r.jsonDesigns() {
 		row := []string{strconv.Itoa(j.Index), j.Name}
 		row = append(row, j.Values...)
-		row = append(row, strconv.Itoa(j.Nodes), strconv.Itoa(j.GPUs), f(j.CostUSD, 2), f(j.CapexUSD, 2), f(j.EnergyUSD, 2))
+		row = append(row, strconv.Itoa(j.Nodes), strconv.Itoa(j.GPUs), fmtF(j.CostUSD, 2), fmtF(j.CapexUSD, 2), fmtF(j.EnergyUSD, 2))
 		if r.spec.Metric.Workload != nil {
-			row = append(row, f(j.StepMs, 4), f(j.ExposedMs, 4))
+			row = append(row, fmtF(j.StepMs, 4), fmtF(j.ExposedMs, 4))
 		} else {
-			row = append(row, f(j.TimeUs, 3), f(j.BusBW, 3))
+			row = append(row, fmtF(j.TimeUs, 3), fmtF(j.BusBW, 3))
 		}
-		cpt, eff := "", ""
-		if j.CostPerThroughput != nil {
-			cpt = f(*j.CostPerThroughput, 4)
-		}
-		if j.Efficiency != nil {
-			eff = f(*j.Efficiency, 4)
-		}
-		row = append(row, f(j.Throughput, 4), r.unit, cpt, eff, strconv.FormatBool(j.Pareto), j.BottleneckClass)
+		cpt, eff := optCell(j.CostPerThroughput, 4), optCell(j.Efficiency, 4)
+		row = append(row, fmtF(j.Throughput, 4), r.unit, cpt, eff, strconv.FormatBool(j.Pareto), j.BottleneckClass)
 		_ = cw.Write(row)
 	}
 	cw.Flush()
