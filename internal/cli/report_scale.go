@@ -38,10 +38,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	}
 	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: label}
 	summary := strings.Join(r.summaryLines(), " ")
-	bp := last.pt
-	if r.w != nil {
-		bp = last.step.dominant().Point
-	}
+	bp := last.bottleneck(r.w != nil)
 	switch {
 	case r.w != nil && last.nodes > 1 && bp.BottleneckClass != "channel ceiling" && busiest(bp) < 0.5:
 		summary += fmt.Sprintf(" The calls are latency-bound (the busiest link is %.0f%% busy): larger buckets (--bucket) or hiding more of the communication behind the backward pass (--overlap) would help more than faster links.", 100*busiest(bp))

@@ -123,7 +123,7 @@ func (r *sweepResult) recommendationSection() reports.Section {
 		if d == nil {
 			return
 		}
-		bp := r.bottleneckOf(d)
+		bp := d.bottleneck(r.spec.Metric.Workload != nil)
 		t.Rows = append(t.Rows, []string{role, strconv.Itoa(d.Index), d.Name, money(d.cost.TotalUSD), tput(d.throughput), money(d.costPer()), effString(d.effOK, d.eff), bottleneckPhrase(bp)})
 	}
 	add("fastest", r.best)
@@ -201,7 +201,7 @@ func (r *sweepResult) designsTable() reports.Table {
 		if d.pareto {
 			par = "yes"
 		}
-		bp := r.bottleneckOf(d)
+		bp := d.bottleneck(r.spec.Metric.Workload != nil)
 		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), d.Name, strconv.Itoa(d.Spec.Nodes), strconv.Itoa(d.env.Cluster.NumRanks()), money(d.cost.TotalUSD),
 			money(d.cost.CapexUSD), money(d.cost.EnergyUSD), mv, tput(d.throughput), money(d.costPer()), effString(d.effOK, d.eff), par, bp.BottleneckClass})
 	}

@@ -141,10 +141,7 @@ func nodesList(c *cli.Context) ([]int, error) {
 // scalePoint is one node count of a scale run.
 type scalePoint struct {
 	nodes int
-	env   *sim.Env
-	// pt is the collective's prediction; step the workload's (one of them).
-	pt   sim.Point
-	step stepResult
+	modelled
 	// eff is the scaling efficiency; effOK is false where it is not defined
 	// (a single node, for a collective).
 	eff   float64
@@ -180,20 +177,11 @@ func runScale(c *cli.Context, spec model.ClusterSpec, params sim.Params, nodes [
 	err := forEach(c.Context, len(counts), func(i int) error {
 		s := spec
 		s.Nodes = counts[i]
-		envr, err := envForSpec(s, params)
+		m, err := modelDesign(c.Context, s, params, req, w)
 		if err != nil {
 			return wrapKeep(fmt.Sprintf("scale: %d node(s)", counts[i]), err)
 		}
-		p := &scalePoint{nodes: counts[i], env: envr}
-		if w != nil {
-			p.step, err = workloadStep(c.Context, envr, w, req.Engine)
-		} else {
-			p.pt, err = envr.Predict(c.Context, req, req.Sizes[0])
-		}
-		if err != nil {
-			return wrapKeep(fmt.Sprintf("scale: %d node(s)", counts[i]), err)
-		}
-		pts[i] = p
+		pts[i] = &scalePoint{nodes: counts[i], modelled: m}
 		return nil
 	})
 	if err != nil {
@@ -213,11 +201,8 @@ func runScale(c *cli.Context, spec model.ClusterSpec, params sim.Params, nodes [
 		}
 	}
 	for _, p := range pts {
-		switch {
-		case w != nil:
-			p.eff, p.effOK = scenarios.WeakScalingEfficiency(res.ref.step.Step, p.step.Step), true
-		case res.ref != nil && p.nodes >= 2 && res.ref.pt.BusBW > 0:
-			p.eff, p.effOK = p.pt.BusBW/res.ref.pt.BusBW, true
+		if w != nil || (res.ref != nil && p.nodes >= 2) {
+			p.eff, p.effOK = p.efficiency(&res.ref.modelled, w != nil)
 		}
 	}
 	res.points = pts
@@ -348,13 +333,12 @@ func (r *scaleResult) jsonPoints() []scalePointJSON {
 	var out []scalePointJSON
 	for _, p := range r.points {
 		j := scalePointJSON{Nodes: p.nodes, GPUs: p.gpus(), Efficiency: optRound(p.eff, p.effOK, 4)}
-		bp := p.pt
+		bp := p.bottleneck(r.w != nil)
 		if r.w != nil {
 			st := p.step.Step
 			j.CommMs, j.ExposedMs, j.StepMs = round(st.CommMs, 4), round(st.ExposedMs, 4), round(st.StepMs, 4)
 			v, unit := r.w.Throughput(st)
 			j.Throughput, j.ThroughputUnit = round(v, 3), unit
-			bp = p.step.dominant().Point
 		} else {
 			j.TimeUs, j.AlgBW, j.BusBW = round(bp.TimeUs, 3), round(bp.AlgBW, 3), round(bp.BusBW, 3)
 			j.Algo, j.Proto, j.Channels = bp.Choice.Algo.String(), bp.Choice.Proto.String(), bp.Choice.Channels

@@ -104,10 +104,7 @@ func loadPrices(path string) (*scenarios.PriceCatalog, error) {
 type sweepDesign struct {
 	scenarios.Design
 	cost scenarios.Cost
-	env  *sim.Env
-	// pt is the collective's prediction, step the workload's (one of them).
-	pt   sim.Point
-	step stepResult
+	modelled
 	// throughput is the metric's throughput (busbw, samples/s, ...).
 	throughput float64
 	eff        float64
@@ -149,7 +146,7 @@ func runSweep(c *cli.Context, s *scenarios.Sweep, cat *scenarios.PriceCatalog, p
 	if err != nil {
 		return nil, badInput(err)
 	}
-	res := &sweepResult{spec: s, cat: cat, engine: engine, params: params}
+	res := &sweepResult{spec: s, cat: cat, engine: engine, params: params, req: sim.Request{Engine: engine}}
 	m := s.Metric
 	if m.Workload == nil {
 		es, ok := dtypes[m.Datatype]
@@ -169,31 +166,20 @@ func runSweep(c *cli.Context, s *scenarios.Sweep, cat *scenarios.PriceCatalog, p
 		}
 		res.designs = append(res.designs, &sweepDesign{Design: d, cost: cost})
 	}
-	eval := func(spec model.ClusterSpec) (*sim.Env, sim.Point, stepResult, error) {
-		var pt sim.Point
-		var st stepResult
-		envr, err := envForSpec(spec, params)
-		if err != nil {
-			return nil, pt, st, err
-		}
-		if m.Workload != nil {
-			st, err = workloadStep(c.Context, envr, m.Workload, engine)
-		} else {
-			pt, err = envr.Predict(c.Context, res.req, m.Size)
-		}
-		return envr, pt, st, err
+	eval := func(spec model.ClusterSpec) (modelled, error) {
+		return modelDesign(c.Context, spec, params, res.req, m.Workload)
 	}
 	err = forEach(c.Context, len(res.designs), func(i int) error {
 		d := res.designs[i]
-		envr, pt, st, err := eval(d.Spec)
+		md, err := eval(d.Spec)
 		if err != nil {
 			return wrapKeep(name(d.Design), err)
 		}
-		d.env, d.pt, d.step = envr, pt, st
+		d.modelled = md
 		if m.Workload != nil {
-			d.throughput, _ = m.Workload.Throughput(st.Step)
+			d.throughput, _ = m.Workload.Throughput(md.step.Step)
 		} else {
-			d.throughput = pt.BusBW
+			d.throughput = md.pt.BusBW
 		}
 		return nil
 	})
@@ -231,7 +217,7 @@ func (r *sweepResult) refSpec(d *sweepDesign) (model.ClusterSpec, bool) {
 
 // efficiencies models each distinct reference once and sets every
 // design's scaling efficiency against it.
-func (r *sweepResult) efficiencies(c *cli.Context, eval func(model.ClusterSpec) (*sim.Env, sim.Point, stepResult, error)) error {
+func (r *sweepResult) efficiencies(c *cli.Context, eval func(model.ClusterSpec) (modelled, error)) error {
 	var keys []string
 	refs := map[string]model.ClusterSpec{}
 	keyOf := make([]string, len(r.designs))
@@ -251,23 +237,19 @@ func (r *sweepResult) efficiencies(c *cli.Context, eval func(model.ClusterSpec) 
 			keys = append(keys, k)
 		}
 	}
-	type refResult struct {
-		pt sim.Point
-		st stepResult
-	}
-	out := make([]refResult, len(keys))
+	out := make([]modelled, len(keys))
 	err := forEach(c.Context, len(keys), func(i int) error {
-		_, pt, st, err := eval(refs[keys[i]])
+		m, err := eval(refs[keys[i]])
 		if err != nil {
 			return wrapKeep(fmt.Sprintf("sweep: reference of the scaling efficiency (%d node(s))", refs[keys[i]].Nodes), err)
 		}
-		out[i] = refResult{pt, st}
+		out[i] = m
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	at := map[string]refResult{}
+	at := map[string]modelled{}
 	for i, k := range keys {
 		at[k] = out[i]
 	}
@@ -276,11 +258,7 @@ func (r *sweepResult) efficiencies(c *cli.Context, eval func(model.ClusterSpec) 
 		if keyOf[i] == "" || !ok {
 			continue
 		}
-		if r.spec.Metric.Workload != nil {
-			d.eff, d.effOK = scenarios.WeakScalingEfficiency(ref.st.Step, d.step.Step), true
-		} else if ref.pt.BusBW > 0 {
-			d.eff, d.effOK = d.pt.BusBW/ref.pt.BusBW, true
-		}
+		d.eff, d.effOK = d.efficiency(&ref, r.spec.Metric.Workload != nil)
 	}
 	return nil
 }
@@ -495,15 +473,6 @@ type sweepDesignJSON struct {
 	Bottleneck        string          `json:"bottleneck,omitempty"`
 }
 
-// bottleneckOf is the bottleneck of a design's metric (for a workload,
-// of its most expensive call).
-func (r *sweepResult) bottleneckOf(d *sweepDesign) sim.Point {
-	if r.spec.Metric.Workload != nil {
-		return d.step.dominant().Point
-	}
-	return d.pt
-}
-
 func (r *sweepResult) jsonDesigns() []sweepDesignJSON {
 	var out []sweepDesignJSON
 	for _, d := range r.designs {
@@ -520,7 +489,7 @@ func (r *sweepResult) jsonDesigns() []sweepDesignJSON {
 		} else {
 			j.TimeUs, j.BusBW = round(d.pt.TimeUs, 3), round(d.pt.BusBW, 3)
 		}
-		bp := r.bottleneckOf(d)
+		bp := d.bottleneck(r.spec.Metric.Workload != nil)
 		j.BottleneckClass, j.Bottleneck = bp.BottleneckClass, bp.Bottleneck
 		out = append(out, j)
 	}

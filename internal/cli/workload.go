@@ -136,5 +136,54 @@ func workloadStep(ctx context.Context, envr *sim.Env, w *scenarios.Workload, eng
 	return r, nil
 }
 
+// modelled is one cluster design as scale and sweep model it: its
+// environment and either a collective's prediction at one size (pt) or a
+// training step (step).
+type modelled struct {
+	env  *sim.Env
+	pt   sim.Point
+	step stepResult
+}
+
+// modelDesign builds spec's environment with params and models on it the
+// workload w or, when w is nil, req at its first size; req.Engine times
+// either.
+func modelDesign(ctx context.Context, spec model.ClusterSpec, params sim.Params, req sim.Request, w *scenarios.Workload) (modelled, error) {
+	envr, err := envForSpec(spec, params)
+	if err != nil {
+		return modelled{}, err
+	}
+	m := modelled{env: envr}
+	if w != nil {
+		m.step, err = workloadStep(ctx, envr, w, req.Engine)
+	} else {
+		m.pt, err = envr.Predict(ctx, req, req.Sizes[0])
+	}
+	return m, err
+}
+
+// efficiency is m's scaling efficiency against ref, modelled the same
+// way: for a workload weak scaling (scenarios.WeakScalingEfficiency), for
+// a collective busbw over ref's busbw, not defined (ok false) when ref's
+// busbw is not positive.
+func (m *modelled) efficiency(ref *modelled, workload bool) (eff float64, ok bool) {
+	if workload {
+		return scenarios.WeakScalingEfficiency(ref.step.Step, m.step.Step), true
+	}
+	if ref.pt.BusBW > 0 {
+		return m.pt.BusBW / ref.pt.BusBW, true
+	}
+	return 0, false
+}
+
+// bottleneck is the prediction whose bottleneck m shows: the collective's
+// or, for a workload, that of the call that takes the most time.
+func (m *modelled) bottleneck(workload bool) sim.Point {
+	if workload {
+		return m.step.dominant().Point
+	}
+	return m.pt
+}
+
 // fmtMs formats milliseconds with 3 significant decimals.
 func fmtMs(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
