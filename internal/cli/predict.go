@@ -228,6 +228,15 @@ type clusterJSON struct {
 	NCCLVersion string            `json:"nccl_version"`
 }
 
+// nodeLabel is the node template's name, or fallback for a node built
+// without one (from --gpu or --topo).
+func (ci clusterJSON) nodeLabel(fallback string) string {
+	if ci.Node == "" {
+		return fallback
+	}
+	return ci.Node
+}
+
 func clusterInfo(e *sim.Env) clusterJSON {
 	c := e.Cluster
 	s := c.Spec

@@ -12,6 +12,7 @@ import (
 	"github.com/collsim/collsim/calibrate"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
+	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -147,12 +148,8 @@ func clusterInputs(cl *model.Cluster, f clusterFiles) []reports.KV {
 	if ci.Name != "" && ci.Name != ci.Node {
 		kv = append(kv, reports.KV{Key: "cluster name", Value: ci.Name})
 	}
-	node := ci.Node
-	if node == "" {
-		node = "custom node"
-	}
 	kv = append(kv,
-		reports.KV{Key: "node", Value: fmt.Sprintf("%s: %d x %s per node", node, ci.GPUsPerNode, ci.GPU)},
+		reports.KV{Key: "node", Value: fmt.Sprintf("%s: %d x %s per node", ci.nodeLabel("custom node"), ci.GPUsPerNode, ci.GPU)},
 		reports.KV{Key: "nodes", Value: strconv.Itoa(ci.Nodes)},
 		reports.KV{Key: "NICs per node", Value: ci.NICs},
 		reports.KV{Key: "fabric", Value: ci.Fabric},
@@ -172,6 +169,45 @@ func clusterInputs(cl *model.Cluster, f clusterFiles) []reports.KV {
 		}
 	}
 	return kv
+}
+
+// forcedInputs lists the algorithm and protocol a request forces (none
+// when NCCL chooses), for the inputs of a report.
+func forcedInputs(req sim.Request) []reports.KV {
+	var kv []reports.KV
+	if req.Algo != nil {
+		kv = append(kv, reports.KV{Key: "algorithm (forced)", Value: req.Algo.String()})
+	}
+	if req.Proto != nil {
+		kv = append(kv, reports.KV{Key: "protocol (forced)", Value: req.Proto.String()})
+	}
+	return kv
+}
+
+// linkUtils are a prediction's link utilisations, busiest first, for a
+// LinkUtilPlot (each clamped to 0..1).
+func linkUtils(pt sim.Point) []reports.LinkUtil {
+	links := make([]reports.LinkUtil, 0, len(pt.Utilisation))
+	for _, u := range pt.Utilisation {
+		links = append(links, reports.LinkUtil{Name: u.Link, Utilization: math.Max(0, math.Min(1, u.Busy))})
+	}
+	return links
+}
+
+// choiceLabel is NCCL's choice for a table cell: "ring/simple/16"
+// (algorithm, protocol, channels).
+func choiceLabel(c model.Choice) string {
+	return fmt.Sprintf("%s/%s/%d", c.Algo, c.Proto, c.Channels)
+}
+
+// termAssumptions turns the sourced terms of a workload or a price
+// catalog into report assumptions, in order.
+func termAssumptions(ts []scenarios.Term) []reports.Assumption {
+	var as []reports.Assumption
+	for _, t := range ts {
+		as = append(as, reports.Assumption{Term: t.Name, Value: t.Value, Source: t.Source})
+	}
+	return as
 }
 
 // fmtTerm formats a term's value with its unit.

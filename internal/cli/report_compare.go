@@ -51,12 +51,7 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 		reports.KV{Key: "engine", Value: string(r.req.Engine)},
 		reports.KV{Key: "large sizes", Value: "designs are ranked by their mean busbw " + r.largeLabel()},
 	)
-	if r.req.Algo != nil {
-		doc.Inputs = append(doc.Inputs, reports.KV{Key: "algorithm (forced)", Value: r.req.Algo.String()})
-	}
-	if r.req.Proto != nil {
-		doc.Inputs = append(doc.Inputs, reports.KV{Key: "protocol (forced)", Value: r.req.Proto.String()})
-	}
+	doc.Inputs = append(doc.Inputs, forcedInputs(r.req)...)
 	doc.Assumptions = r.assumptions()
 
 	var bwSeries []reports.BWSeries
@@ -215,7 +210,7 @@ func (r *compareResult) largestSection() reports.Section {
 			busy = fmt.Sprintf("%.0f%%", 100*pt.Utilisation[0].Busy)
 		}
 		t.Rows = append(t.Rows, []string{d.name, strconv.Itoa(d.env.Cluster.NumRanks()), fmtF(pt.BusBW, 2), ratio,
-			fmt.Sprintf("%s/%s/%d", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels), pt.BottleneckClass, pt.Bottleneck, busy,
+			choiceLabel(pt.Choice), pt.BottleneckClass, pt.Bottleneck, busy,
 			d.env.Res.Summarize(d.env.Tuner.Graphs.Ring).String()})
 	}
 	return reports.Section{Title: "Side by side", Blocks: []reports.Block{bars, t}}
@@ -232,14 +227,10 @@ func (r *compareResult) bottleneckSection() reports.Section {
 			s.Blocks = append(s.Blocks, reports.Paragraph{Text: d.name + ": the model reports no link load at the largest size."})
 			continue
 		}
-		links := make([]reports.LinkUtil, 0, len(pt.Utilisation))
-		for _, u := range pt.Utilisation {
-			links = append(links, reports.LinkUtil{Name: u.Link, Utilization: math.Max(0, math.Min(1, u.Busy))})
-		}
 		s.Blocks = append(s.Blocks, reports.LinkUtilPlot{
 			Title:   "Busiest links of " + d.name + " at " + model.FormatBytes(r.req.Sizes[last]),
 			Caption: fmt.Sprintf("Share of the call time each link is busy (%s/%s on %d channels); bottleneck: %s.", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, bottleneckPhrase(pt)),
-			Links:   links,
+			Links:   linkUtils(pt),
 		})
 	}
 	return s

@@ -32,10 +32,7 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 	envr, c := p.env, p.env.Cluster
 	ci := clusterInfo(envr)
 	coll := collectiveTitle(p.req.Coll)
-	node := ci.Node
-	if node == "" {
-		node = ci.GPU + " node"
-	}
+	node := ci.nodeLabel(ci.GPU + " node")
 	where := fmt.Sprintf("%d x %s", ci.Nodes, node)
 	title := coll + " on " + where + ": prediction"
 	if ci.Name != "" && ci.Name != ci.Node {
@@ -67,12 +64,7 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 		reports.KV{Key: "sizes", Value: fmt.Sprintf("%s: %d sizes from %s to %s", in.sizes, len(p.pts), model.FormatBytes(p.pts[0].Size), model.FormatBytes(last.Size))},
 		reports.KV{Key: "engine", Value: string(p.req.Engine)},
 	)
-	if p.req.Algo != nil {
-		doc.Inputs = append(doc.Inputs, reports.KV{Key: "algorithm (forced)", Value: p.req.Algo.String()})
-	}
-	if p.req.Proto != nil {
-		doc.Inputs = append(doc.Inputs, reports.KV{Key: "protocol (forced)", Value: p.req.Proto.String()})
-	}
+	doc.Inputs = append(doc.Inputs, forcedInputs(p.req)...)
 	doc.Assumptions = modelAssumptions(envr.Params, c.Version.String(), versionSource(c.Spec, in.files.NCCLVersion), p.req.Engine, in.files.Profile, nil)
 
 	var bw []reports.BWPoint
@@ -247,14 +239,10 @@ func bottleneckSection(p *prediction, last sim.Point, one *sim.Point) reports.Se
 		if last.BottleneckClass == "channel ceiling" {
 			firstIs = "no link is the bottleneck: the " + last.Bottleneck + " is"
 		}
-		links := make([]reports.LinkUtil, 0, len(last.Utilisation))
-		for _, u := range last.Utilisation {
-			links = append(links, reports.LinkUtil{Name: u.Link, Utilization: math.Max(0, math.Min(1, u.Busy))})
-		}
 		s.Blocks = append(s.Blocks, reports.LinkUtilPlot{
 			Title:   "Busiest links at " + model.FormatBytes(last.Size),
 			Caption: fmt.Sprintf("Share of the call time each link is busy at %s, the largest size (%s/%s on %d channels); %s.", model.FormatBytes(last.Size), last.Choice.Algo, last.Choice.Proto, last.Choice.Channels, firstIs),
-			Links:   links,
+			Links:   linkUtils(last),
 		})
 	} else {
 		s.Blocks = append(s.Blocks, reports.Paragraph{Text: "The model reports no link load at the largest size."})

@@ -19,10 +19,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	}
 	last := r.points[len(r.points)-1]
 	ci := clusterInfo(last.env)
-	node := ci.Node
-	if node == "" {
-		node = ci.GPU + " node"
-	}
+	node := ci.nodeLabel(ci.GPU + " node")
 	what := collectiveTitle(r.req.Coll) + " " + model.FormatBytes(r.req.Sizes[0])
 	if r.w != nil {
 		what = "a training step"
@@ -69,9 +66,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	doc.Assumptions = modelAssumptions(r.params, last.env.Cluster.Version.String(), versionSource(r.spec, r.files.NCCLVersion), r.req.Engine, r.files.Profile, nil)
 	doc.Assumptions = append(doc.Assumptions, reports.Assumption{Term: "scaling efficiency", Value: strings.TrimPrefix(strings.SplitN(r.effDefinition(), " (", 2)[0], "efficiency = "), Source: r.effSource()})
 	if r.w != nil {
-		for _, t := range r.w.Terms() {
-			doc.Assumptions = append(doc.Assumptions, reports.Assumption{Term: t.Name, Value: t.Value, Source: t.Source})
-		}
+		doc.Assumptions = append(doc.Assumptions, termAssumptions(r.w.Terms())...)
 	}
 
 	var eff []reports.ScalingPoint
@@ -150,7 +145,7 @@ func (r *scaleResult) resultsTable() reports.Table {
 	for _, p := range r.points {
 		pt := p.pt
 		t.Rows = append(t.Rows, []string{strconv.Itoa(p.nodes), strconv.Itoa(p.gpus()), fmtF(pt.TimeUs, 2), fmtF(pt.AlgBW, 2), fmtF(pt.BusBW, 2), effString(p.effOK, p.eff),
-			fmt.Sprintf("%s/%s/%d", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels), bottleneckPhrase(pt)})
+			choiceLabel(pt.Choice), bottleneckPhrase(pt)})
 	}
 	if r.ref != nil {
 		t.Notes = append(t.Notes, fmt.Sprintf("Reference: %d nodes, busbw %s GB/s.", r.ref.nodes, fmtF(r.ref.pt.BusBW, 2)))
@@ -165,7 +160,7 @@ func (r *scaleResult) callsSection(last *scalePoint) reports.Section {
 	for _, c := range last.step.Calls {
 		t.Rows = append(t.Rows, []string{c.Call.Role, collectiveTitle(c.Call.Coll), model.FormatBytes(c.Call.Size), strconv.FormatInt(c.Call.Count, 10),
 			fmtF(c.Point.TimeUs, 2), fmtMs(c.TotalUs / 1000), fmtF(c.Point.BusBW, 2),
-			fmt.Sprintf("%s/%s/%d", c.Point.Choice.Algo, c.Point.Choice.Proto, c.Point.Choice.Channels), bottleneckPhrase(c.Point)})
+			choiceLabel(c.Point.Choice), bottleneckPhrase(c.Point)})
 	}
 	return reports.Section{Title: "Collective calls", Blocks: []reports.Block{
 		reports.Paragraph{Text: r.w.Describe() + "."},

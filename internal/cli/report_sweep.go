@@ -104,13 +104,9 @@ func (r *sweepResult) assumptions() []reports.Assumption {
 			used[it.Key] = true
 		}
 	}
-	for _, t := range r.cat.Terms(used) {
-		as = append(as, reports.Assumption{Term: t.Name, Value: t.Value, Source: t.Source})
-	}
+	as = append(as, termAssumptions(r.cat.Terms(used))...)
 	if w := r.spec.Metric.Workload; w != nil {
-		for _, t := range w.Terms() {
-			as = append(as, reports.Assumption{Term: t.Name, Value: t.Value, Source: t.Source})
-		}
+		as = append(as, termAssumptions(w.Terms())...)
 	}
 	return as
 }

@@ -34,10 +34,7 @@ func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params s
 		return nil, fmt.Errorf("validate: --report: no results to report")
 	}
 	ci := clusterInfo(&sim.Env{Cluster: cl})
-	node := ci.Node
-	if node == "" {
-		node = ci.GPU + " node"
-	}
+	node := ci.nodeLabel(ci.GPU + " node")
 	doc := e.newReport(fmt.Sprintf("Validation of %d x %s", ci.Nodes, node))
 	doc.Subtitle = "measurements against the model of the cluster as it should be: " + v.Cluster
 	doc.Summary, doc.Verdict = validateSummary(v)

@@ -247,11 +247,7 @@ func (r *scaleResult) what() string {
 // designLabel describes the design without its node count.
 func (r *scaleResult) designLabel() string {
 	ci := clusterInfo(r.points[len(r.points)-1].env)
-	node := ci.Node
-	if node == "" {
-		node = "custom node"
-	}
-	return fmt.Sprintf("%s (%d x %s per node), NICs %s, fabric %s, NCCL %s model", node, ci.GPUsPerNode, ci.GPU, ci.NICs, ci.Fabric, ci.NCCLVersion)
+	return fmt.Sprintf("%s (%d x %s per node), NICs %s, fabric %s, NCCL %s model", ci.nodeLabel("custom node"), ci.GPUsPerNode, ci.GPU, ci.NICs, ci.Fabric, ci.NCCLVersion)
 }
 
 // summaryLines are the conclusions of the run.
