@@ -36,16 +36,7 @@ func compareCommand(e *env) *cli.Command {
 		&cli.GenericFlag{Name: "cluster", Value: &listValue{}, Usage: "a design from a cluster YAML `FILE`, named after the file (repeatable)"},
 		&cli.StringFlag{Name: "profile", Usage: "calibration profile `FILE` from collsim calibrate, for every design that gives none"},
 	}
-	flags = append(flags, sizeFlags("8", "8G")...)
-	flags = append(flags,
-		collectiveFlag(),
-		algoFlag(),
-		protoFlag(),
-		engineFlag(sim.EngineDES),
-		formatFlag(),
-		datatypeFlag(),
-		reportFlag(),
-	)
+	flags = append(flags, predictFlags()...)
 	return &cli.Command{
 		Name:  "compare",
 		Usage: "predict the same collective sweep on several cluster designs side by side",

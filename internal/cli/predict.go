@@ -69,9 +69,11 @@ func sizes(c *cli.Context) ([]model.Bytes, error) {
 	return out, nil
 }
 
-func predictCommand(e *env) *cli.Command {
-	flags := append(clusterFlags(), sizeFlags("8", "8G")...)
-	flags = append(flags,
+// predictFlags are predict's options besides the cluster: the sizes, the
+// request, --format and --report. compare takes the same, applied to every
+// design.
+func predictFlags() []cli.Flag {
+	return append(sizeFlags("8", "8G"),
 		collectiveFlag(),
 		algoFlag(),
 		protoFlag(),
@@ -80,6 +82,10 @@ func predictCommand(e *env) *cli.Command {
 		datatypeFlag(),
 		reportFlag(),
 	)
+}
+
+func predictCommand(e *env) *cli.Command {
+	flags := append(clusterFlags(), predictFlags()...)
 	return &cli.Command{
 		Name:      "predict",
 		Usage:     "predict nccl-tests results for a cluster",
