@@ -149,7 +149,7 @@ func collectiveFlag() cli.Flag {
 
 // algoFlag is --algo, read by requestBase.
 func algoFlag() cli.Flag {
-	return &cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, direct) like NCCL_ALGO"}
+	return &cli.StringFlag{Name: "algo", Usage: "force an algorithm (ring, tree, nvls, nvlstree, direct) like NCCL_ALGO"}
 }
 
 // protoFlag is --proto, read by requestBase.

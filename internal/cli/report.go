@@ -365,3 +365,23 @@ func runSeries(r *calibrate.Run) []reports.BWSeries {
 	}
 	return out
 }
+
+// curvePoints turns predicted points into plot points: busbw and time per
+// size, skipping empty sizes and sizes already seen (a step factor below 2
+// can round several requested sizes to the same printed size).
+func curvePoints(pts []sim.Point) ([]reports.BWPoint, []reports.TimePoint) {
+	var bw []reports.BWPoint
+	var tm []reports.TimePoint
+	seen := map[model.Bytes]bool{}
+	for _, pt := range pts {
+		if pt.Size <= 0 || seen[pt.Size] {
+			continue
+		}
+		seen[pt.Size] = true
+		bw = append(bw, reports.BWPoint{Size: pt.Size, BusBW: model.GBps(pt.BusBW)})
+		if t := model.Time(math.Round(pt.TimeUs * float64(model.Microsecond))); t > 0 {
+			tm = append(tm, reports.TimePoint{Size: pt.Size, Time: t})
+		}
+	}
+	return bw, tm
+}

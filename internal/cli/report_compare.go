@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -57,19 +56,7 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 	var bwSeries []reports.BWSeries
 	var tmSeries []reports.TimeSeries
 	for _, d := range r.designs {
-		var bw []reports.BWPoint
-		var tm []reports.TimePoint
-		seen := map[model.Bytes]bool{}
-		for _, pt := range d.pts {
-			if pt.Size <= 0 || seen[pt.Size] {
-				continue
-			}
-			seen[pt.Size] = true
-			bw = append(bw, reports.BWPoint{Size: pt.Size, BusBW: model.GBps(pt.BusBW)})
-			if t := model.Time(math.Round(pt.TimeUs * float64(model.Microsecond))); t > 0 {
-				tm = append(tm, reports.TimePoint{Size: pt.Size, Time: t})
-			}
-		}
+		bw, tm := curvePoints(d.pts)
 		if len(bw) > 0 {
 			bwSeries = append(bwSeries, reports.BWSeries{Name: d.name, Style: reports.StyleLine, Points: bw})
 		}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -67,17 +66,7 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 	doc.Inputs = append(doc.Inputs, forcedInputs(p.req)...)
 	doc.Assumptions = modelAssumptions(envr.Params, c.Version.String(), versionSource(c.Spec, in.files.NCCLVersion), p.req.Engine, in.files.Profile, nil)
 
-	var bw []reports.BWPoint
-	var tm []reports.TimePoint
-	for _, pt := range p.pts {
-		if pt.Size <= 0 {
-			continue
-		}
-		bw = append(bw, reports.BWPoint{Size: pt.Size, BusBW: model.GBps(pt.BusBW)})
-		if t := model.Time(math.Round(pt.TimeUs * float64(model.Microsecond))); t > 0 {
-			tm = append(tm, reports.TimePoint{Size: pt.Size, Time: t})
-		}
-	}
+	bw, tm := curvePoints(p.pts)
 	series := "model (" + string(p.req.Engine) + ")"
 	if len(bw) > 0 {
 		doc.Sections = append(doc.Sections, reports.Section{Title: "Bus bandwidth", Blocks: []reports.Block{

@@ -482,3 +482,17 @@ func TestAccuracyReportSynthetic(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictReportRepeatedSizes: a step factor below 2 rounds several
+// requested sizes to the same printed size (nccl-tests prints the rows
+// twice); the report's plots take each size once instead of failing.
+func TestPredictReportRepeatedSizes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.md")
+	code, _, errs := runCLI(t, "predict", "--node", "dgx-a100", "--nodes", "1", "-b", "8", "-e", "64", "-f", "1.1", "--engine", "analytic", "--report", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+}
