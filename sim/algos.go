@@ -230,6 +230,12 @@ func (b *builder) ring() (*prog, error) {
 		}
 		pr.Note = "pipeline units coarsened to fit the simulation budget"
 	}
+	if b.des && len(chans)*len(units)*steps*slices*nsim*2 > opBudget {
+		// 2(n-1) steps per loop are inherent; beyond the budget the closed
+		// form stands in.
+		b.des, b.sched = false, nil
+		pr.Note = fmt.Sprintf("ring timed analytically: %d ranks x %d channel groups is beyond the DES budget", n, len(chans))
+	}
 	pr.units, pr.slices = units, slices
 	ccap := e.channelCap(proto)
 	var total float64
@@ -364,6 +370,10 @@ func (b *builder) chain() (*prog, error) {
 		pr.Note = "pipeline units coarsened to fit the simulation budget"
 	}
 	nChunks = max(nChunks, 1)
+	if b.des && len(chans)*nChunks*(n-1)*2 > opBudget {
+		b.des, b.sched = false, nil
+		pr.Note = fmt.Sprintf("%s timed analytically: %d ranks x %d channel groups is beyond the DES budget", call.Coll, n, len(chans))
+	}
 	ccap := e.channelCap(proto)
 	pr.perMemb = D / protoEff[proto]
 	for u := 0; u < nChunks; u++ {
