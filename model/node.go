@@ -100,6 +100,10 @@ const (
 	localBW          = GBps(5000)       // NCCL LOC_BW: links inside a CPU or switch package
 )
 
+// MaxGPUsPerNode bounds a node (or one NVLink domain, which NCCL treats as
+// a node): 576 GPUs, the largest NVLink domain NVIDIA has announced (NVL576).
+const MaxGPUsPerNode = 576
+
 // NodeElems records the element IDs one Build call created.
 type NodeElems struct {
 	GPUs     []ElemID
@@ -132,8 +136,8 @@ func (s *NodeSpec) resolve() (*resolvedNode, error) {
 	if s.GPUs <= 0 {
 		return nil, fmt.Errorf("gpus: must be at least 1, got %d", s.GPUs)
 	}
-	if s.GPUs > 1024 {
-		return nil, fmt.Errorf("gpus: %d GPUs in one node is not a real machine (max 1024)", s.GPUs)
+	if s.GPUs > MaxGPUsPerNode {
+		return nil, fmt.Errorf("gpus: %d GPUs in one node or NVLink domain is not a real machine (max %d, NVIDIA's NVL576)", s.GPUs, MaxGPUsPerNode)
 	}
 	cpu := s.CPU
 	if cpu == "" {

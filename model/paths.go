@@ -86,6 +86,43 @@ type Resolution struct {
 	gpuLocal   map[ElemID]int // GPU element -> local index
 	pairs      map[[2]ElemID]*GPUPath
 	nets       map[[2]ElemID]*NetPath
+	done       []bool // node resolved
+}
+
+// resolveNode computes the GPU pairs and NIC paths of one node.
+func (r *Resolution) resolveNode(n int) error {
+	if r.done[n] {
+		return nil
+	}
+	ne := r.c.Nodes[n]
+	for _, a := range ne.GPUs {
+		for _, nic := range r.NICUsable[n] {
+			r.nets[[2]ElemID{a, nic}] = r.netPath(a, nic, ne.GPUs)
+		}
+	}
+	for _, a := range ne.GPUs {
+		for _, b := range ne.GPUs {
+			if a == b {
+				continue
+			}
+			p, err := r.gpuPath(n, a, b)
+			if err != nil {
+				return err
+			}
+			r.pairs[[2]ElemID{a, b}] = p
+		}
+	}
+	r.done[n] = true
+	return nil
+}
+
+// ensure resolves the node of element e when it has not been yet. Nodes
+// are identical, so an error here would already have stopped Resolve on
+// node 0; it cannot happen and is dropped.
+func (r *Resolution) ensure(e ElemID) {
+	if n := r.c.Topo.Elem(e).Node; n >= 0 && n < len(r.done) && !r.done[n] {
+		_ = r.resolveNode(n)
+	}
 }
 
 // Resolve computes the NCCL view of the cluster. It fails when the
@@ -125,24 +162,11 @@ func (c *Cluster) Resolve() (*Resolution, error) {
 			r.Net = "Libfabric"
 		}
 	}
-	for n, ne := range c.Nodes {
-		for _, a := range ne.GPUs {
-			for _, nic := range r.NICUsable[n] {
-				r.nets[[2]ElemID{a, nic}] = r.netPath(a, nic, ne.GPUs)
-			}
-		}
-		for _, a := range ne.GPUs {
-			for _, b := range ne.GPUs {
-				if a == b {
-					continue
-				}
-				p, err := r.gpuPath(n, a, b)
-				if err != nil {
-					return nil, err
-				}
-				r.pairs[[2]ElemID{a, b}] = p
-			}
-		}
+	// Every node is built from the same spec, so node 0 decides whether the
+	// configuration is possible; other nodes are resolved when first used.
+	r.done = make([]bool, len(c.Nodes))
+	if err := r.resolveNode(0); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -543,16 +567,23 @@ func (r *Resolution) stagedRoutes(g, nic ElemID) (send, recv []LinkID) {
 
 // GPU returns the resolved path from GPU a to GPU b of the same node, nil
 // for a == b or GPUs on different nodes.
-func (r *Resolution) GPU(a, b ElemID) *GPUPath { return r.pairs[[2]ElemID{a, b}] }
+func (r *Resolution) GPU(a, b ElemID) *GPUPath {
+	r.ensure(a)
+	return r.pairs[[2]ElemID{a, b}]
+}
 
 // Net returns how GPU g reaches NIC nic of its node, nil if the NIC is not
 // usable or on another node.
-func (r *Resolution) NetTo(g, nic ElemID) *NetPath { return r.nets[[2]ElemID{g, nic}] }
+func (r *Resolution) NetTo(g, nic ElemID) *NetPath {
+	r.ensure(g)
+	return r.nets[[2]ElemID{g, nic}]
+}
 
 // LocalNICs returns the usable NICs of GPU g's node ordered as NCCL tries
 // them for g: closest path type first, then higher bandwidth, then index.
 func (r *Resolution) LocalNICs(g ElemID) []*NetPath {
 	node := r.c.Topo.Elem(g).Node
+	r.ensure(g)
 	var out []*NetPath
 	for _, nic := range r.NICUsable[node] {
 		out = append(out, r.nets[[2]ElemID{g, nic}])

@@ -107,7 +107,7 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 			}
 			spec.Nodes = n
 		case "gpus_per_node":
-			n, err := intValue(file, v, "gpus_per_node", 1, 1024)
+			n, err := intValue(file, v, "gpus_per_node", 1, model.MaxGPUsPerNode)
 			if err != nil {
 				return spec, err
 			}
