@@ -111,6 +111,12 @@ type NodeElems struct {
 	CPUs     []ElemID
 	Mem      []ElemID
 	NVSwitch ElemID
+	// FirstElem/NumElems and FirstLink/NumLinks delimit the contiguous
+	// blocks of elements and links this node's Build added.
+	FirstElem ElemID
+	NumElems  int
+	FirstLink LinkID
+	NumLinks  int
 }
 
 // Validate checks the spec without building it; errors name the field.
@@ -342,10 +348,13 @@ func (s *NodeSpec) Build(t *Topology, node int) (*NodeElems, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", s.Name, err)
 	}
-	b := &nodeBuilder{t: t, node: node, spec: s, r: r, out: &NodeElems{NVSwitch: None}}
+	b := &nodeBuilder{t: t, node: node, spec: s, r: r, out: &NodeElems{NVSwitch: None,
+		FirstElem: ElemID(len(t.Elements)), FirstLink: LinkID(len(t.Links))}}
 	if err := b.build(); err != nil {
 		return nil, fmt.Errorf("node %q: %w", s.Name, err)
 	}
+	b.out.NumElems = len(t.Elements) - int(b.out.FirstElem)
+	b.out.NumLinks = len(t.Links) - int(b.out.FirstLink)
 	return b.out, nil
 }
 
