@@ -277,20 +277,20 @@ func (b *builder) ring() (*prog, error) {
 			sb := u / float64(slices) / protoEff[proto]
 			for s := 0; s < steps; s++ {
 				for k := 0; k < slices; k++ {
+					// A push waits for the rank's previous push and, after the
+					// first step, for this slice's arrival from the previous
+					// rank one step earlier.
 					for j := 0; j < nsim; j++ {
 						h := &hops[g][j]
-						var t OpID
+						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap, Channel: int32(g), Step: int32(s), Rank: int32(j)}
 						if s == 0 {
-							t = b.add(Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap, Channel: int32(g), Step: int32(s), Rank: int32(j)}, prevT[j])
+							prevT[j] = b.add(op, prevT[j])
 						} else {
-							from := (j - 1 + nsim) % nsim
-							t = b.add(Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap, Channel: int32(g), Step: int32(s), Rank: int32(j)}, prevT[j], lastA[from*slices+k])
+							prevT[j] = b.add(op, prevT[j], lastA[((j-1+nsim)%nsim)*slices+k])
 						}
-						prevT[j] = t
-						// The arrival is recorded after all ranks of this
-						// slice so that rank j+1 reads the previous step's.
-						_ = t
 					}
+					// Arrivals are recorded after every push of the slice, so
+					// the loop above always reads the previous step's.
 					for j := 0; j < nsim; j++ {
 						lastA[j*slices+k] = b.add(Op{Kind: OpDelay, Latency: hops[g][j].lat, Channel: int32(g), Step: int32(s), Rank: int32(j)}, prevT[j])
 					}

@@ -200,7 +200,7 @@ func (e *Env) stepLat(class int, p model.Proto) model.Time {
 // index outNIC of its node) to GPU a (receiving through NIC inNIC of its
 // node), across the fabric.
 func (e *Env) netRoute(x model.ElemID, outNIC int, a model.ElemID, inNIC int) ([]model.LinkID, error) {
-	c, r, t := e.Cluster, e.Res, e.Cluster.Topo
+	r, t := e.Res, e.Cluster.Topo
 	nx, na := t.Elem(x).Node, t.Elem(a).Node
 	if outNIC < 0 || outNIC >= len(r.NICUsable[nx]) || inNIC < 0 || inNIC >= len(r.NICUsable[na]) {
 		return nil, fmt.Errorf("sim: no NIC for the hop %s -> %s", t.Elem(x).Name, t.Elem(a).Name)
@@ -218,7 +218,6 @@ func (e *Env) netRoute(x model.ElemID, outNIC int, a model.ElemID, inNIC int) ([
 	route = append(route, send.Send...)
 	route = append(route, fab...)
 	route = append(route, recv.Recv...)
-	_ = c
 	return route, nil
 }
 
