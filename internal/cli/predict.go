@@ -19,9 +19,13 @@ func sizeFlags(minDefault, maxDefault string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "minbytes", Aliases: []string{"b"}, Value: minDefault, Usage: "smallest size (K/M/G suffixes, 1024-based)"},
 		&cli.StringFlag{Name: "maxbytes", Aliases: []string{"e"}, Value: maxDefault, Usage: "largest size"},
-		&cli.StringFlag{Name: "stepfactor", Aliases: []string{"f"}, Value: "2", Usage: "multiply the size by this `FACTOR` between points"},
+		&cli.StringFlag{Name: "stepfactor", Aliases: []string{"f"}, Value: "2", Usage: "multiply the size by this `FACTOR` between points (1 = add --stepbytes instead)"},
+		&cli.StringFlag{Name: "stepbytes", Aliases: []string{"i"}, Value: "1M", Usage: "add this many `BYTES` between points when -f is 1 (nccl-tests -i)"},
 	}
 }
+
+// maxSizes bounds how many sizes one sweep may have.
+const maxSizes = 4096
 
 // sizeOptions are the size options as given ("-b 8 -e 8G -f 2"), for
 // reports.
@@ -54,13 +58,23 @@ func sizes(c *cli.Context) ([]model.Bytes, error) {
 	case lo > hi:
 		return nil, badInputf("-b/--minbytes %s is larger than -e/--maxbytes %s", model.FormatBytes(lo), model.FormatBytes(hi))
 	}
+	step := model.Bytes(0)
+	if f <= 1 {
+		// nccl-tests adds -i/--stepbytes when the factor is not above 1.
+		if step, err = model.ParseBytes(c.String("stepbytes")); err != nil || step <= 0 {
+			return nil, badInputf("-i/--stepbytes: want a positive size, got %q", c.String("stepbytes"))
+		}
+	}
 	var out []model.Bytes
 	for s := lo; s <= hi; {
-		out = append(out, s)
-		if f <= 1 || len(out) > 4096 {
-			break
+		if len(out) == maxSizes {
+			return nil, badInputf("-b %s -e %s gives more than %d sizes; use a larger -f or -i", model.FormatBytes(lo), model.FormatBytes(hi), maxSizes)
 		}
-		next := model.Bytes(math.Ceil(float64(s) * f))
+		out = append(out, s)
+		next := s + step
+		if step == 0 {
+			next = model.Bytes(math.Ceil(float64(s) * f))
+		}
 		if next <= s {
 			next = s + 1
 		}

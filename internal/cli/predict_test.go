@@ -137,3 +137,20 @@ func TestTopoAndPresets(t *testing.T) {
 		t.Errorf("unknown command exit %d", code)
 	}
 }
+
+// TestPredictSizeSteps: -f 1 adds -i/--stepbytes as nccl-tests does, and a
+// sweep of more than 4096 sizes is refused rather than cut short.
+func TestPredictSizeSteps(t *testing.T) {
+	code, out, errs := runCLI(t, "predict", "--node", "dgx-a100", "-b", "1M", "-e", "3M", "-f", "1", "-i", "512K", "--engine", "analytic", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// 1M, 1.5M, 2M, 2.5M, 3M plus the header.
+	if n := strings.Count(strings.TrimSpace(out), "\n"); n != 5 {
+		t.Errorf("%d rows, want 5:\n%s", n, out)
+	}
+	code, out, errs = runCLI(t, "predict", "-b", "1", "-e", "1T", "-f", "1.0001")
+	if code != 2 || out != "" || !strings.Contains(errs, "more than 4096 sizes") {
+		t.Errorf("huge sweep: exit %d, %q", code, errs)
+	}
+}
