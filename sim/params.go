@@ -101,9 +101,12 @@ func DefaultParams() Params {
 		// NCCL's NVLS latency (25 µs, tuning.cc) plus the same overhead.
 		NVLSLatUs: 32,
 		ChannelCapGBps: [model.NumProtos][4]float64{
-			// LL: llMaxBw per node spread over channels is applied separately;
-			// per CTA LL moves ~8 B lines at memory-fence pace.
-			{10, 10, 12, 20},
+			// LL, an assumption: one CTA's LL ceiling is about NCCL's node
+			// cap llMaxBw spread over a 12-channel ring graph (141/12 = 11.75
+			// on Hopper, 282/12 = 23.5 on Blackwell, tuning.cc), rounded.
+			// Volta and Ampere: 10, an assumption without a per-CTA
+			// measurement (calibrate fits it from small-message runs).
+			{10, 10, 12, 23.5},
 			// perChMaxRingLL128Bw (tuning.cc).
 			{20, 20, 36.7, 40},
 			// perChMaxTreeBw for one node, NCCL's per-CTA ceiling (tuning.cc).
