@@ -212,8 +212,7 @@ func (r *Resolution) NCCLLog(tu *Tuner) []string {
 		out = append(out, fmt.Sprintf("Channel %02d/%02d : %s", ch, comm, strings.Join(ranks, " ")))
 	}
 	if c.NumNodes() > 1 {
-		trees := fmt.Sprintf("Trees [0] %s", "(double binary tree across nodes; chains inside)")
-		out = append(out, trees)
+		out = append(out, treesLine(tu, G, comm))
 	}
 	// Transports of every distinct hop on channel 0 and its duplicates.
 	gpus := c.Nodes[0].GPUs
@@ -279,6 +278,46 @@ func (r *Resolution) NCCLLog(tu *Tuner) []string {
 	out = append(out, fmt.Sprintf("%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels, %d p2p channels per peer",
 		comm, 0, nvls, pow2Up(comm), 2))
 	return out
+}
+
+// treesLine renders rank 0's "Trees [ch] d0/d1/d2->rank->up" line: inside a
+// node the tree is the channel's chain, its head links to the heads of the
+// child and parent nodes of the double binary tree; channel c uses tree c%2.
+func treesLine(tu *Tuner, G, comm int) string {
+	trees := DoubleBinaryTree(tu.NNodes)
+	var b strings.Builder
+	b.WriteString("Trees")
+	for ch := 0; ch < comm; ch++ {
+		gc := tu.Graphs.Tree.Channels[ch%len(tu.Graphs.Tree.Channels)]
+		pos := 0
+		for i, l := range gc.GPUs {
+			if l == 0 {
+				pos = i
+			}
+		}
+		up, downs := -1, []int{}
+		if pos+1 < len(gc.GPUs) {
+			downs = append(downs, gc.GPUs[pos+1])
+		}
+		if pos > 0 {
+			up = gc.GPUs[pos-1]
+		} else {
+			t := trees[ch%2]
+			if p := t[0]; p >= 0 {
+				up = p*G + gc.GPUs[0]
+			}
+			for v, p := range t {
+				if p == 0 {
+					downs = append(downs, v*G+gc.GPUs[0])
+				}
+			}
+		}
+		for len(downs) < 3 {
+			downs = append(downs, -1)
+		}
+		fmt.Fprintf(&b, " [%d] %d/%d/%d->0->%d", ch, downs[0], downs[1], downs[2], up)
+	}
+	return b.String()
 }
 
 func b2i(b bool) int {

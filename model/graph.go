@@ -586,3 +586,51 @@ func (r *Resolution) NVLSChannels() int {
 	}
 	return 16
 }
+
+// BinaryTree returns NCCL's binary tree over n node indices: parent of each
+// index (-1 for the root) (graph/trees.cc: the root is 0 with a single child;
+// odd indices are leaves). O(n log n).
+func BinaryTree(n int) []int {
+	parent := make([]int, n)
+	for r := 0; r < n; r++ {
+		if r == 0 {
+			parent[r] = -1
+			continue
+		}
+		bit := 1
+		for bit < n && bit&r == 0 {
+			bit <<= 1
+		}
+		up := (r ^ bit) | (bit << 1)
+		if up >= n {
+			up = r ^ bit
+		}
+		parent[r] = up
+	}
+	return parent
+}
+
+// DoubleBinaryTree returns the two trees of NCCL's double binary tree: the second is
+// the first mirrored (n-1-i) for even n, shifted by one for odd n.
+func DoubleBinaryTree(n int) [2][]int {
+	t0 := BinaryTree(n)
+	t1 := make([]int, n)
+	for r := 0; r < n; r++ {
+		var src int
+		if n%2 == 0 {
+			src = n - 1 - r
+		} else {
+			src = (r - 1 + n) % n
+		}
+		p := t0[src]
+		switch {
+		case p < 0:
+			t1[r] = -1
+		case n%2 == 0:
+			t1[r] = n - 1 - p
+		default:
+			t1[r] = (p + 1) % n
+		}
+	}
+	return [2][]int{t0, t1}
+}

@@ -60,3 +60,56 @@ func TestResolveTranslation(t *testing.T) {
 		}
 	}
 }
+
+// TestDoubleBinaryTree checks the properties of NCCL's double binary tree
+// (graph/trees.cc; nccl-facts §4.3): both are trees over all n nodes with at
+// most 2 children each, and a node that has children in one tree is a leaf
+// in the other (the root of either tree excepted).
+func TestDoubleBinaryTree(t *testing.T) {
+	for n := 1; n <= 33; n++ {
+		trees := DoubleBinaryTree(n)
+		for ti, tr := range trees {
+			roots, kids := 0, make([]int, n)
+			for v, p := range tr {
+				switch {
+				case p < 0:
+					roots++
+				case p >= n || p == v:
+					t.Fatalf("n=%d tree %d: node %d has parent %d", n, ti, v, p)
+				default:
+					kids[p]++
+				}
+				// Walking up reaches the root in fewer than n steps (no cycle).
+				for u, steps := v, 0; tr[u] >= 0; u, steps = tr[u], steps+1 {
+					if steps > n {
+						t.Fatalf("n=%d tree %d: cycle through %d", n, ti, v)
+					}
+				}
+			}
+			if roots != 1 {
+				t.Fatalf("n=%d tree %d: %d roots", n, ti, roots)
+			}
+			for v, k := range kids {
+				if k > 2 {
+					t.Fatalf("n=%d tree %d: node %d has %d children", n, ti, v, k)
+				}
+			}
+		}
+		if n%2 == 1 || n < 4 {
+			continue
+		}
+		inner := func(tr []int, v int) bool {
+			for _, p := range tr {
+				if p == v {
+					return true
+				}
+			}
+			return false
+		}
+		for v := 0; v < n; v++ {
+			if trees[0][v] >= 0 && trees[1][v] >= 0 && inner(trees[0], v) && inner(trees[1], v) {
+				t.Errorf("n=%d: node %d is an inner node of both trees", n, v)
+			}
+		}
+	}
+}

@@ -423,54 +423,6 @@ func (b *builder) chain() (*prog, error) {
 	return pr, nil
 }
 
-// btree returns NCCL's binary tree over n node indices: parent of each
-// index (-1 for the root) (graph/trees.cc: the root is 0 with a single child;
-// odd indices are leaves).
-func btree(n int) []int {
-	parent := make([]int, n)
-	for r := 0; r < n; r++ {
-		if r == 0 {
-			parent[r] = -1
-			continue
-		}
-		bit := 1
-		for bit < n && bit&r == 0 {
-			bit <<= 1
-		}
-		up := (r ^ bit) | (bit << 1)
-		if up >= n {
-			up = r ^ bit
-		}
-		parent[r] = up
-	}
-	return parent
-}
-
-// dbtree returns the two trees of NCCL's double binary tree: the second is
-// the first mirrored (n-1-i) for even n, shifted by one for odd n.
-func dbtree(n int) [2][]int {
-	t0 := btree(n)
-	t1 := make([]int, n)
-	for r := 0; r < n; r++ {
-		var src int
-		if n%2 == 0 {
-			src = n - 1 - r
-		} else {
-			src = (r - 1 + n) % n
-		}
-		p := t0[src]
-		switch {
-		case p < 0:
-			t1[r] = -1
-		case n%2 == 0:
-			t1[r] = n - 1 - p
-		default:
-			t1[r] = (p + 1) % n
-		}
-	}
-	return [2][]int{t0, t1}
-}
-
 // tree builds tree AllReduce: in every node a chain from the last GPU to
 // the head (the GPU next to the channel's NIC) reduces, heads reduce up the
 // inter-node binary tree, and the result is broadcast back down the tree
@@ -486,7 +438,7 @@ func (b *builder) tree() (*prog, error) {
 	if c.NumRanks() == 1 {
 		return pr, nil
 	}
-	trees := dbtree(N)
+	trees := model.DoubleBinaryTree(N)
 	type group struct {
 		ch   model.GraphChannel
 		tree int
@@ -804,7 +756,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 	D := float64(call.Bytes) / float64(nc)
 	chunk := float64(nvlsChunk)
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
-	trees := dbtree(N)
+	trees := model.DoubleBinaryTree(N)
 	depth := int(math.Ceil(math.Log2(float64(N))))
 	pr.steps = 2 + 2*depth
 	perChunkOps := N * G * 12

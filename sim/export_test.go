@@ -8,7 +8,7 @@ import (
 
 // UplinkBytes returns, for each GPU of node 0, the bytes the call puts on
 // the GPU's outgoing links (NVLink and PCIe out of the GPU), from the
-// schedule's flow classes. It exists so tests and reports can check an
+// schedule's flow classes. Test-only: it lets the external tests check an
 // algorithm's traffic against its formula.
 func (e *Env) UplinkBytes(ctx context.Context, coll model.Collective, algo string, size model.Bytes) []float64 {
 	var ap *model.Algo
