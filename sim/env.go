@@ -116,15 +116,17 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
 			}
 		}
 	}
+	// Routes are shared between ops, so the ceilings go on a copy.
 	out := route
 	if !staged {
+		var extra []model.LinkID
 		for _, l := range route {
 			if v, ok := e.xsock[l]; ok {
-				if &out[0] == &route[0] {
-					out = append([]model.LinkID(nil), route...)
-				}
-				out = append(out, v)
+				extra = append(extra, v)
 			}
+		}
+		if len(extra) > 0 {
+			out = append(append(make([]model.LinkID, 0, len(route)+len(extra)), route...), extra...)
 		}
 	}
 	var capv float64
