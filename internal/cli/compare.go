@@ -47,15 +47,7 @@ func compareCommand(e *env) *cli.Command {
 			if c.Args().Len() > 0 {
 				return badInputf("compare takes no arguments, got %q (give designs with --design NAME=ARGS or --cluster FILE)", c.Args().First())
 			}
-			req, err := requestFrom(c)
-			if err != nil {
-				return err
-			}
-			format, err := outputFormat(c)
-			if err != nil {
-				return err
-			}
-			rpath, err := reportPath(c, "compare")
+			req, format, rpath, err := predictOptions(c, "compare")
 			if err != nil {
 				return err
 			}

@@ -109,15 +109,7 @@ func predictCommand(e *env) *cli.Command {
 			if c.Args().Len() > 0 {
 				return badInputf("predict takes no arguments, got %q", c.Args().First())
 			}
-			req, err := requestFrom(c)
-			if err != nil {
-				return err
-			}
-			format, err := outputFormat(c)
-			if err != nil {
-				return err
-			}
-			rpath, err := reportPath(c, "predict")
+			req, format, rpath, err := predictOptions(c, "predict")
 			if err != nil {
 				return err
 			}
@@ -143,6 +135,19 @@ var dtypes = map[string]int{
 	"half": 2, "float16": 2, "bfloat16": 2,
 	"int32": 4, "int": 4, "uint32": 4, "float": 4, "float32": 4,
 	"int64": 8, "uint64": 8, "double": 8, "float64": 8,
+}
+
+// predictOptions reads the options predict and compare share (predictFlags),
+// checked in the order a user sees errors: the request, --format, --report.
+func predictOptions(c *cli.Context, cmd string) (req sim.Request, format, report string, err error) {
+	if req, err = requestFrom(c); err != nil {
+		return req, "", "", err
+	}
+	if format, err = outputFormat(c); err != nil {
+		return req, "", "", err
+	}
+	report, err = reportPath(c, cmd)
+	return req, format, report, err
 }
 
 func requestFrom(c *cli.Context) (sim.Request, error) {
