@@ -446,11 +446,11 @@ type CPUModel struct {
 }
 
 var cpuCatalog = []CPUModel{
-	{CPUIntel, 40, 10, 100, "NCCL SKL_QPI_BW 10 (topo.h); physical: 3 UPI links x 20.8 GB/s (Intel Xeon SP); host memory: 8-channel DDR4/DDR5"},
-	{CPUAMD, 50, 16, 120, "NCCL AMD_BW 16 (topo.h); physical: AMD EPYC xGMI, 4 links; host memory: 8-12 channel DDR4/DDR5"},
-	{CPUArm, 30, 6, 80, "NCCL ARM_BW 6 (topo.h); physical: typical Arm server CCIX/CMN inter-socket"},
-	{CPUGrace, 150, 40, 400, "Grace: NVLink-C2C 900 GB/s to the GPU, LPDDR5X ~500 GB/s, Grace-Grace 600 GB/s coherent link"},
-	{CPUPower, 60, 32, 140, "NCCL P9_BW 32 (topo.h); physical: POWER9 X-bus"},
+	{CPUIntel, 40, 10, 100, "NCCL SKL_QPI_BW 10 (topo.h). Physical values are assumptions: 40 GB/s per direction for 2-3 UPI links (Xeon SP), 100 GB/s for 8-channel DDR4/DDR5; calibrate fits smp.eff and hostmem.eff"},
+	{CPUAMD, 50, 16, 120, "NCCL AMD_BW 16 (topo.h). Physical values are assumptions: 50 GB/s per direction over EPYC xGMI, 120 GB/s for 8-12 channel DDR4/DDR5"},
+	{CPUArm, 30, 6, 80, "NCCL ARM_BW 6 (topo.h). Physical values are assumptions for a typical Arm server (30 GB/s inter-socket, 80 GB/s memory)"},
+	{CPUGrace, 150, 40, 400, "NVIDIA Grace datasheet: LPDDR5X up to ~500 GB/s, Grace-Grace coherent link 600 GB/s bidirectional; collsim assumes 150 GB/s usable per direction and 400 GB/s of memory; NCCL value 40 assumed"},
+	{CPUPower, 60, 32, 140, "NCCL P9_BW 32 (topo.h). Physical values are assumptions for the POWER9 X-bus (60 GB/s) and its memory (140 GB/s)"},
 }
 
 // LookupCPU returns the CPU catalog row for a vendor name (case-insensitive;
