@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // Transport is how NCCL connects two ranks (nccl-facts §3.4: the first of
@@ -651,16 +652,8 @@ func (r *Resolution) LocalNICs(g ElemID) []*NetPath {
 	for _, nic := range r.NICUsable[node] {
 		out = append(out, r.nets[[2]ElemID{g, nic}])
 	}
-	sortNetPaths(out)
+	sort.SliceStable(out, func(i, j int) bool { return netLess(out[i], out[j]) })
 	return out
-}
-
-func sortNetPaths(ps []*NetPath) {
-	for i := 1; i < len(ps); i++ {
-		for j := i; j > 0 && netLess(ps[j], ps[j-1]); j-- {
-			ps[j], ps[j-1] = ps[j-1], ps[j]
-		}
-	}
 }
 
 func netLess(a, b *NetPath) bool {
