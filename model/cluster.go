@@ -208,6 +208,32 @@ func (c ClusterSpec) PlanFabric() (*FabricPlan, error) {
 	return p, nil
 }
 
+// CheckFabric sizes and wires the fabric on stand-in NICs (no node
+// internals), so that every fabric error, a fabric the degraded links cut
+// apart included, is found without building the nodes. Errors are
+// *FabricError.
+func (c ClusterSpec) CheckFabric() error {
+	p, err := c.PlanFabric()
+	if err != nil {
+		return err
+	}
+	t := &Topology{}
+	nodes := make([]*NodeElems, len(p.Slot))
+	for n := range nodes {
+		ne := &NodeElems{}
+		for i := 0; i < p.NICs; i++ {
+			id, err := t.Add(Element{Kind: KindNIC, Name: fmt.Sprintf("node%d/nic%d", n, i), Node: n, Index: i, Socket: -1})
+			if err != nil {
+				return err
+			}
+			ne.NICs = append(ne.NICs, id)
+		}
+		nodes[n] = ne
+	}
+	_, err = buildFabric(t, c.Fabric, p, nodes, SwitchLatency)
+	return err
+}
+
 func (c ClusterSpec) buildFabric(t *Topology, nodes []*NodeElems) (*Fabric, error) {
 	f := c.Fabric
 	lat := SwitchLatency

@@ -20,6 +20,9 @@ type Fabric struct {
 	// Degraded is true when some link runs below its nominal rate or is down.
 	Degraded bool
 
+	sharp      bool
+	background int
+
 	t      *Topology
 	sw     []fabSwitch
 	swOf   map[ElemID]int32
@@ -63,7 +66,7 @@ type nicPort struct {
 // buildFabric cables nodes into t as plan describes, applies the degraded
 // links and checks that every rail still connects every node.
 func buildFabric(t *Topology, f FabricSpec, p *FabricPlan, nodes []*NodeElems, swLat Time) (*Fabric, error) {
-	fb := &Fabric{Plan: p, t: t, swOf: map[ElemID]int32{}, ports: map[ElemID][]nicPort{}, podUpB: map[[2]int]int32{}, podDownB: map[[2]int]int32{}, dists: map[int32]*leafDist{}}
+	fb := &Fabric{Plan: p, t: t, sharp: f.SHARP, background: len(f.Background), swOf: map[ElemID]int32{}, ports: map[ElemID][]nicPort{}, podUpB: map[[2]int]int32{}, podDownB: map[[2]int]int32{}, dists: map[int32]*leafDist{}}
 	deg := map[string]int{}
 	for i, d := range f.Degraded {
 		name := normLinkName(d.Link)
@@ -576,8 +579,8 @@ func (fb *Fabric) bundled(a, b int32) []LinkID {
 
 // walk follows a shortest up-down path from leaf a to leaf b. At every
 // switch the candidates are the live links one hop closer; static routing
-// takes candidate (dst / product of earlier choices) mod n (D-mod-K), ECMP
-// a per-hop hash of the flow.
+// takes up-port (dst / product of earlier up choices) mod n and down-port
+// dst mod n (D-mod-K), ECMP a per-hop hash of the flow.
 func (fb *Fabric) walk(a, b int32, dst int, h uint64) []LinkID {
 	t := fb.t
 	d := fb.dist(b)
@@ -601,10 +604,16 @@ func (fb *Fabric) walk(a, b int32, dst int, h uint64) []LinkID {
 		}
 		n := len(cands)
 		var i int
-		if fb.Plan.Routing == RoutingStatic {
+		switch {
+		case fb.Plan.Routing == RoutingStatic && goingDown:
+			// Down-ports (parallel links into the next switch) by the
+			// destination itself, so distinct destinations under a leaf
+			// take distinct links.
+			i = dst % n
+		case fb.Plan.Routing == RoutingStatic:
 			i = (dst / div) % n
 			div *= n
-		} else {
+		default:
 			i = int(mix64(h^uint64(hop+1)*0x9e3779b97f4a7c15) % uint64(n))
 		}
 		out = append(out, cands[i])
@@ -648,4 +657,20 @@ func (fb *Fabric) Describe() string {
 		over = float64(p.LeafDown) * p.PortGbps / (float64(p.LeafUp) * p.UpGbps)
 	}
 	return s + fmt.Sprintf(", %.3g:1 at the leaves, %s routing, %s placement", math.Round(over*1000)/1000, p.Routing, p.Placement)
+}
+
+// Notes lists the fabric inputs that are parsed and validated but do not
+// yet change the simulation, so that output can say so.
+func (fb *Fabric) Notes() []string {
+	if fb == nil {
+		return nil
+	}
+	var out []string
+	if fb.sharp {
+		out = append(out, "fabric.sharp is parsed; in-network reduction (SHARP/CollNet) is not simulated yet")
+	}
+	if fb.background > 0 {
+		out = append(out, fmt.Sprintf("fabric.background lists %d job(s); their competing traffic is not simulated yet", fb.background))
+	}
+	return out
 }

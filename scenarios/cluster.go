@@ -172,7 +172,7 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 	if fab != nil && spec.Nodes > 1 {
 		// Size the fabric now, so that a radix too small or a degraded link
 		// that does not exist is reported at its key.
-		if _, err := spec.PlanFabric(); err != nil {
+		if err := spec.CheckFabric(); err != nil {
 			var fe *model.FabricError
 			if errors.As(err, &fe) {
 				return spec, fab.check(file, err)

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/collsim/collsim/model"
 )
@@ -245,6 +246,16 @@ func (e *Env) netRoute(x model.ElemID, outNIC int, a model.ElemID, inNIC int) ([
 	route = append(route, fab...)
 	route = append(route, recv.Recv...)
 	return route, nil
+}
+
+// withFabricNotes prefixes note with the fabric inputs the simulation does
+// not use yet (model.Fabric.Notes).
+func (e *Env) withFabricNotes(note string) string {
+	out := e.Cluster.Fabric.Notes()
+	if note != "" {
+		out = append(out, note)
+	}
+	return strings.Join(out, "; ")
 }
 
 // symmetric reports whether node-periodic reduction is exact: more than one
