@@ -437,3 +437,53 @@ func TestRoCEValidate(t *testing.T) {
 		t.Error("DCQCN without ECN accepted")
 	}
 }
+
+// TestThreeTierRoutes: between pods a route climbs leaf -> spine -> core
+// and descends core -> spine -> leaf; adaptive routes cross the leaf, pod
+// and destination bundles; a down spine uplink is avoided.
+func TestThreeTierRoutes(t *testing.T) {
+	node := fabNode(1, "400G", "ib")
+	for _, rt := range []string{"static", "ecmp", "adaptive"} {
+		// Radix 8: 4 nodes per leaf, 4 leaves per pod, 32 nodes = 2 pods.
+		c := buildFab(t, ClusterSpec{Node: node, Nodes: 32, Fabric: FabricSpec{Kind: "fat-tree", Tiers: 3, Radix: 8, Routing: rt,
+			Degraded: []DegradedLink{{Link: "spine0/up0", Down: true}}}})
+		p := c.Fabric.Plan
+		if p.Pods != 2 || p.Leaves != 8 || p.Spines() != 8 || p.Cores() != 4 {
+			t.Fatalf("radix-8 3-tier on 32 nodes: %d pods %d leaves %d spines %d cores", p.Pods, p.Leaves, p.Spines(), p.Cores())
+		}
+		// Spine uplinks: 4 parallel links from spine0 to core0 (one core per
+		// group at radix 8), one of them down.
+		sp0, _ := c.Topo.ByName("fabric/spine0")
+		core0, _ := c.Topo.ByName("fabric/core0")
+		n := 0
+		for _, l := range c.Topo.Out[sp0] {
+			if c.Topo.Links[l].To == core0 {
+				n++
+			}
+		}
+		if n != 3 {
+			t.Errorf("%s: %d links spine0 -> core0, want 3 of 4 with spine0/up0 down", rt, n)
+		}
+		for s := 0; s < 20; s++ {
+			c.Fabric.Seed = uint64(s)
+			r, err := c.Fabric.Route(FlowKey{SrcNIC: c.Nodes[0].NICs[0], DstNIC: c.Nodes[31].NICs[0], QP: s})
+			if err != nil || len(r) != 6 {
+				t.Fatalf("%s: inter-pod route %v %v, want 6 hops", rt, r, err)
+			}
+			if rt == "adaptive" {
+				for _, l := range r[1:5] {
+					if l < c.Fabric.BundleBase() {
+						t.Errorf("adaptive hop %d is not a bundle", l)
+					}
+				}
+				continue
+			}
+			tiers := []string{"nic", "leaf", "spine", "core", "spine", "leaf", "nic"}
+			for i, l := range r {
+				if name := c.Topo.Elem(c.Topo.Links[l].To).Name; !strings.Contains(name, tiers[i+1]) {
+					t.Errorf("%s hop %d ends at %s, want a %s", rt, i, name, tiers[i+1])
+				}
+			}
+		}
+	}
+}
