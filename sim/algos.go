@@ -8,16 +8,6 @@ import (
 	"github.com/collsim/collsim/model"
 )
 
-// Buffer geometry of NCCL's protocols (nccl-facts §4.1): the payload one
-// step carries and how many steps make a chunk and a slice for ring
-// AllReduce/AllGather/ReduceScatter (Simple: chunk 4 steps, slice 2 steps).
-const (
-	stepLL     = 32 * 1024        // 64 KiB LL step, half of it payload
-	stepLL128  = 614400 * 15 / 16 // LL128 step payload
-	stepSimple = 512 * 1024       // 4 MiB buffer / 8 steps
-	nvlsChunk  = 128 * 1024       // NCCL_NVLS_CHUNKSIZE
-)
-
 // opBudget bounds the ops one DES run builds; above it, pipeline units are
 // coarsened (doubled) until the schedule fits. Coarser units keep every byte
 // and every link share, but pipeline fill is modelled at a coarser grain.
@@ -95,9 +85,9 @@ func (b *builder) add(op Op, deps ...OpID) OpID {
 func (e *Env) program(call Call, des bool) (*prog, error) {
 	b := &builder{e: e, call: call, des: des}
 	p := call.Choice.Proto
-	base := model.Micros(e.Params.BaseLatUs[p])
+	base := model.Micros(e.params.BaseLatUs[p])
 	if call.Choice.Algo == model.AlgoNVLS || call.Choice.Algo == model.AlgoNVLSTree {
-		base = model.Micros(e.Params.NVLSLatUs)
+		base = model.Micros(e.params.NVLSLatUs)
 	}
 	if des {
 		b.sched = &Schedule{}
@@ -242,7 +232,7 @@ func (b *builder) ring() (*prog, error) {
 	for _, u := range units {
 		total += u * float64(steps)
 	}
-	pr.perMemb = total / protoEff[proto]
+	pr.perMemb = total / model.ProtoPayload(proto)
 	hopLat := model.Time(0)
 	hops := make([][]hopInfo, len(chans))
 	for g, ch := range chans {
@@ -274,7 +264,7 @@ func (b *builder) ring() (*prog, error) {
 		}
 		lastA := make([]OpID, nsim*slices) // arrival of (rank, slice) of the previous step
 		for _, u := range units {
-			sb := u / float64(slices) / protoEff[proto]
+			sb := u / float64(slices) / model.ProtoPayload(proto)
 			for s := 0; s < steps; s++ {
 				for k := 0; k < slices; k++ {
 					// A push waits for the rank's previous push and, after the
@@ -310,25 +300,14 @@ type hopInfo struct {
 
 // stepChunk returns the payload of one pipeline unit of the algorithms that
 // move one step per chunk (tree, broadcast, reduce): one buffer step.
-func stepChunk(p model.Proto) float64 {
-	switch p {
-	case model.ProtoLL:
-		return stepLL
-	case model.ProtoLL128:
-		return stepLL128
-	}
-	return stepSimple
-}
+func stepChunk(p model.Proto) float64 { return model.StepPayload(p) }
 
 // ringChunk returns the ring chunk payload and slices per chunk by protocol.
 func ringChunk(p model.Proto) (float64, int) {
-	switch p {
-	case model.ProtoLL:
-		return stepLL, 1
-	case model.ProtoLL128:
-		return stepLL128, 1
+	if p == model.ProtoSimple {
+		return model.RingChunkSteps * model.StepPayloadSimple, model.RingChunkSteps / model.RingSliceSteps
 	}
-	return 4 * stepSimple, 2
+	return model.StepPayload(p), 1
 }
 
 // ringLoops returns the per-rank chunk payload of each loop for a channel
@@ -375,7 +354,7 @@ func (b *builder) chain() (*prog, error) {
 		pr.Note = fmt.Sprintf("%s timed analytically: %d ranks x %d channel groups is beyond the DES budget", call.Coll, n, len(chans))
 	}
 	ccap := e.channelCap(proto)
-	pr.perMemb = D / protoEff[proto]
+	pr.perMemb = D / model.ProtoPayload(proto)
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
@@ -414,7 +393,7 @@ func (b *builder) chain() (*prog, error) {
 			arr := b.base
 			for j := 0; j < n-1; j++ {
 				h := &hops[g][j]
-				t := b.add(Op{Kind: OpTransfer, Route: h.route, Bytes: u / protoEff[proto], Weight: weights[g], RateCap: h.cap, Channel: int32(g), Rank: int32(j)}, prevT[j], arr)
+				t := b.add(Op{Kind: OpTransfer, Route: h.route, Bytes: u / model.ProtoPayload(proto), Weight: weights[g], RateCap: h.cap, Channel: int32(g), Rank: int32(j)}, prevT[j], arr)
 				prevT[j] = t
 				arr = b.add(Op{Kind: OpDelay, Latency: h.lat}, t)
 			}
@@ -484,7 +463,7 @@ func (b *builder) tree() (*prog, error) {
 	pr.slices = 1
 	depth := int(math.Ceil(math.Log2(float64(N))))
 	pr.steps = 2 * (G - 1 + depth)
-	pr.perMemb = D / protoEff[proto]
+	pr.perMemb = D / model.ProtoPayload(proto)
 	ccap := e.channelCap(proto)
 	mk := func(route []model.LinkID) hopInfo {
 		r, capv := e.decorate(route)
@@ -568,7 +547,7 @@ func (b *builder) tree() (*prog, error) {
 			prevNetUp[v], prevNetDown[v] = b.base, b.base
 		}
 		for _, u := range pr.units {
-			bytes := u / protoEff[proto]
+			bytes := u / model.ProtoPayload(proto)
 			mkT := func(ed hopInfo, deps ...OpID) (OpID, OpID) {
 				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap, Channel: int32(gi)}, deps...)
 				return t, b.add(Op{Kind: OpDelay, Latency: ed.lat}, t)
@@ -650,12 +629,12 @@ func (b *builder) nvls() (*prog, error) {
 	}
 	nc := max(call.Choice.Channels, 1)
 	pr := &prog{kind: "nvls", slices: 1, steps: 4}
-	eff := e.Params.NVLSEff[0]
+	eff := e.params.NVLSEff[0]
 	if c.GPUModel().Arch == model.Blackwell {
-		eff = e.Params.NVLSEff[1]
+		eff = e.params.NVLSEff[1]
 	}
 	D := float64(call.Bytes) / float64(nc)
-	chunk := float64(nvlsChunk)
+	chunk := float64(model.NVLSChunkBytes)
 	// NVLS chunks shrink for small sizes (64K/32K/16K, nccl-facts §4.1).
 	for chunk > 16*1024 && D < chunk*float64(G) {
 		chunk /= 2
@@ -735,9 +714,9 @@ func (e *Env) nvlsLinks(node int) (ups, downs []model.LinkID, err error) {
 // nvlsEff returns the NVLS efficiency term for the cluster's GPU.
 func (e *Env) nvlsEff() float64 {
 	if e.Cluster.GPUModel().Arch == model.Blackwell {
-		return e.Params.NVLSEff[1]
+		return e.params.NVLSEff[1]
 	}
-	return e.Params.NVLSEff[0]
+	return e.params.NVLSEff[0]
 }
 
 // nvlsTree builds NVLSTree AllReduce across nodes: inside every node an
@@ -754,7 +733,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 	eff := e.nvlsEff()
 	pr := &prog{kind: "tree", slices: 1}
 	D := float64(call.Bytes) / float64(nc)
-	chunk := float64(nvlsChunk)
+	chunk := float64(model.NVLSChunkBytes)
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
 	trees := model.DoubleBinaryTree(N)
 	depth := int(math.Ceil(math.Log2(float64(N))))

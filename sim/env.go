@@ -10,12 +10,18 @@ import (
 // Env is everything about one cluster that predictions of many calls share:
 // the NCCL view (paths, graphs, tuning tables), the parameters, and the
 // capacity of every link after efficiencies. Build it once with NewEnv and
-// reuse it across sizes and collectives. An Env is not safe for concurrent use.
+// reuse it across sizes and collectives; its parameters are fixed when it is
+// built (build a new Env for new parameters). An Env is not safe for
+// concurrent use.
 type Env struct {
 	Cluster *model.Cluster
 	Res     *model.Resolution
 	Tuner   *model.Tuner
-	Params  Params
+
+	// params are read-only after NewEnv: caps and netLatUs derive from them.
+	params Params
+	// netLatUs is NetLatUs for the cluster's NIC kind, resolved once.
+	netLatUs float64
 
 	// caps is the capacity in bytes/ps of every topology link followed by
 	// collsim's virtual links (cross-socket device-to-device ceilings).
@@ -35,7 +41,14 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Cluster: c, Res: r, Tuner: r.Tuner(), Params: p, xsock: map[model.LinkID]model.LinkID{}}
+	e := &Env{Cluster: c, Res: r, Tuner: r.Tuner(), params: p, xsock: map[model.LinkID]model.LinkID{}}
+	if k, err := model.ParseNICKind(c.Spec.Node.NICs.Kind); err == nil {
+		for i, kk := range model.NICKinds() {
+			if kk == k {
+				e.netLatUs = p.NetLatUs[i]
+			}
+		}
+	}
 	t := c.Topo
 	e.caps = make([]float64, len(t.Links))
 	for i := range t.Links {
@@ -51,6 +64,9 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 	}
 	return e, nil
 }
+
+// Params returns a copy of the parameters the Env was built with.
+func (e *Env) Params() Params { return e.params }
 
 // LinkName names a link ID for reports, virtual links included.
 func (e *Env) LinkName(id model.LinkID) string {
@@ -131,10 +147,10 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
 	}
 	var capv float64
 	if hostRead {
-		capv = e.Params.HostReadGBps * 1e-3
+		capv = e.params.HostReadGBps * 1e-3
 	}
 	if socket {
-		capv = minCap(capv, e.Params.SocketGBps*1e-3)
+		capv = minCap(capv, e.params.SocketGBps*1e-3)
 	}
 	return out, capv
 }
@@ -143,33 +159,20 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
 func (e *Env) capLabel(capv float64, p model.Proto) string {
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(a, b) }
 	switch {
-	case near(capv, e.Params.HostReadGBps*1e-3):
-		return fmt.Sprintf("per-channel host-memory read ceiling (%.3g GB/s per channel: SHM or NET without GPUDirect RDMA)", e.Params.HostReadGBps)
-	case near(capv, e.Params.SocketGBps*1e-3):
-		return fmt.Sprintf("per-channel NET/Socket ceiling (%.3g GB/s per TCP stream)", e.Params.SocketGBps)
+	case near(capv, e.params.HostReadGBps*1e-3):
+		return fmt.Sprintf("per-channel host-memory read ceiling (%.3g GB/s per channel: SHM or NET without GPUDirect RDMA)", e.params.HostReadGBps)
+	case near(capv, e.params.SocketGBps*1e-3):
+		return fmt.Sprintf("per-channel NET/Socket ceiling (%.3g GB/s per TCP stream)", e.params.SocketGBps)
 	case near(capv, e.channelCap(p)):
-		return fmt.Sprintf("per-channel copy ceiling of one CTA (%.3g GB/s %s)", capv*1e3*protoEff[p], p)
+		return fmt.Sprintf("per-channel copy ceiling of one CTA (%.3g GB/s %s)", capv*1e3*model.ProtoPayload(p), p)
 	}
 	return fmt.Sprintf("per-channel ceiling (%.3g GB/s)", capv*1e3)
 }
 
-// protoEff is the payload fraction of each protocol's wire format: LL sends
-// 4 B of data with a 4 B flag, LL128 one flag word per 128 B line, Simple
-// only data (nccl-facts §4.1).
-var protoEff = [model.NumProtos]float64{0.5, 120.0 / 128, 1}
-
 // channelCap returns the per-channel wire-rate ceiling in bytes/ps.
 func (e *Env) channelCap(p model.Proto) float64 {
-	arch := 0
-	switch sm := e.Cluster.GPUModel().SM; {
-	case sm >= 100:
-		arch = 3
-	case sm >= 90:
-		arch = 2
-	case sm >= 80:
-		arch = 1
-	}
-	return e.Params.ChannelCapGBps[p][arch] / protoEff[p] * 1e-3
+	arch := model.ArchIndex(e.Cluster.GPUModel().SM)
+	return e.params.ChannelCapGBps[p][arch] / model.ProtoPayload(p) * 1e-3
 }
 
 // minCap combines two caps where 0 means none.
@@ -185,15 +188,9 @@ func minCap(a, b float64) float64 {
 
 // stepLat returns the per-step latency of a route class for a protocol.
 func (e *Env) stepLat(class int, p model.Proto) model.Time {
-	us := e.Params.StepLatUs[class][p]
+	us := e.params.StepLatUs[class][p]
 	if class == 2 {
-		if k, err := model.ParseNICKind(e.Cluster.Spec.Node.NICs.Kind); err == nil {
-			for i, kk := range model.NICKinds {
-				if kk == k {
-					us += e.Params.NetLatUs[i]
-				}
-			}
-		}
+		us += e.netLatUs
 	}
 	return model.Micros(us)
 }

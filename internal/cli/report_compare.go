@@ -142,7 +142,7 @@ func (r *compareResult) assumptions() []reports.Assumption {
 		if d.env.Cluster.Version != first.env.Cluster.Version {
 			version = ""
 		}
-		if d.env.Params != first.env.Params {
+		if d.env.Params() != first.env.Params() {
 			sameParams = false
 		}
 	}
@@ -161,7 +161,7 @@ func (r *compareResult) assumptions() []reports.Assumption {
 			notes = append(notes, reports.Assumption{Term: "calibration profile, " + d.name, Value: p, Source: "the terms below are those of design " + first.name})
 		}
 	}
-	as := modelAssumptions(first.env.Params, version, from, r.req.Engine, first.ctx.String("profile"), nil)
+	as := modelAssumptions(first.env.Params(), version, from, r.req.Engine, first.ctx.String("profile"), nil)
 	as = append(as, reports.Assumption{Term: "large sizes", Value: ">= " + model.FormatBytes(largeFrom),
 		Source: "the bandwidth regime as collsim's accuracy figures score it (docs/calibrate.md); the largest size alone when no size reaches it"})
 	return append(notes, as...)
