@@ -25,10 +25,10 @@ const treeOpBudget = 400_000
 // flowClass aggregates, for the analytic engine, all transfers of one call
 // that share a route: each member carries Bytes over Route, Weight members.
 type flowClass struct {
-	route   []model.LinkID
-	bytes   float64
-	weight  int32
-	rateCap float64
+	route  []model.LinkID
+	bytes  float64
+	weight int32
+	ceil   ceiling
 }
 
 // prog is one call turned into what the engines need.
@@ -163,7 +163,7 @@ func ringRank(ch model.GraphChannel, G, i int) (node, gpu int) {
 // hop returns the route and latency class from ring position i to i+1 in a
 // channel; with reduced set the ring is node 0 only and the hop leaving it
 // wraps to node 0's first GPU through the network.
-func (b *builder) hop(ch model.GraphChannel, i, n int, reduced bool) ([]model.LinkID, float64, error) {
+func (b *builder) hop(ch model.GraphChannel, i, n int, reduced bool) ([]model.LinkID, ceiling, error) {
 	e := b.e
 	c := e.Cluster
 	G := len(ch.GPUs)
@@ -180,22 +180,22 @@ func (b *builder) hop(ch model.GraphChannel, i, n int, reduced bool) ([]model.Li
 	if inter {
 		var err error
 		if route, err = e.netRoute(x, ch.NetOut, a, ch.NetIn); err != nil {
-			return nil, 0, err
+			return nil, ceiling{}, err
 		}
 	} else {
 		if x == a {
-			return nil, 0, nil
+			return nil, ceiling{}, nil
 		}
 		route = e.Res.GPU(x, a).Route
 	}
-	r, capv := e.decorate(route)
-	return r, capv, nil
+	r, ceil := e.decorate(route)
+	return r, ceil, nil
 }
 
 // hopInfo is one transfer's route, per-member rate cap and step latency.
 type hopInfo struct {
 	route []model.LinkID
-	cap   float64
+	cap   ceiling
 	lat   model.Time
 }
 

@@ -27,3 +27,23 @@ func TestAlgorithmTable(t *testing.T) {
 		}
 	}
 }
+
+// TestMinCeiling: the tighter ceiling wins with its tag, a zero rate is no
+// ceiling, and a tie keeps the first (the route's own ceiling over the
+// CTA's).
+func TestMinCeiling(t *testing.T) {
+	host := ceiling{rate: 2e-3, kind: ceilHostRead}
+	cta := ceiling{rate: 5e-3, kind: ceilChannel}
+	tests := []struct{ a, b, want ceiling }{
+		{host, cta, host},
+		{cta, host, host},
+		{ceiling{}, cta, cta},
+		{cta, ceiling{}, cta},
+		{host, ceiling{rate: 2e-3, kind: ceilChannel}, host},
+	}
+	for _, tc := range tests {
+		if got := minCeiling(tc.a, tc.b); got != tc.want {
+			t.Errorf("minCeiling(%+v, %+v) = %+v, want %+v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

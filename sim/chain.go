@@ -44,7 +44,7 @@ func (b *builder) chain() (*prog, error) {
 		b.des, b.sched = false, nil
 		pr.Note = fmt.Sprintf("%s timed analytically: %d ranks x %d channel groups is beyond the DES budget", call.Coll, n, len(chans))
 	}
-	ccap := e.channelCap(proto)
+	ccap := e.channelCeiling(proto)
 	pr.perMemb = D / model.ProtoPayload(proto)
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
@@ -64,12 +64,12 @@ func (b *builder) chain() (*prog, error) {
 				return nil, err
 			}
 			lat := e.stepLat(e.routeClass(route), proto)
-			hops[g] = append(hops[g], hopInfo{route, minCap(capv, ccap), lat})
+			hops[g] = append(hops[g], hopInfo{route, minCeiling(capv, ccap), lat})
 			pr.latHop = max(pr.latHop, lat)
 			if g == 0 {
 				pr.latPath += lat
 			}
-			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], rateCap: minCap(capv, ccap)})
+			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], ceil: minCeiling(capv, ccap)})
 		}
 	}
 	if !b.des {
@@ -84,7 +84,7 @@ func (b *builder) chain() (*prog, error) {
 			arr := b.base
 			for j := 0; j < n-1; j++ {
 				h := &hops[g][j]
-				t := b.add(Op{Kind: OpTransfer, Route: h.route, Bytes: u / model.ProtoPayload(proto), Weight: weights[g], RateCap: h.cap, Channel: int32(g), Rank: int32(j)}, prevT[j], arr)
+				t := b.add(Op{Kind: OpTransfer, Route: h.route, Bytes: u / model.ProtoPayload(proto), Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Rank: int32(j)}, prevT[j], arr)
 				prevT[j] = t
 				arr = b.add(Op{Kind: OpDelay, Latency: h.lat}, t)
 			}

@@ -41,17 +41,18 @@ func (b *builder) direct() (*prog, error) {
 	if reduced {
 		srcNodes = 1
 	}
-	ccap := e.channelCap(model.ProtoSimple) * 2 // two p2p channels per peer at least
+	// Two p2p channels per peer at least.
+	ccap := ceiling{rate: e.channelCap(model.ProtoSimple) * 2, kind: ceilPeerChannels}
 	type flow struct {
 		route []model.LinkID
-		cap   float64
+		cap   ceiling
 		w     int32
 		lat   model.Time
 	}
 	var flows []flow
 	addFlow := func(route []model.LinkID, w int32) {
 		r, capv := e.decorate(route)
-		f := flow{r, minCap(capv, ccap), w, e.stepLat(e.routeClass(r), model.ProtoSimple)}
+		f := flow{r, minCeiling(capv, ccap), w, e.stepLat(e.routeClass(r), model.ProtoSimple)}
 		flows = append(flows, f)
 		pr.latHop = max(pr.latHop, f.lat)
 		pr.classes = append(pr.classes, flowClass{f.route, block, f.w, f.cap})
@@ -107,7 +108,7 @@ func (b *builder) direct() (*prog, error) {
 		return pr, nil
 	}
 	for _, f := range flows {
-		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: block, Weight: f.w, RateCap: f.cap, Latency: f.lat}, b.base)
+		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: block, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat}, b.base)
 	}
 	return pr, nil
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/collsim/collsim/model"
 )
@@ -100,8 +99,8 @@ func (e *Env) routeClass(route []model.LinkID) int {
 // traffic across a socket boundary also crosses the virtual cross-socket
 // link, data a GPU reads out of host memory is capped per channel, and so
 // is traffic over NET/Socket. It returns the route to use and the
-// per-member rate cap in bytes/ps (0 = none) implied by the route.
-func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
+// per-member ceiling the route implies (rate 0 = none).
+func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
 	t := e.Cluster.Topo
 	staged, hostRead, socket := false, false, false
 	for i, l := range route {
@@ -145,28 +144,59 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
 			out = append(append(make([]model.LinkID, 0, len(route)+len(extra)), route...), extra...)
 		}
 	}
-	var capv float64
+	var ceil ceiling
 	if hostRead {
-		capv = e.params.HostReadGBps * 1e-3
+		ceil = ceiling{rate: e.params.HostReadGBps * 1e-3, kind: ceilHostRead}
 	}
 	if socket {
-		capv = minCap(capv, e.params.SocketGBps*1e-3)
+		ceil = minCeiling(ceil, ceiling{rate: e.params.SocketGBps * 1e-3, kind: ceilSocket})
 	}
-	return out, capv
+	return out, ceil
 }
 
-// capLabel explains a per-member rate cap for bottleneck reports.
-func (e *Env) capLabel(capv float64, p model.Proto) string {
-	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(a, b) }
+// ceilingKind names the per-member ceiling that bounds a transfer, so a
+// report can say which one set a time without comparing rates.
+type ceilingKind uint8
+
+const (
+	ceilNone         ceilingKind = iota
+	ceilHostRead                 // GPU reads out of host memory (hostread.gbps)
+	ceilSocket                   // NET/Socket, one TCP stream per channel (socket.gbps)
+	ceilChannel                  // one CTA's copy rate (chan.cap.*)
+	ceilPeerChannels             // the p2p channels of one peer pair
+)
+
+// ceiling is a per-member rate cap in bytes/ps (0 = none) and what it is.
+type ceiling struct {
+	rate float64
+	kind ceilingKind
+}
+
+// minCeiling is the tighter of two ceilings, where rate 0 means none; on a
+// tie the first is kept.
+func minCeiling(a, b ceiling) ceiling {
 	switch {
-	case near(capv, e.params.HostReadGBps*1e-3):
-		return fmt.Sprintf("per-channel host-memory read ceiling (%.3g GB/s per channel: SHM or NET without GPUDirect RDMA)", e.params.HostReadGBps)
-	case near(capv, e.params.SocketGBps*1e-3):
-		return fmt.Sprintf("per-channel NET/Socket ceiling (%.3g GB/s per TCP stream)", e.params.SocketGBps)
-	case near(capv, e.channelCap(p)):
-		return fmt.Sprintf("per-channel copy ceiling of one CTA (%.3g GB/s %s)", capv*1e3*model.ProtoPayload(p), p)
+	case a.rate == 0:
+		return b
+	case b.rate == 0:
+		return a
+	case b.rate < a.rate:
+		return b
 	}
-	return fmt.Sprintf("per-channel ceiling (%.3g GB/s)", capv*1e3)
+	return a
+}
+
+// capLabel explains the ceiling that bounds a call, for bottleneck reports.
+func (e *Env) capLabel(c ceiling, p model.Proto) string {
+	switch c.kind {
+	case ceilHostRead:
+		return fmt.Sprintf("per-channel host-memory read ceiling (%.3g GB/s per channel: SHM or NET without GPUDirect RDMA)", e.params.HostReadGBps)
+	case ceilSocket:
+		return fmt.Sprintf("per-channel NET/Socket ceiling (%.3g GB/s per TCP stream)", e.params.SocketGBps)
+	case ceilChannel:
+		return fmt.Sprintf("per-channel copy ceiling of one CTA (%.3g GB/s %s)", c.rate*1e3*model.ProtoPayload(p), p)
+	}
+	return fmt.Sprintf("per-channel ceiling (%.3g GB/s)", c.rate*1e3)
 }
 
 // channelCap returns the per-channel wire-rate ceiling in bytes/ps.
@@ -175,15 +205,9 @@ func (e *Env) channelCap(p model.Proto) float64 {
 	return e.params.ChannelCapGBps[p][arch] / model.ProtoPayload(p) * 1e-3
 }
 
-// minCap combines two caps where 0 means none.
-func minCap(a, b float64) float64 {
-	switch {
-	case a == 0:
-		return b
-	case b == 0:
-		return a
-	}
-	return math.Min(a, b)
+// channelCeiling is channelCap tagged as the CTA ceiling.
+func (e *Env) channelCeiling(p model.Proto) ceiling {
+	return ceiling{rate: e.channelCap(p), kind: ceilChannel}
 }
 
 // stepLat returns the per-step latency of a route class for a protocol.

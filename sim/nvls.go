@@ -67,7 +67,7 @@ func (b *builder) nvls() (*prog, error) {
 	pr.perMemb = per
 	w := int32(nc)
 	for i := 0; i < G; i++ {
-		pr.classes = append(pr.classes, flowClass{[]model.LinkID{ups[i]}, per, w, 0}, flowClass{[]model.LinkID{downs[i]}, per, w, 0})
+		pr.classes = append(pr.classes, flowClass{[]model.LinkID{ups[i]}, per, w, ceiling{}}, flowClass{[]model.LinkID{downs[i]}, per, w, ceiling{}})
 	}
 	if !b.des {
 		return pr, nil

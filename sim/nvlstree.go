@@ -85,7 +85,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 	edges := make([][2][]edgeRoutes, N) // [node][tree][gpu]
 	for v := 0; v < N; v++ {
 		for i := 0; i < G; i++ {
-			pr.classes = append(pr.classes, flowClass{ups[v][i : i+1], per, int32(nc), 0}, flowClass{downs[v][i : i+1], per, int32(nc), 0})
+			pr.classes = append(pr.classes, flowClass{ups[v][i : i+1], per, int32(nc), ceiling{}}, flowClass{downs[v][i : i+1], per, int32(nc), ceiling{}})
 		}
 		for tr := 0; tr < 2; tr++ {
 			edges[v][tr] = make([]edgeRoutes, G)
@@ -173,7 +173,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 						continue
 					}
 					ed := edges[v][tr][i].up
-					t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap}, append(ready, prevUp[v][i])...)
+					t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate}, append(ready, prevUp[v][i])...)
 					prevUp[v][i] = t
 					arrived[p][i] = append(arrived[p][i], b.add(Op{Kind: OpDelay, Latency: ed.lat}, t))
 				}
@@ -186,7 +186,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 					}
 					for i := 0; i < G; i++ {
 						ed := edges[ch][tr][i].down
-						t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap}, final[v][i], prevDown[ch][i])
+						t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate}, final[v][i], prevDown[ch][i])
 						prevDown[ch][i] = t
 						final[ch][i] = b.add(Op{Kind: OpDelay, Latency: ed.lat}, t)
 					}

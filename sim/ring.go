@@ -63,7 +63,7 @@ func (b *builder) ring() (*prog, error) {
 		pr.Note = fmt.Sprintf("ring timed analytically: %d ranks x %d channel groups is beyond the DES budget", n, len(chans))
 	}
 	pr.units, pr.slices = units, slices
-	ccap := e.channelCap(proto)
+	ccap := e.channelCeiling(proto)
 	var total float64
 	for _, u := range units {
 		total += u * float64(steps)
@@ -79,13 +79,13 @@ func (b *builder) ring() (*prog, error) {
 				return nil, err
 			}
 			lat := e.stepLat(e.routeClass(route), proto)
-			hops[g][j] = hopInfo{route, minCap(capv, ccap), lat}
+			hops[g][j] = hopInfo{route, minCeiling(capv, ccap), lat}
 			if g == 0 {
 				// A step's data dependency walks one hop around the ring, so
 				// over a loop the latency paid is the ring's mean hop latency.
 				hopLat += lat / model.Time(nsim)
 			}
-			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], rateCap: minCap(capv, ccap)})
+			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], ceil: minCeiling(capv, ccap)})
 		}
 	}
 	pr.latHop = hopLat
@@ -108,7 +108,7 @@ func (b *builder) ring() (*prog, error) {
 					// rank one step earlier.
 					for j := 0; j < nsim; j++ {
 						h := &hops[g][j]
-						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap, Channel: int32(g), Step: int32(s), Rank: int32(j)}
+						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(s), Rank: int32(j)}
 						if s == 0 {
 							prevT[j] = b.add(op, prevT[j])
 						} else {

@@ -80,10 +80,10 @@ func (b *builder) tree() (*prog, error) {
 	depth := int(math.Ceil(math.Log2(float64(N))))
 	pr.steps = 2 * (G - 1 + depth)
 	pr.perMemb = D / model.ProtoPayload(proto)
-	ccap := e.channelCap(proto)
+	ccap := e.channelCeiling(proto)
 	mk := func(route []model.LinkID) hopInfo {
 		r, capv := e.decorate(route)
-		return hopInfo{r, minCap(capv, ccap), e.stepLat(e.routeClass(r), proto)}
+		return hopInfo{r, minCeiling(capv, ccap), e.stepLat(e.routeClass(r), proto)}
 	}
 	for gi, g := range groups {
 		// Chain edges per node (up: chain[i] -> chain[i-1]; down reverse) and tree edges.
@@ -165,7 +165,7 @@ func (b *builder) tree() (*prog, error) {
 		for _, u := range pr.units {
 			bytes := u / model.ProtoPayload(proto)
 			mkT := func(ed hopInfo, deps ...OpID) (OpID, OpID) {
-				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap, Channel: int32(gi)}, deps...)
+				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi)}, deps...)
 				return t, b.add(Op{Kind: OpDelay, Latency: ed.lat}, t)
 			}
 			headReady := make([]OpID, N) // head holds the node's partial sum
