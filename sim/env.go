@@ -21,6 +21,8 @@ type Env struct {
 	params Params
 	// netLatUs is NetLatUs for the cluster's NIC kind, resolved once.
 	netLatUs float64
+	// sym records whether node-periodic reduction is exact (see symmetric).
+	sym bool
 
 	// caps is the capacity in bytes/ps of every topology link followed by
 	// collsim's virtual links (cross-socket device-to-device ceilings).
@@ -40,7 +42,7 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Cluster: c, Res: r, Tuner: r.Tuner(), params: p, xsock: map[model.LinkID]model.LinkID{}}
+	e := &Env{Cluster: c, Res: r, Tuner: r.Tuner(), params: p, sym: isSymmetric(c), xsock: map[model.LinkID]model.LinkID{}}
 	if k, err := model.ParseNICKind(c.Spec.Node.NICs.Kind); err == nil {
 		for i, kk := range model.NICKinds() {
 			if kk == k {
@@ -80,16 +82,17 @@ func (e *Env) LinkName(id model.LinkID) string {
 // Capacity returns link capacities in bytes/ps (virtual links included).
 func (e *Env) Capacity() []float64 { return e.caps }
 
-// Latency class of a route: 0 NVLink only, 1 PCIe or host memory, 2 network.
-func (e *Env) routeClass(route []model.LinkID) int {
+// routeClass is the latency class of a route: NVLink only, PCIe or host
+// memory, or network.
+func (e *Env) routeClass(route []model.LinkID) model.LatClass {
 	t := e.Cluster.Topo
-	class := 0
+	class := model.LatNVLink
 	for _, l := range route {
 		switch t.Links[l].Kind {
 		case model.LinkNet:
-			return 2
+			return model.LatNet
 		case model.LinkPCIe, model.LinkMem, model.LinkSMP:
-			class = 1
+			class = model.LatPCI
 		}
 	}
 	return class
@@ -211,9 +214,9 @@ func (e *Env) channelCeiling(p model.Proto) ceiling {
 }
 
 // stepLat returns the per-step latency of a route class for a protocol.
-func (e *Env) stepLat(class int, p model.Proto) model.Time {
+func (e *Env) stepLat(class model.LatClass, p model.Proto) model.Time {
 	us := e.params.StepLatUs[class][p]
-	if class == 2 {
+	if class == model.LatNet {
 		us += e.netLatUs
 	}
 	return model.Micros(us)
@@ -284,10 +287,13 @@ func (e *Env) fabricRoute(a, b model.ElemID) ([]model.LinkID, error) {
 // symmetric reports whether node-periodic reduction is exact: more than one
 // node, every node identical (always, in collsim clusters) and a single
 // non-blocking switch between them.
-func (e *Env) symmetric() bool {
-	if e.Cluster.NumNodes() < 2 {
+func (e *Env) symmetric() bool { return e.sym }
+
+// isSymmetric decides symmetric once, in NewEnv.
+func isSymmetric(c *model.Cluster) bool {
+	if c.NumNodes() < 2 {
 		return false
 	}
-	k := e.Cluster.Spec.Fabric.Kind
+	k := c.Spec.Fabric.Kind
 	return k == "" || k == "single-switch"
 }

@@ -61,7 +61,7 @@ func (b *builder) nvls() (*prog, error) {
 		}
 		ups[i], downs[i] = l, c.Topo.Links[l].Reverse
 	}
-	lat := e.stepLat(0, model.ProtoSimple)
+	lat := e.stepLat(model.LatNVLink, model.ProtoSimple)
 	pr.latHop = lat
 	per := D * (1 + 1/float64(G)) / eff
 	pr.perMemb = per

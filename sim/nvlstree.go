@@ -77,8 +77,8 @@ func (b *builder) nvlsTree() (*prog, error) {
 	shard := D / float64(G)
 	pr.perMemb = per
 	half := [2]int32{int32((nc + 1) / 2), int32(nc / 2)}
-	netLat := e.stepLat(2, model.ProtoSimple)
-	nvLat := e.stepLat(0, model.ProtoSimple)
+	netLat := e.stepLat(model.LatNet, model.ProtoSimple)
+	nvLat := e.stepLat(model.LatNVLink, model.ProtoSimple)
 	pr.latHop = netLat
 	pr.latPath = 2*nvLat + model.Time(2*depth)*netLat
 	type edgeRoutes struct{ up, down hopInfo }

@@ -41,7 +41,7 @@ type Params struct {
 	CrossSocketP2PGBps float64
 	// StepLatUs is the per-step latency in µs by link class (0 NVLink,
 	// 1 PCIe/SHM, 2 network) and protocol.
-	StepLatUs [3][model.NumProtos]float64
+	StepLatUs [model.NumLatClasses][model.NumProtos]float64
 	// NetLatUs is extra latency per network step by NIC kind (model.NICKinds()
 	// order: ib, roce, efa, tcp), on top of StepLatUs' network row.
 	NetLatUs [4]float64
