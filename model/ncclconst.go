@@ -119,6 +119,7 @@ const (
 	RingChunkSteps    = 4                // Simple ring chunk (NCCL_STEPS/2)
 	RingSliceSteps    = 2                // Simple ring slice
 	NVLSChunkBytes    = 128 * 1024       // NCCL_NVLS_CHUNKSIZE default
+	NVLSMinChunkBytes = 16 * 1024        // NVLS chunks shrink to 64K/32K/16K for small sizes
 )
 
 // StepPayload returns the payload of one buffer step of a protocol.

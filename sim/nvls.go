@@ -40,7 +40,7 @@ func (b *builder) nvls() (*prog, error) {
 	D := float64(call.Bytes) / float64(nc)
 	chunk := float64(model.NVLSChunkBytes)
 	// NVLS chunks shrink for small sizes (64K/32K/16K, nccl-facts §4.1).
-	for chunk > 16*1024 && D < chunk*float64(G) {
+	for chunk > model.NVLSMinChunkBytes && D < chunk*float64(G) {
 		chunk /= 2
 	}
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
