@@ -10,12 +10,13 @@ import (
 
 // Params are the model's free parameters: how much of each link's line rate
 // bulk collective traffic achieves, per-step latencies, per-channel ceilings
-// and fixed overheads. Defaults come from published measurements (each term
-// cites its source); calibrate fits them to measurements and writes a
+// and fixed overheads. Each default is a cited public figure or a stated
+// assumption (see Terms); calibrate fits them to measurements and writes a
 // profile. The zero value is not useful: start from DefaultParams.
 type Params struct {
 	// NVLinkEff is the fraction of NVLink line rate that SM-driven copies
-	// achieve, by NVLink generation (index 1..5).
+	// achieve, by NVLink generation (terms for 2..5; a generation without
+	// one, such as NVLink1, gets linkEff's 0.8).
 	NVLinkEff [6]float64
 	// PCIeEff is the fraction of PCIe line rate achieved, by generation (3..6).
 	PCIeEff [7]float64
@@ -39,8 +40,8 @@ type Params struct {
 	// CrossSocketP2PGBps caps device-to-device traffic (GPU-GPU P2P or
 	// GPUDirect RDMA) that crosses the inter-socket link, per direction.
 	CrossSocketP2PGBps float64
-	// StepLatUs is the per-step latency in µs by link class (0 NVLink,
-	// 1 PCIe/SHM, 2 network) and protocol.
+	// StepLatUs is the per-step latency in µs by latency class (NVLink,
+	// PCIe/SHM, network) and protocol.
 	StepLatUs [model.NumLatClasses][model.NumProtos]float64
 	// NetLatUs is extra latency per network step by NIC kind (model.NICKinds()
 	// order: ib, roce, efa, tcp), on top of StepLatUs' network row.
@@ -53,7 +54,7 @@ type Params struct {
 	NVLSLatUs float64
 	// ChannelCapGBps caps one channel's (one CTA's) copy rate by protocol and
 	// architecture index (Volta, Ampere, Hopper, Blackwell).
-	ChannelCapGBps [model.NumProtos][4]float64
+	ChannelCapGBps [model.NumProtos][model.NumArchs]float64
 }
 
 // launchOverheadUs is what a call costs on top of NCCL's base latency: the
@@ -292,7 +293,7 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 		if g >= 1 && g <= 5 && p.NVLinkEff[g] > 0 {
 			return p.NVLinkEff[g]
 		}
-		return 0.8
+		return 0.8 // assumption: a generation without a term fares as NVLink2 (nvlink.eff.2)
 	case model.LinkPCIe:
 		gen := 4
 		for _, e := range []model.ElemID{l.From, l.To} {
@@ -305,7 +306,7 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 		if gen >= 3 && gen <= 6 && p.PCIeEff[gen] > 0 {
 			return p.PCIeEff[gen]
 		}
-		return 0.8
+		return 0.8 // assumption: a generation without a term (Gen1/2) near Gen3's 0.79
 	case model.LinkSMP:
 		return p.SMPEff
 	case model.LinkMem:
@@ -324,7 +325,7 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 				}
 			}
 		}
-		return 0.95
+		return 0.95 // a network link with no NIC end (not built by collsim): as net.eff.ib
 	}
 	return 1
 }
