@@ -8,6 +8,7 @@ import (
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/study"
 )
 
 // compareReport builds the report of a compare run: which design is
@@ -56,7 +57,7 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 	var bwSeries []reports.BWSeries
 	var tmSeries []reports.TimeSeries
 	for _, d := range r.designs {
-		bw, tm := curvePoints(d.pts)
+		bw, tm := curvePoints(d.Points)
 		if len(bw) > 0 {
 			bwSeries = append(bwSeries, reports.BWSeries{Name: d.name, Style: reports.StyleLine, Points: bw})
 		}
@@ -108,7 +109,7 @@ func (r *compareResult) reportSummary() string {
 	last := len(r.req.Sizes) - 1
 	fmt.Fprintf(&b, " At %s, the largest size:", model.FormatBytes(r.req.Sizes[last]))
 	for i, d := range r.designs {
-		pt := d.pts[last]
+		pt := d.Points[last]
 		sep := ";"
 		if i == len(r.designs)-1 {
 			sep = "."
@@ -117,12 +118,12 @@ func (r *compareResult) reportSummary() string {
 			fmt.Fprintf(&b, " %s shows no link load%s", d.name, sep)
 			continue
 		}
-		fmt.Fprintf(&b, " %s is limited by %s%s", d.name, limitPhrase(pt, clusterInfo(d.env)), sep)
+		fmt.Fprintf(&b, " %s is limited by %s%s", d.name, limitPhrase(pt, clusterInfo(d.Env)), sep)
 	}
 	if !alike {
 		for _, d := range rank[1:] {
-			pt := d.pts[last]
-			if rec := recommendation(pt, clusterInfo(d.env), d.env.Res.Summarize(d.env.Tuner.Graphs.Ring)); rec != "" {
+			pt := d.Points[last]
+			if rec := recommendation(pt, clusterInfo(d.Env), d.Env.Res.Summarize(d.Env.Tuner.Graphs.Ring)); rec != "" {
 				fmt.Fprintf(&b, " For %s: %s", d.name, rec)
 			}
 		}
@@ -134,22 +135,22 @@ func (r *compareResult) reportSummary() string {
 // design's differing NCCL version or profile noted).
 func (r *compareResult) assumptions() []reports.Assumption {
 	first := r.designs[0]
-	version := first.env.Cluster.Version.String()
-	from := versionSource(first.env.Cluster.Spec, first.ctx.String("nccl-version"))
+	version := first.Env.Cluster.Version.String()
+	from := versionSource(first.Env.Cluster.Spec, first.ctx.String("nccl-version"))
 	var notes []reports.Assumption
 	sameParams := true
 	for _, d := range r.designs[1:] {
-		if d.env.Cluster.Version != first.env.Cluster.Version {
+		if d.Env.Cluster.Version != first.Env.Cluster.Version {
 			version = ""
 		}
-		if d.env.Params != first.env.Params {
+		if d.Env.Params != first.Env.Params {
 			sameParams = false
 		}
 	}
 	if version == "" {
 		for _, d := range r.designs {
-			notes = append(notes, reports.Assumption{Term: "NCCL version modelled, " + d.name, Value: d.env.Cluster.Version.String(),
-				Source: versionSource(d.env.Cluster.Spec, d.ctx.String("nccl-version"))})
+			notes = append(notes, reports.Assumption{Term: "NCCL version modelled, " + d.name, Value: d.Env.Cluster.Version.String(),
+				Source: versionSource(d.Env.Cluster.Spec, d.ctx.String("nccl-version"))})
 		}
 	}
 	if !sameParams {
@@ -161,8 +162,8 @@ func (r *compareResult) assumptions() []reports.Assumption {
 			notes = append(notes, reports.Assumption{Term: "calibration profile, " + d.name, Value: p, Source: "the terms below are those of design " + first.name})
 		}
 	}
-	as := modelAssumptions(first.env.Params, version, from, r.req.Engine, first.ctx.String("profile"), nil)
-	as = append(as, reports.Assumption{Term: "large sizes", Value: ">= " + model.FormatBytes(largeFrom),
+	as := modelAssumptions(first.Env.Params, version, from, r.req.Engine, first.ctx.String("profile"), nil)
+	as = append(as, reports.Assumption{Term: "large sizes", Value: ">= " + model.FormatBytes(study.LargeFrom),
 		Source: "the bandwidth regime as collsim's accuracy figures score it (docs/calibrate.md); the largest size alone when no size reaches it"})
 	return append(notes, as...)
 }
@@ -182,7 +183,7 @@ func (r *compareResult) largestSection() reports.Section {
 	t := reports.Table{Caption: "Each design " + lastLabel,
 		Columns: []string{"design", "ranks", "busbw (GB/s)", "vs " + r.designs[0].name, "algo/proto/channels", "bottleneck", "busiest link", "busy", "transports"}}
 	for _, d := range r.designs {
-		pt := d.pts[last]
+		pt := d.Points[last]
 		bars.Categories = append(bars.Categories, d.name)
 		if len(bars.Series) == 2 {
 			bars.Series[0].Values = append(bars.Series[0].Values, r.meanLarge(d))
@@ -196,9 +197,9 @@ func (r *compareResult) largestSection() reports.Section {
 		if len(pt.Utilisation) > 0 {
 			busy = fmt.Sprintf("%.0f%%", 100*pt.Utilisation[0].Busy)
 		}
-		t.Rows = append(t.Rows, []string{d.name, strconv.Itoa(d.env.Cluster.NumRanks()), fmtF(pt.BusBW, 2), ratio,
+		t.Rows = append(t.Rows, []string{d.name, strconv.Itoa(d.Env.Cluster.NumRanks()), fmtF(pt.BusBW, 2), ratio,
 			choiceLabel(pt.Choice), pt.BottleneckClass, pt.Bottleneck, busy,
-			d.env.Res.Summarize(d.env.Tuner.Graphs.Ring).String()})
+			d.Env.Res.Summarize(d.Env.Tuner.Graphs.Ring).String()})
 	}
 	return reports.Section{Title: "Side by side", Blocks: []reports.Block{bars, t}}
 }
@@ -209,7 +210,7 @@ func (r *compareResult) bottleneckSection() reports.Section {
 	last := len(r.req.Sizes) - 1
 	s := reports.Section{Title: "Bottlenecks"}
 	for _, d := range r.designs {
-		pt := d.pts[last]
+		pt := d.Points[last]
 		if len(pt.Utilisation) == 0 {
 			s.Blocks = append(s.Blocks, reports.Paragraph{Text: d.name + ": the model reports no link load at the largest size."})
 			continue
@@ -235,7 +236,7 @@ func (r *compareResult) resultsTable() reports.Table {
 	for i, s := range r.req.Sizes {
 		row := []string{model.FormatBytes(s)}
 		for _, d := range r.designs {
-			row = append(row, fmtF(d.pts[i].BusBW, 2))
+			row = append(row, fmtF(d.Points[i].BusBW, 2))
 		}
 		for _, d := range r.designs[1:] {
 			if v, ok := r.ratio(d, i); ok {
@@ -247,7 +248,7 @@ func (r *compareResult) resultsTable() reports.Table {
 		t.Rows = append(t.Rows, row)
 	}
 	for _, d := range r.designs {
-		t.Notes = append(t.Notes, fmt.Sprintf("%s: %s.", d.name, scenarios.Describe(d.env.Cluster.Spec)))
+		t.Notes = append(t.Notes, fmt.Sprintf("%s: %s.", d.name, scenarios.Describe(d.Env.Cluster.Spec)))
 	}
 	return t
 }
