@@ -82,13 +82,33 @@ func TestParetoFrontier(t *testing.T) {
 		// Identical points do not dominate each other.
 		{"duplicates", []DesignPoint{{"a", 1, 10}, {"b", 1, 10}, {"c", 2, 5}}, []int{0, 1}},
 		{"NaN ignored", []DesignPoint{{"a", math.NaN(), 100}, {"b", 1, 1}}, []int{1}},
-		{"Inf ignored", []DesignPoint{{"a", 1, math.Inf(1)}, {"b", 1, 1}}, []int{1}},
+		{"Inf ignored", []DesignPoint{{"a", math.Inf(1), 100}, {"b", 1, 1}}, []int{1}},
+		// reports' sweep fixture: IB HDR is beaten by RoCE 2:1 (cheaper,
+		// faster), IB NDR 2:1 by RoCE 1:1.
+		{"fixture", []DesignPoint{{"IB NDR 1:1", 2950, 361}, {"IB NDR 2:1", 2700, 300}, {"RoCE 400G 1:1", 2600, 342},
+			{"RoCE 400G 2:1", 2300, 250}, {"IB HDR 1:1", 2400, 198}, {"Eth 200G", 2100, 120}}, []int{5, 3, 2, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := ParetoFrontier(tt.points)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("ParetoFrontier = %v, want %v", got, tt.want)
+			}
+			// Cross-check against the definition, O(n^2).
+			finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+			for i, p := range tt.points {
+				if !finite(p.Cost) || !finite(p.Throughput) {
+					continue
+				}
+				dominated := false
+				for j, q := range tt.points {
+					if i != j && q.Cost <= p.Cost && q.Throughput >= p.Throughput && (q.Cost < p.Cost || q.Throughput > p.Throughput) {
+						dominated = true
+					}
+				}
+				if dominated == slices.Contains(got, i) {
+					t.Errorf("point %d (%s): dominated=%v but on frontier=%v", i, p.Name, dominated, !dominated)
+				}
 			}
 		})
 	}

@@ -53,13 +53,15 @@ func sweepReport(e *env, r *sweepResult) (*reports.Document, error) {
 	doc.Assumptions = r.assumptions()
 
 	points := make([]reports.DesignPoint, len(r.Designs))
+	var frontier []study.DesignPoint
 	for i, d := range r.Designs {
 		points[i] = reports.DesignPoint{Name: "#" + strconv.Itoa(d.Index), Cost: d.Cost.TotalUSD, Throughput: d.Throughput}
+		frontier = append(frontier, study.DesignPoint(points[i]))
 	}
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Cost against throughput", Blocks: []reports.Block{
 		reports.Paragraph{Text: "Every design as a point. The Pareto frontier (coloured and connected) holds the designs no other design beats on both cost and throughput: buy on the frontier, at the throughput you need. " +
 			"#N numbers the designs as in the table below."},
-		reports.ParetoPlot{Title: "Cost against " + r.metricLabel(), CostLabel: "total cost (" + r.Prices.Currency + ")", ThroughputLabel: r.metricLabel() + " (" + r.Unit + ")", Points: points,
+		reports.ParetoPlot{Title: "Cost against " + r.metricLabel(), CostLabel: "total cost (" + r.Prices.Currency + ")", ThroughputLabel: r.metricLabel() + " (" + r.Unit + ")", Points: points, Frontier: study.ParetoFrontier(frontier),
 			Caption: "Total cost = hardware + energy over the period, at " + r.priceWords() + "."},
 	}})
 	doc.Sections = append(doc.Sections, r.recommendationSection(), r.breakdownSection(), reports.Section{Title: "All designs", Blocks: []reports.Block{r.designsTable()}})
