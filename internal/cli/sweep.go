@@ -39,7 +39,7 @@ func sweepCommand(e *env) *cli.Command {
 			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
-				return badInputf("--engine: %v", err)
+				return badInputf("--engine: %w", err)
 			}
 			rpath, err := reportPath(c, "sweep")
 			if err != nil {
