@@ -37,7 +37,7 @@ type SweepOptions struct {
 // SweepDesign is one design of a sweep with its cost and results.
 type SweepDesign struct {
 	scenarios.Design
-	Cost scenarios.Cost
+	Cost Cost
 	Modelled
 	// Throughput is the metric's throughput (busbw, samples/s, ...).
 	Throughput float64
@@ -114,7 +114,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	}
 	name := func(d scenarios.Design) string { return fmt.Sprintf("sweep: design %d (%s)", d.Index, d.Name) }
 	for _, d := range ds {
-		cost, err := cat.Cost(d.Spec)
+		cost, err := Price(cat, d.Spec)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name(d), err)
 		}
