@@ -145,7 +145,6 @@ func parseDesigns(specs, clusters []string, profile string) ([]*design, error) {
 // compareResult is a compare run ready to print.
 type compareResult struct {
 	*study.CompareResult
-	req     sim.Request
 	dtype   string
 	designs []*design
 	// sizes is the size option as given, for the report.
@@ -188,7 +187,7 @@ func runCompare(c *cli.Context, ds []*design, req sim.Request) (*compareResult, 
 	for i, d := range ds {
 		d.CompareDesignResult = res.Designs[i]
 	}
-	return &compareResult{CompareResult: res, req: req, dtype: strings.ToLower(c.String("datatype")), designs: ds}, nil
+	return &compareResult{CompareResult: res, dtype: strings.ToLower(c.String("datatype")), designs: ds}, nil
 }
 
 // wrapKeep prefixes err with what, keeping its exit code.
@@ -229,8 +228,8 @@ func (r *compareResult) ratio(d *design, i int) (float64, bool) {
 // largeLabel says which sizes count as large: ">= 64M (5 sizes)".
 func (r *compareResult) largeLabel() string {
 	idx := r.large()
-	if len(r.req.Sizes) > 0 && r.req.Sizes[idx[0]] < study.LargeFrom {
-		return "at " + model.FormatBytes(r.req.Sizes[idx[0]]) + ", the largest size"
+	if len(r.Request.Sizes) > 0 && r.Request.Sizes[idx[0]] < study.LargeFrom {
+		return "at " + model.FormatBytes(r.Request.Sizes[idx[0]]) + ", the largest size"
 	}
 	if len(idx) == 1 {
 		return fmt.Sprintf("at >= %s (1 size)", model.FormatBytes(study.LargeFrom))
@@ -254,12 +253,12 @@ func (r *compareResult) summaryLines() []string {
 		fmt.Fprintf(&b, "; %s %s GB/s (%sx%s)", d.name, fmtF(r.meanLarge(d), 1), fmtF(f, 2), tie)
 	}
 	lines := []string{b.String() + "."}
-	last := len(r.req.Sizes) - 1
+	last := len(r.Request.Sizes) - 1
 	var parts []string
 	for _, d := range r.designs {
 		parts = append(parts, d.name+": "+bottleneckPhrase(d.Points[last]))
 	}
-	lines = append(lines, fmt.Sprintf("Bottleneck at %s: %s.", model.FormatBytes(r.req.Sizes[last]), strings.Join(parts, "; ")))
+	lines = append(lines, fmt.Sprintf("Bottleneck at %s: %s.", model.FormatBytes(r.Request.Sizes[last]), strings.Join(parts, "; ")))
 	return lines
 }
 
@@ -282,7 +281,7 @@ func designLine(d *design) string {
 }
 
 func (r *compareResult) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "# collsim %s compare (engine %s): %s_perf, %s, %d designs\n", Version, r.req.Engine, r.req.Coll.TestName(), r.dtype, len(r.designs))
+	fmt.Fprintf(w, "# collsim %s compare (engine %s): %s_perf, %s, %d designs\n", Version, r.Request.Engine, r.Request.Coll.TestName(), r.dtype, len(r.designs))
 	for _, d := range r.designs {
 		fmt.Fprintf(w, "#   %s: %s\n", d.name, designLine(d))
 	}
@@ -301,7 +300,7 @@ func (r *compareResult) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w, head1)
 	fmt.Fprintln(w, head2)
-	for i, s := range r.req.Sizes {
+	for i, s := range r.Request.Sizes {
 		line := fmt.Sprintf("%12d", s)
 		for j, d := range r.designs {
 			line += "  " + ncclNum(d.Points[i].BusBW, widths[j])
@@ -354,10 +353,10 @@ func (r *compareResult) writeJSON(w io.Writer) error {
 		Fastest        string              `json:"fastest"`
 		Summary        []string            `json:"summary"`
 	}
-	d := doc{Collective: r.req.Coll.String(), Engine: string(r.req.Engine), Datatype: r.dtype,
-		LargeFromBytes: int64(r.req.Sizes[r.large()[0]]), Fastest: r.ranking()[0].name, Summary: r.summaryLines()}
+	d := doc{Collective: r.Request.Coll.String(), Engine: string(r.Request.Engine), Datatype: r.dtype,
+		LargeFromBytes: int64(r.Request.Sizes[r.large()[0]]), Fastest: r.ranking()[0].name, Summary: r.summaryLines()}
 	for _, ds := range r.designs {
-		p := newPrediction(ds.Env, r.req, ds.Points, r.dtype)
+		p := newPrediction(ds.Env, r.Request, ds.Points, r.dtype)
 		dj := compareDesignJSON{Name: ds.name, From: ds.from, Args: append([]string{}, ds.args...), Cluster: clusterInfo(ds.Env),
 			Ranks: ds.Env.Cluster.NumRanks(), Summary: p.summary, LargeBusBW: round(r.meanLarge(ds), 3)}
 		for _, pt := range ds.Points {
@@ -367,7 +366,7 @@ func (r *compareResult) writeJSON(w io.Writer) error {
 		dj.BottleneckClass, dj.Bottleneck = last.BottleneckClass, last.Bottleneck
 		d.Designs = append(d.Designs, dj)
 	}
-	for i, s := range r.req.Sizes {
+	for i, s := range r.Request.Sizes {
 		row := compareRowJSON{RequestedBytes: int64(s)}
 		for _, ds := range r.designs {
 			row.BusBW = append(row.BusBW, round(ds.Points[i].BusBW, 3))
@@ -388,7 +387,7 @@ func (r *compareResult) writeCSV(w io.Writer) error {
 			if v, ok := r.ratio(d, i); ok {
 				ratio = fmtF(v, 4)
 			}
-			_ = cw.Write([]string{d.name, strconv.FormatInt(int64(r.req.Sizes[i]), 10), strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10),
+			_ = cw.Write([]string{d.name, strconv.FormatInt(int64(r.Request.Sizes[i]), 10), strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10),
 				fmtF(pt.TimeUs, 3), fmtF(pt.AlgBW, 3), fmtF(pt.BusBW, 3), ratio,
 				pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.BottleneckClass, pt.Bottleneck})
 		}

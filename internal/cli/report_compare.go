@@ -16,10 +16,10 @@ import (
 // against size for every design side by side, busbw at the largest size
 // as bars, the busiest links of each design and the table of numbers.
 func compareReport(e *env, r *compareResult) (*reports.Document, error) {
-	if len(r.designs) == 0 || len(r.req.Sizes) == 0 {
+	if len(r.designs) == 0 || len(r.Request.Sizes) == 0 {
 		return nil, fmt.Errorf("compare: --report: no results to report")
 	}
-	coll := collectiveTitle(r.req.Coll)
+	coll := collectiveTitle(r.Request.Coll)
 	var names []string
 	for _, d := range r.designs {
 		names = append(names, d.name)
@@ -29,7 +29,7 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 		title = fmt.Sprintf("%s on %d designs", coll, len(names))
 	}
 	doc := e.newReport(title)
-	doc.Subtitle = fmt.Sprintf("collsim model of nccl-tests %s_perf on %d designs side by side (%s engine)", r.req.Coll.TestName(), len(names), r.req.Engine)
+	doc.Subtitle = fmt.Sprintf("collsim model of nccl-tests %s_perf on %d designs side by side (%s engine)", r.Request.Coll.TestName(), len(names), r.Request.Engine)
 	rank := r.ranking()
 	best := rank[0]
 	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: fmt.Sprintf("faster %s: %s, %s mean busbw", r.largeLabel(), best.name, gbps(r.meanLarge(best)))}
@@ -44,14 +44,14 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 		}
 		doc.Inputs = append(doc.Inputs, reports.KV{Key: "design " + d.name, Value: v})
 	}
-	last := len(r.req.Sizes) - 1
+	last := len(r.Request.Sizes) - 1
 	doc.Inputs = append(doc.Inputs,
-		reports.KV{Key: "collective", Value: fmt.Sprintf("%s (nccl-tests %s_perf), %s", coll, r.req.Coll.TestName(), r.dtype)},
-		reports.KV{Key: "sizes", Value: fmt.Sprintf("%s: %d sizes from %s to %s", r.sizes, len(r.req.Sizes), model.FormatBytes(r.req.Sizes[0]), model.FormatBytes(r.req.Sizes[last]))},
-		reports.KV{Key: "engine", Value: string(r.req.Engine)},
+		reports.KV{Key: "collective", Value: fmt.Sprintf("%s (nccl-tests %s_perf), %s", coll, r.Request.Coll.TestName(), r.dtype)},
+		reports.KV{Key: "sizes", Value: fmt.Sprintf("%s: %d sizes from %s to %s", r.sizes, len(r.Request.Sizes), model.FormatBytes(r.Request.Sizes[0]), model.FormatBytes(r.Request.Sizes[last]))},
+		reports.KV{Key: "engine", Value: string(r.Request.Engine)},
 		reports.KV{Key: "large sizes", Value: "designs are ranked by their mean busbw " + r.largeLabel()},
 	)
-	doc.Inputs = append(doc.Inputs, forcedInputs(r.req)...)
+	doc.Inputs = append(doc.Inputs, forcedInputs(r.Request)...)
 	doc.Assumptions = r.assumptions()
 
 	var bwSeries []reports.BWSeries
@@ -68,7 +68,7 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 	if len(bwSeries) == len(r.designs) {
 		doc.Sections = append(doc.Sections, reports.Section{Title: "Bus bandwidth", Blocks: []reports.Block{
 			reports.Paragraph{Text: "Predicted bus bandwidth of every design for each message size, as nccl-tests computes it. Where the lines part, the designs' networks (or nodes) differ; where they meet, something they share limits both."},
-			reports.BusBWPlot{Title: coll + " busbw by design", Caption: fmt.Sprintf("collsim %s engine; one line per design.", r.req.Engine), Series: bwSeries},
+			reports.BusBWPlot{Title: coll + " busbw by design", Caption: fmt.Sprintf("collsim %s engine; one line per design.", r.Request.Engine), Series: bwSeries},
 		}})
 	}
 	if len(tmSeries) == len(r.designs) {
@@ -86,7 +86,7 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 func (r *compareResult) reportSummary() string {
 	rank := r.ranking()
 	best := rank[0]
-	coll := collectiveTitle(r.req.Coll)
+	coll := collectiveTitle(r.Request.Coll)
 	alike := true
 	for _, d := range rank[1:] {
 		alike = alike && r.meanLarge(d)/r.meanLarge(best) >= 0.98
@@ -106,8 +106,8 @@ func (r *compareResult) reportSummary() string {
 		}
 		b.WriteString(".")
 	}
-	last := len(r.req.Sizes) - 1
-	fmt.Fprintf(&b, " At %s, the largest size:", model.FormatBytes(r.req.Sizes[last]))
+	last := len(r.Request.Sizes) - 1
+	fmt.Fprintf(&b, " At %s, the largest size:", model.FormatBytes(r.Request.Sizes[last]))
 	for i, d := range r.designs {
 		pt := d.Points[last]
 		sep := ";"
@@ -162,7 +162,7 @@ func (r *compareResult) assumptions() []reports.Assumption {
 			notes = append(notes, reports.Assumption{Term: "calibration profile, " + d.name, Value: p, Source: "the terms below are those of design " + first.name})
 		}
 	}
-	as := modelAssumptions(first.Env.Params, version, from, r.req.Engine, first.ctx.String("profile"), nil)
+	as := modelAssumptions(first.Env.Params, version, from, r.Request.Engine, first.ctx.String("profile"), nil)
 	as = append(as, reports.Assumption{Term: "large sizes", Value: ">= " + model.FormatBytes(study.LargeFrom),
 		Source: "the bandwidth regime as collsim's accuracy figures score it (docs/calibrate.md); the largest size alone when no size reaches it"})
 	return append(notes, as...)
@@ -171,8 +171,8 @@ func (r *compareResult) assumptions() []reports.Assumption {
 // largestSection shows busbw at the largest size and the mean at large
 // sizes for every design as bars, with the bottleneck of each.
 func (r *compareResult) largestSection() reports.Section {
-	last := len(r.req.Sizes) - 1
-	lastLabel := "at " + model.FormatBytes(r.req.Sizes[last])
+	last := len(r.Request.Sizes) - 1
+	lastLabel := "at " + model.FormatBytes(r.Request.Sizes[last])
 	bars := reports.BarPlot{Title: "busbw by design", CategoryLabel: "design", ValueLabel: "busbw (GB/s)",
 		Caption: "Mean busbw " + r.largeLabel() + " and busbw " + lastLabel + ", the largest size.",
 		Series:  []reports.BarSeries{{Name: "mean " + strings.TrimPrefix(r.largeLabel(), "at ")}, {Name: lastLabel}}}
@@ -207,7 +207,7 @@ func (r *compareResult) largestSection() reports.Section {
 // bottleneckSection shows the busiest links of each design at the largest
 // size.
 func (r *compareResult) bottleneckSection() reports.Section {
-	last := len(r.req.Sizes) - 1
+	last := len(r.Request.Sizes) - 1
 	s := reports.Section{Title: "Bottlenecks"}
 	for _, d := range r.designs {
 		pt := d.Points[last]
@@ -216,7 +216,7 @@ func (r *compareResult) bottleneckSection() reports.Section {
 			continue
 		}
 		s.Blocks = append(s.Blocks, reports.LinkUtilPlot{
-			Title:   "Busiest links of " + d.name + " at " + model.FormatBytes(r.req.Sizes[last]),
+			Title:   "Busiest links of " + d.name + " at " + model.FormatBytes(r.Request.Sizes[last]),
 			Caption: fmt.Sprintf("Share of the call time each link is busy (%s/%s on %d channels); bottleneck: %s.", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, bottleneckPhrase(pt)),
 			Links:   linkUtils(pt),
 		})
@@ -233,7 +233,7 @@ func (r *compareResult) resultsTable() reports.Table {
 	for _, d := range r.designs[1:] {
 		t.Columns = append(t.Columns, d.name+"/"+r.designs[0].name)
 	}
-	for i, s := range r.req.Sizes {
+	for i, s := range r.Request.Sizes {
 		row := []string{model.FormatBytes(s)}
 		for _, d := range r.designs {
 			row = append(row, fmtF(d.Points[i].BusBW, 2))
