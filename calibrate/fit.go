@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 	yaml "go.yaml.in/yaml/v3"
@@ -91,7 +92,7 @@ func (d *Dataset) Points() int {
 
 // SeriesFromRun turns a results table into a series on spec: out-of-place
 // rows with a positive size and time. file labels it.
-func SeriesFromRun(r *Run, file string, spec model.ClusterSpec) Series {
+func SeriesFromRun(r *ingest.Run, file string, spec model.ClusterSpec) Series {
 	s := Series{Name: fmt.Sprintf("%s:%d %s", path.Base(file), r.Line, runLabel(r)), File: file, Line: r.Line,
 		Spec: spec, Coll: r.Collective, ElemSize: r.DTypeSize, Ranks: r.Ranks}
 	if s.ElemSize <= 0 {
@@ -106,7 +107,7 @@ func SeriesFromRun(r *Run, file string, spec model.ClusterSpec) Series {
 	return s
 }
 
-func runLabel(r *Run) string {
+func runLabel(r *ingest.Run) string {
 	if r.Binary != "" {
 		return r.Binary
 	}
@@ -117,7 +118,7 @@ func runLabel(r *Run) string {
 // different rank count, a different GPU model on the device lines, or more
 // hosts than the cluster has nodes. The error wraps ErrMismatch and says
 // which fact differs.
-func CheckRun(r *Run, log *NCCLLog, file string, cl *model.Cluster) error {
+func CheckRun(r *ingest.Run, log *ingest.NCCLLog, file string, cl *model.Cluster) error {
 	where := fmt.Sprintf("%s:%d (%s)", file, r.Line, runLabel(r))
 	if r.Ranks != cl.NumRanks() {
 		return fmt.Errorf("calibrate: %s: rank count: the run has %d ranks, the cluster has %d (%d node(s) x %d GPUs): %w",
@@ -145,7 +146,7 @@ type runSeries struct {
 	// series holds one series per usable run, in file order; runs[i] is
 	// the run behind series[i].
 	series []Series
-	runs   []*Run
+	runs   []*ingest.Run
 	// rankErrs are the CheckRun errors of runs set aside because their rank
 	// count differs from the cluster's (see skippedNotes).
 	rankErrs []error
@@ -157,7 +158,7 @@ type runSeries struct {
 // (built from spec). A run of another rank count is set aside in rankErrs,
 // for the caller to skip with a note or refuse when nothing else matches;
 // any other CheckRun mismatch is returned as the error.
-func seriesOfRuns(a *Artifact, cl *model.Cluster, spec model.ClusterSpec) (runSeries, error) {
+func seriesOfRuns(a *ingest.Artifact, cl *model.Cluster, spec model.ClusterSpec) (runSeries, error) {
 	var rs runSeries
 	for _, r := range a.Runs {
 		if err := CheckRun(r, a.Log, a.File, cl); err != nil {
@@ -194,7 +195,7 @@ func skippedNotes(rankErrs []error) []string {
 // whose rank count differs is skipped (with a note) only when another run
 // matches; a GPU model that differs, or a dataset with nothing usable, is
 // an error (wrapping ErrMismatch for mismatches).
-func BuildDataset(arts []*Artifact, spec model.ClusterSpec) (*Dataset, error) {
+func BuildDataset(arts []*ingest.Artifact, spec model.ClusterSpec) (*Dataset, error) {
 	cl, err := spec.Build()
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: cluster: %w", err)
@@ -256,7 +257,7 @@ func joinUnique(list, s string) string {
 
 // linkObservations turns bandwidth matrices and perftest results into link
 // observations on cl's first node.
-func linkObservations(a *Artifact, cl *model.Cluster) ([]LinkObs, []string, error) {
+func linkObservations(a *ingest.Artifact, cl *model.Cluster) ([]LinkObs, []string, error) {
 	var obs []LinkObs
 	var notes []string
 	base := path.Base(a.File)
@@ -339,7 +340,7 @@ func linkObservations(a *Artifact, cl *model.Cluster) ([]LinkObs, []string, erro
 // pairObservation summarises the GPU pairs of a GPU-to-GPU matrix that
 // use P2P in the model: the median measured bandwidth against the line
 // rate of the pairs' route.
-func pairObservation(m *Matrix, cl *model.Cluster, res *model.Resolution, base string) (*LinkObs, string) {
+func pairObservation(m *ingest.Matrix, cl *model.Cluster, res *model.Resolution, base string) (*LinkObs, string) {
 	gpus := cl.Nodes[0].GPUs
 	t := cl.Topo
 	var vals []float64
@@ -382,12 +383,12 @@ func pairObservation(m *Matrix, cl *model.Cluster, res *model.Resolution, base s
 	if len(vals) == 0 {
 		return nil, ""
 	}
-	return &LinkObs{Term: term, LineGBps: line, MeasuredGBps: medianOf(vals), Source: fmt.Sprintf("%s: %s", base, m.Title)}, ""
+	return &LinkObs{Term: term, LineGBps: line, MeasuredGBps: Median(vals), Source: fmt.Sprintf("%s: %s", base, m.Title)}, ""
 }
 
 // matrixMedian returns the median finite positive value of a matrix,
 // diagonal included or not.
-func matrixMedian(m *Matrix, skipDiag bool) (float64, bool) {
+func matrixMedian(m *ingest.Matrix, skipDiag bool) (float64, bool) {
 	var v []float64
 	for i, row := range m.Values {
 		for j, x := range row {
@@ -400,7 +401,7 @@ func matrixMedian(m *Matrix, skipDiag bool) (float64, bool) {
 	if len(v) == 0 {
 		return 0, false
 	}
-	return medianOf(v), true
+	return Median(v), true
 }
 
 // FitOptions control Fit. The zero value fits automatically chosen terms
@@ -560,6 +561,27 @@ func predictSeries(ctx context.Context, env *sim.Env, s Series, engine sim.Engin
 	return pts, nil
 }
 
+// PredictTimes predicts the times (µs) of a series on its own cluster with params.
+func PredictTimes(ctx context.Context, s Series, p sim.Params, engine sim.EngineKind) ([]float64, error) {
+	cl, err := s.Spec.Build()
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %s: %w", s.Name, err)
+	}
+	env, err := sim.NewEnv(cl, p)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %s: %w", s.Name, err)
+	}
+	pts, err := predictSeries(ctx, env, s, engine)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(pts))
+	for i, pt := range pts {
+		out[i] = pt.TimeUs
+	}
+	return out, nil
+}
+
 // residuals returns log(model/measured) for every series point, then every
 // link observation in use.
 func (fp *fitProblem) residuals(p *sim.Params, useLink []bool) ([]float64, error) {
@@ -696,7 +718,7 @@ func Fit(ctx context.Context, series []Series, links []LinkObs, base sim.Params,
 	// cluster) are left out and said so.
 	var usable []Series
 	for _, s := range series {
-		if _, err := predictTimesWith(ctx, s, base, opt.Engine); err != nil {
+		if _, err := PredictTimes(ctx, s, base, opt.Engine); err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("calibrate: %w", ctx.Err())
 			}
@@ -1007,11 +1029,12 @@ func medianAbsBW(r []float64) float64 {
 	for i, x := range r {
 		a[i] = math.Abs(math.Exp(-x) - 1)
 	}
-	return medianOf(a)
+	return Median(a)
 }
 
-// medianOf returns the median of v (v is not modified); 0 for empty v.
-func medianOf(v []float64) float64 { return quantileOf(v, 0.5) }
+// Median returns the median of v (the mean of the middle two for even
+// lengths; v is not modified); 0 for empty v.
+func Median(v []float64) float64 { return quantileOf(v, 0.5) }
 
 // quantileOf returns the q-quantile of v by linear interpolation between
 // order statistics; 0 for empty v.

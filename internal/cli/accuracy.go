@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/calibrate/accuracy"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -55,7 +55,7 @@ func accuracyCommand(e *env) *cli.Command {
 					only = append(only, p)
 				}
 			}
-			rep, err := calibrate.RunAccuracy(c.Context, file, calibrate.AccuracyOptions{Engine: engine, Only: only})
+			rep, err := accuracy.RunAccuracy(c.Context, file, accuracy.AccuracyOptions{Engine: engine, Only: only})
 			if err != nil {
 				return badInput(err)
 			}

@@ -1,4 +1,4 @@
-package calibrate
+package accuracy
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/sim"
 )
 
@@ -64,8 +66,8 @@ type CaseResult struct {
 	FittedTerms []string `json:"fitted_terms"`
 	// Uncalibrated and Calibrated summarise the errors per regime
 	// (latency, then bandwidth or mid).
-	Uncalibrated []RegimeStats `json:"uncalibrated"`
-	Calibrated   []RegimeStats `json:"calibrated"`
+	Uncalibrated []calibrate.RegimeStats `json:"uncalibrated"`
+	Calibrated   []calibrate.RegimeStats `json:"calibrated"`
 	// Points are the per-size predictions and errors.
 	Points []AccuracyPoint `json:"points"`
 	// Expect is, for degraded cases, the diagnosis validate must name when
@@ -79,7 +81,7 @@ type CaseResult struct {
 }
 
 // Regime returns one regime's statistics, calibrated or not.
-func (c *CaseResult) Regime(name string, calibrated bool) RegimeStats {
+func (c *CaseResult) Regime(name string, calibrated bool) calibrate.RegimeStats {
 	list := c.Uncalibrated
 	if calibrated {
 		list = c.Calibrated
@@ -89,7 +91,7 @@ func (c *CaseResult) Regime(name string, calibrated bool) RegimeStats {
 			return r
 		}
 	}
-	return RegimeStats{Regime: name}
+	return calibrate.RegimeStats{Regime: name}
 }
 
 // AccuracySummary aggregates one regime over all cases: Cases counts the
@@ -99,12 +101,12 @@ func (c *CaseResult) Regime(name string, calibrated bool) RegimeStats {
 type AccuracySummary struct {
 	// Regime is summarised; the Uncal fields use default parameters, the
 	// Cal fields the held-out fits.
-	Regime          string      `json:"regime"`
-	Cases           int         `json:"cases"`
-	UncalCaseMedian float64     `json:"uncalibrated_case_median"`
-	CalCaseMedian   float64     `json:"calibrated_case_median"`
-	UncalPooled     RegimeStats `json:"uncalibrated_pooled"`
-	CalPooled       RegimeStats `json:"calibrated_pooled"`
+	Regime          string                `json:"regime"`
+	Cases           int                   `json:"cases"`
+	UncalCaseMedian float64               `json:"uncalibrated_case_median"`
+	CalCaseMedian   float64               `json:"calibrated_case_median"`
+	UncalPooled     calibrate.RegimeStats `json:"uncalibrated_pooled"`
+	CalPooled       calibrate.RegimeStats `json:"calibrated_pooled"`
 }
 
 // Target is one accuracy target of the issue and whether it is met.
@@ -134,8 +136,8 @@ type AccuracyReport struct {
 type accCase struct {
 	c      Case
 	setup  CaseSetup
-	art    *Artifact
-	series Series
+	art    *ingest.Artifact
+	series calibrate.Series
 }
 
 // RunAccuracy scores the model on every case of a cases file (the
@@ -179,16 +181,16 @@ func RunAccuracy(ctx context.Context, casesFile string, opt AccuracyOptions) (*A
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: case %s: %w", c.ID, err)
 		}
-		if err := CheckRun(run, art.Log, c.File, cl); err != nil {
+		if err := calibrate.CheckRun(run, art.Log, c.File, cl); err != nil {
 			return nil, fmt.Errorf("calibrate: case %s: %w", c.ID, err)
 		}
-		s := SeriesFromRun(run, c.File, spec)
+		s := calibrate.SeriesFromRun(run, c.File, spec)
 		s.Name = c.ID
 		all = append(all, &accCase{c: c, setup: setup, art: art, series: s})
 	}
 	var todo []*accCase
 	for _, a := range all {
-		if len(opt.Only) == 0 || matchTerm(a.c.ID, opt.Only) || hasPrefixAny(a.c.ID, opt.Only) {
+		if len(opt.Only) == 0 || hasPrefixAny(a.c.ID, opt.Only) {
 			todo = append(todo, a)
 		}
 	}
@@ -230,7 +232,8 @@ func RunAccuracy(ctx context.Context, casesFile string, opt AccuracyOptions) (*A
 
 func hasPrefixAny(s string, ps []string) bool {
 	for _, p := range ps {
-		if strings.HasPrefix(s, p) {
+		// "moc_*" and "moc_" select the same cases.
+		if strings.HasPrefix(s, strings.TrimSuffix(p, "*")) {
 			return true
 		}
 	}
@@ -243,13 +246,13 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOpti
 	cr := &CaseResult{ID: c.ID, File: c.File, Source: c.Source, Class: a.setup.Class, Quality: c.Quality, Collective: c.Collective,
 		Ranks: c.TotalRanks, Nodes: c.Nodes, Cluster: a.setup.Configured.String(), Expect: a.setup.Expect}
 	base := sim.DefaultParams()
-	uncal, err := predictTimesWith(ctx, a.series, base, opt.Engine)
+	uncal, err := calibrate.PredictTimes(ctx, a.series, base, opt.Engine)
 	if err != nil {
 		return nil, err
 	}
 	// Calibrated predictions, never fitted on the scored points.
 	cal := make([]float64, len(a.series.Points))
-	var peers []Series
+	var peers []calibrate.Series
 	var names []string
 	for _, o := range all {
 		if o != a && o.setup.Class == a.setup.Class {
@@ -258,13 +261,13 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOpti
 		}
 	}
 	if len(peers) > 0 {
-		fr, err := Fit(ctx, peers, nil, base, FitOptions{})
+		fr, err := calibrate.Fit(ctx, peers, nil, base, calibrate.FitOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: case %s: fit on %s: %w", c.ID, strings.Join(names, ", "), err)
 		}
 		cr.Calibration = "fitted on the other cases of class " + a.setup.Class + ": " + strings.Join(names, ", ")
 		cr.FittedTerms = termNames(fr)
-		if cal, err = predictTimesWith(ctx, a.series, fr.Params, opt.Engine); err != nil {
+		if cal, err = calibrate.PredictTimes(ctx, a.series, fr.Params, opt.Engine); err != nil {
 			return nil, err
 		}
 	} else {
@@ -284,14 +287,14 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOpti
 			if len(test.Points) == 0 || len(train.Points) == 0 {
 				continue
 			}
-			fr, err := Fit(ctx, []Series{train}, nil, base, FitOptions{})
+			fr, err := calibrate.Fit(ctx, []calibrate.Series{train}, nil, base, calibrate.FitOptions{})
 			if err != nil {
 				return nil, fmt.Errorf("calibrate: case %s: fit on fold %d: %w", c.ID, fold, err)
 			}
 			if fold == 0 {
 				cr.FittedTerms = termNames(fr)
 			}
-			t, err := predictTimesWith(ctx, test, fr.Params, opt.Engine)
+			t, err := calibrate.PredictTimes(ctx, test, fr.Params, opt.Engine)
 			if err != nil {
 				return nil, err
 			}
@@ -304,7 +307,7 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOpti
 	for i, p := range a.series.Points {
 		sizes[i] = p.Size
 	}
-	hasBW := GateRegime(sizes) == RegimeBandwidth
+	hasBW := calibrate.GateRegime(sizes) == calibrate.RegimeBandwidth
 	factor := a.series.Coll.BusBWFactor(c.TotalRanks)
 	ue, ce := map[string][]float64{}, map[string][]float64{}
 	for i, p := range a.series.Points {
@@ -314,7 +317,7 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOpti
 			}
 			return float64(p.Size) / (t * 1e3) * factor
 		}
-		ap := AccuracyPoint{Size: p.Size, Regime: RegimeOf(p.Size, hasBW), MeasuredBusBW: bw(p.TimeUs), UncalBusBW: bw(uncal[i]), CalBusBW: bw(cal[i])}
+		ap := AccuracyPoint{Size: p.Size, Regime: calibrate.RegimeOf(p.Size, hasBW), MeasuredBusBW: bw(p.TimeUs), UncalBusBW: bw(uncal[i]), CalBusBW: bw(cal[i])}
 		if uncal[i] > 0 {
 			ap.UncalError = p.TimeUs/uncal[i] - 1
 		}
@@ -325,10 +328,10 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOpti
 		ce[ap.Regime] = append(ce[ap.Regime], ap.CalError)
 		cr.Points = append(cr.Points, ap)
 	}
-	for _, r := range []string{RegimeLatency, RegimeMid, RegimeBandwidth} {
+	for _, r := range []string{calibrate.RegimeLatency, calibrate.RegimeMid, calibrate.RegimeBandwidth} {
 		if len(ue[r]) > 0 {
-			cr.Uncalibrated = append(cr.Uncalibrated, Stats(r, ue[r]))
-			cr.Calibrated = append(cr.Calibrated, Stats(r, ce[r]))
+			cr.Uncalibrated = append(cr.Uncalibrated, calibrate.Stats(r, ue[r]))
+			cr.Calibrated = append(cr.Calibrated, calibrate.Stats(r, ce[r]))
 		}
 	}
 	if a.setup.Healthy != nil {
@@ -337,7 +340,7 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOpti
 			return nil, err
 		}
 		cr.HealthyCluster = a.setup.Healthy.String()
-		v, err := Validate(ctx, []*Artifact{a.art}, spec, base, ValidateOptions{Tolerance: opt.Tolerance})
+		v, err := calibrate.Validate(ctx, []*ingest.Artifact{a.art}, spec, base, calibrate.ValidateOptions{Tolerance: opt.Tolerance})
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: case %s: validate against the healthy cluster: %w", c.ID, err)
 		}
@@ -351,33 +354,12 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOpti
 	return cr, nil
 }
 
-func termNames(fr *FitResult) []string {
+func termNames(fr *calibrate.FitResult) []string {
 	var out []string
 	for _, t := range fr.Fitted {
 		out = append(out, t.Name)
 	}
 	return out
-}
-
-// predictTimesWith predicts a series on its own cluster with params.
-func predictTimesWith(ctx context.Context, s Series, p sim.Params, engine sim.EngineKind) ([]float64, error) {
-	cl, err := s.Spec.Build()
-	if err != nil {
-		return nil, fmt.Errorf("calibrate: %s: %w", s.Name, err)
-	}
-	env, err := sim.NewEnv(cl, p)
-	if err != nil {
-		return nil, fmt.Errorf("calibrate: %s: %w", s.Name, err)
-	}
-	pts, err := predictSeries(ctx, env, s, engine)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, len(pts))
-	for i, pt := range pts {
-		out[i] = pt.TimeUs
-	}
-	return out, nil
 }
 
 // Accuracy targets of the issue (fractions of busbw).
@@ -388,7 +370,7 @@ const (
 )
 
 func (r *AccuracyReport) summarise() {
-	for _, regime := range []string{RegimeLatency, RegimeMid, RegimeBandwidth} {
+	for _, regime := range []string{calibrate.RegimeLatency, calibrate.RegimeMid, calibrate.RegimeBandwidth} {
 		s := AccuracySummary{Regime: regime}
 		var um, cm, ua, ca []float64
 		for _, c := range r.Cases {
@@ -409,8 +391,8 @@ func (r *AccuracyReport) summarise() {
 		if s.Cases == 0 {
 			continue
 		}
-		s.UncalCaseMedian, s.CalCaseMedian = medianOf(um), medianOf(cm)
-		s.UncalPooled, s.CalPooled = Stats(regime, ua), Stats(regime, ca)
+		s.UncalCaseMedian, s.CalCaseMedian = calibrate.Median(um), calibrate.Median(cm)
+		s.UncalPooled, s.CalPooled = calibrate.Stats(regime, ua), calibrate.Stats(regime, ca)
 		r.Summary = append(r.Summary, s)
 	}
 	get := func(regime string) AccuracySummary {
@@ -421,7 +403,7 @@ func (r *AccuracyReport) summarise() {
 		}
 		return AccuracySummary{}
 	}
-	bw, lat := get(RegimeBandwidth), get(RegimeLatency)
+	bw, lat := get(calibrate.RegimeBandwidth), get(calibrate.RegimeLatency)
 	r.Targets = []Target{
 		{"uncalibrated median |error|, bandwidth regime (median over cases)", TargetUncalBandwidth, bw.UncalCaseMedian, bw.Cases, bw.UncalCaseMedian <= TargetUncalBandwidth},
 		{"calibrated median |error|, bandwidth regime (median over cases)", TargetCalBandwidth, bw.CalCaseMedian, bw.Cases, bw.CalCaseMedian <= TargetCalBandwidth},
@@ -438,16 +420,16 @@ func (r *AccuracyReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "# accuracy of the model on %s (engine %s); |error| = |model busbw / measured busbw - 1|, median/p90 in %%\n", r.CasesFile, r.Engine)
 	fmt.Fprintln(tw, "CASE\tQUALITY\tLAT UNCAL\tLAT CAL\tBW UNCAL\tBW CAL\tBW REGIME\tDEGRADED CHECK\tFILE")
-	cell := func(s RegimeStats) string {
+	cell := func(s calibrate.RegimeStats) string {
 		if s.Points == 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.1f/%.1f", s.MedianAbs*100, s.P90Abs*100)
 	}
 	for _, c := range r.Cases {
-		bwr := RegimeBandwidth
-		if c.Regime(RegimeBandwidth, false).Points == 0 && c.Regime(RegimeMid, false).Points > 0 {
-			bwr = RegimeMid
+		bwr := calibrate.RegimeBandwidth
+		if c.Regime(calibrate.RegimeBandwidth, false).Points == 0 && c.Regime(calibrate.RegimeMid, false).Points > 0 {
+			bwr = calibrate.RegimeMid
 		}
 		check := "-"
 		if c.Expect != "" {
@@ -456,7 +438,7 @@ func (r *AccuracyReport) WriteText(w io.Writer) error {
 				check = "MISSES " + c.Expect
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Quality, cell(c.Regime(RegimeLatency, false)), cell(c.Regime(RegimeLatency, true)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Quality, cell(c.Regime(calibrate.RegimeLatency, false)), cell(c.Regime(calibrate.RegimeLatency, true)),
 			cell(c.Regime(bwr, false)), cell(c.Regime(bwr, true)), bwr, check, c.File)
 	}
 	if err := tw.Flush(); err != nil {

@@ -1,4 +1,4 @@
-package calibrate
+package ingest
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // Fuzz targets, one per parser and one for the detector, seeded from the
 // corpus and the fixtures. Run one with, for example,
 //
-//	go test ./calibrate -run '^$' -fuzz '^FuzzParseNCCLTests$' -fuzztime 20s
+//	go test ./ingest -run '^$' -fuzz '^FuzzParseNCCLTests$' -fuzztime 20s
 //
 // Crashers found are kept as regression seeds under testdata/fuzz.
 

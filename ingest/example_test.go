@@ -1,16 +1,16 @@
-package calibrate_test
+package ingest_test
 
 import (
 	"fmt"
 
-	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 )
 
 // ExampleParseFile reads nccl-tests output with NCCL_DEBUG=INFO lines: a
 // two-node RoCE run whose NET lines lack GDRDMA.
 func ExampleParseFile() {
-	a, err := calibrate.ParseFile("testdata/raw/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt")
+	a, err := ingest.ParseFile("testdata/raw/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -33,7 +33,7 @@ func ExampleParseFile() {
 // ExampleLoadTopology turns nvidia-smi topo -m into a model node: the GPU
 // model follows from NV12 on an NVSwitch; the NIC speed and kind are given.
 func ExampleLoadTopology() {
-	t, err := calibrate.LoadTopology("testdata/raw/topo_a100sxm80_hgx8_roce100x8_deepep13.txt")
+	t, err := ingest.LoadTopology("testdata/raw/topo_a100sxm80_hgx8_roce100x8_deepep13.txt")
 	if err != nil {
 		fmt.Println(err)
 		return

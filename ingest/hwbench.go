@@ -1,4 +1,4 @@
-package calibrate
+package ingest
 
 import (
 	"bytes"
@@ -51,8 +51,8 @@ func IsHWBench(data []byte) bool {
 	return false
 }
 
-// The hwbench report schema, as far as calibrate reads it (hwbench's
-// report.go is the reference; calibrate does not import hwbench).
+// The hwbench report schema, as far as ingest reads it (hwbench's
+// report.go is the reference; ingest does not import hwbench).
 type hbNum float64
 
 func (n *hbNum) UnmarshalJSON(b []byte) error {

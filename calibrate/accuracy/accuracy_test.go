@@ -1,4 +1,4 @@
-package calibrate_test
+package accuracy_test
 
 import (
 	"bytes"
@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/calibrate/accuracy"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 )
 
 // casesFile is the copy of shared/data/cases.yaml (and its raw files)
 // that CI has; the cases cite their sources in MANIFEST.md.
-var casesFile = filepath.Join("testdata", "cases.yaml")
+var casesFile = filepath.Join("..", "..", "ingest", "testdata", "cases.yaml")
 
 // TestAccuracyHarness scores the model on every published case: the
 // uncalibrated error and the calibrated one (fitted on other cases of the
@@ -24,7 +25,7 @@ var casesFile = filepath.Join("testdata", "cases.yaml")
 // <= 20% in the latency regime (medians over cases); degraded cases must
 // be diagnosed when validated against their healthy cluster.
 func TestAccuracyHarness(t *testing.T) {
-	rep, err := calibrate.RunAccuracy(context.Background(), casesFile, calibrate.AccuracyOptions{})
+	rep, err := accuracy.RunAccuracy(context.Background(), casesFile, accuracy.AccuracyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestAccuracyHarness(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
 		t.Log(line)
 	}
-	cases, err := calibrate.LoadCases(casesFile)
+	cases, err := accuracy.LoadCases(casesFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestAccuracyHarness(t *testing.T) {
 // seriesOf returns a case's measured series on its configured cluster.
 func seriesOf(t *testing.T, id string) calibrate.Series {
 	t.Helper()
-	cases, err := calibrate.LoadCases(casesFile)
+	cases, err := accuracy.LoadCases(casesFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func seriesOf(t *testing.T, id string) calibrate.Series {
 		if c.ID != id {
 			continue
 		}
-		setup, err := calibrate.SetupFor(&c)
+		setup, err := accuracy.SetupFor(&c)
 		if err != nil {
 			t.Fatal(err)
 		}

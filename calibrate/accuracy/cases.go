@@ -1,4 +1,4 @@
-package calibrate
+package accuracy
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/scenarios"
 	yaml "go.yaml.in/yaml/v3"
@@ -217,7 +219,7 @@ func caseSetups() map[string]CaseSetup {
 		"moc_h100_2x1_roce400_nogdr": {Class: "h100-1gpu-roce400",
 			Configured: NodeFlags{Node: "dgx-h100", GPUsPerNode: 1, NICs: "1x400G-roce", Set: []string{"NCCL_NET_GDR_LEVEL=LOC", "NCCL_ALGO=Ring"}},
 			Healthy:    &NodeFlags{Node: "dgx-h100", GPUsPerNode: 1, NICs: "1x400G-roce", Set: []string{"NCCL_ALGO=Ring"}},
-			Expect:     DiagNoGDR,
+			Expect:     calibrate.DiagNoGDR,
 			Why:        "2 nodes x 1 H100, one 400G RoCE port (GPU-NIC PIX as on HGX); the log says GDR 0, modelled by NCCL_NET_GDR_LEVEL=LOC; NCCL_ALGO=RING from the run's env"},
 		"aws_p4d_a100_2x8_efa": {Class: "a100-8gpu-p4d",
 			Configured: NodeFlags{Node: "dgx-a100", NICs: "4x100G-efa"},
@@ -225,7 +227,7 @@ func caseSetups() map[string]CaseSetup {
 		"autodl_2080ti_1x2_*": {Class: "rtx2080ti-2gpu-pcie",
 			Configured: NodeFlags{Node: "pcie-gpu-server", GPU: "RTX-2080TI", GPUsPerNode: 2, Set: []string{"NCCL_P2P_DISABLE=1"}},
 			Healthy:    &NodeFlags{Node: "pcie-gpu-server", GPU: "RTX-2080TI", GPUsPerNode: 2},
-			Expect:     DiagSHM,
+			Expect:     calibrate.DiagSHM,
 			Why: "2x RTX 2080 Ti, both under one PCIe switch (PIX, GPUs 0 and 1 of pcie-gpu-server). The GeForce driver refuses PCIe P2P " +
 				"(p2pbw file: CANNOT Access Peer), so NCCL uses SHM; NCCL_P2P_DISABLE=1 describes that to the model. The healthy " +
 				"expectation for two GPUs under one switch is P2P"},
@@ -241,12 +243,12 @@ func caseSetups() map[string]CaseSetup {
 		"bcm_v100_2x1_tcp_socket": {Class: "v100-1gpu-socket",
 			Configured: NodeFlags{Node: "v100-4gpu-nvlink", GPUsPerNode: 1, NICs: "1x10G-tcp", Set: []string{"NCCL_IB_DISABLE=1"}},
 			Healthy:    &NodeFlags{Node: "v100-4gpu-nvlink", GPUsPerNode: 1, NICs: "1x100G-ib"},
-			Expect:     DiagSocket,
+			Expect:     calibrate.DiagSocket,
 			Why:        "2 nodes x 1 V100-SXM3 with NCCL_IB_DISABLE=1 over ens3; 0.7-0.96 GB/s suggests 10GbE (speed not stated)"},
 		"ncclTests293_a100pcie_2x1_hdr_gdrsys": {Class: "a100pcie-1gpu-hdr-sys",
 			Configured: NodeFlags{Inline: r7525(), Set: []string{"NCCL_NET_GDR_LEVEL=SYS", "NCCL_SHM_DISABLE=1"}},
 			Healthy:    &NodeFlags{Node: "pcie-gpu-server", GPU: "A100-PCIE", GPUsPerNode: 1, NICs: "1x200G-ib"},
-			Expect:     DiagGDRFar,
+			Expect:     calibrate.DiagGDRFar,
 			Why:        "Dell R7525: A100 PCIe and ConnectX-6 HDR on different sockets (SYS); GDR forced across the CPU by NCCL_NET_GDR_LEVEL=SYS"},
 	}
 }
@@ -286,9 +288,9 @@ func (c *Case) ClusterSpec(f NodeFlags) (model.ClusterSpec, error) {
 // Measured returns the case's results table, read from its raw file
 // (relative to dir, the cases file's directory) and checked against the
 // case's collective and rank count.
-func (c *Case) Measured(dir string) (*Artifact, *Run, error) {
+func (c *Case) Measured(dir string) (*ingest.Artifact, *ingest.Run, error) {
 	path := filepath.Join(dir, filepath.FromSlash(c.File))
-	a, err := ParseFile(path)
+	a, err := ingest.ParseFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("calibrate: case %s: %w", c.ID, err)
 	}

@@ -1,4 +1,4 @@
-package calibrate
+package ingest
 
 import (
 	"bytes"
