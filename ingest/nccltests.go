@@ -24,14 +24,6 @@ var (
 	reDriverVer   = regexp.MustCompile(`cudaDriverVersion (\d+)`)
 )
 
-// dtypeSizes are the element sizes of nccl-tests type names.
-var dtypeSizes = map[string]int{
-	"int8": 1, "char": 1, "uint8": 1, "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
-	"half": 2, "float16": 2, "bfloat16": 2, "bf16": 2,
-	"int32": 4, "int": 4, "uint32": 4, "float": 4, "float32": 4,
-	"int64": 8, "uint64": 8, "double": 8, "float64": 8,
-}
-
 // table is the column layout of an nccl-tests results table.
 type table struct {
 	lead   []string // columns before the first timing group
@@ -429,7 +421,7 @@ func finishRun(r *Run, log *NCCLLog) {
 	for _, row := range r.Rows {
 		if row.Type != "" {
 			r.DType = row.Type
-			r.DTypeSize = dtypeSizes[strings.ToLower(row.Type)]
+			r.DTypeSize, _ = model.DatatypeSize(row.Type)
 			break
 		}
 	}

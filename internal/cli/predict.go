@@ -129,14 +129,6 @@ func predictCommand(e *env) *cli.Command {
 	}
 }
 
-// dtypes maps nccl-tests type names to sizes.
-var dtypes = map[string]int{
-	"int8": 1, "char": 1, "uint8": 1, "f8e4m3": 1, "f8e5m2": 1,
-	"half": 2, "float16": 2, "bfloat16": 2,
-	"int32": 4, "int": 4, "uint32": 4, "float": 4, "float32": 4,
-	"int64": 8, "uint64": 8, "double": 8, "float64": 8,
-}
-
 // predictOptions reads the options predict and compare share (predictFlags),
 // checked in the order a user sees errors: the request, --format, --report.
 func predictOptions(c *cli.Context, cmd string) (req sim.Request, format, report string, err error) {
@@ -199,7 +191,7 @@ func requestBase(c *cli.Context) (sim.Request, error) {
 		return req, badInputf("--collective: %v", err)
 	}
 	req.Coll = coll
-	sz, ok := dtypes[strings.ToLower(c.String("datatype"))]
+	sz, ok := model.DatatypeSize(c.String("datatype"))
 	if !ok {
 		return req, badInputf("--datatype: unknown %q (known: int8, half, bfloat16, float, int32, double, int64, ...)", c.String("datatype"))
 	}

@@ -149,7 +149,7 @@ func runSweep(c *cli.Context, s *scenarios.Sweep, cat *scenarios.PriceCatalog, p
 	res := &sweepResult{spec: s, cat: cat, engine: engine, params: params, req: sim.Request{Engine: engine}}
 	m := s.Metric
 	if m.Workload == nil {
-		es, ok := dtypes[m.Datatype]
+		es, ok := model.DatatypeSize(m.Datatype)
 		if !ok {
 			return nil, badInputf("%s: metric.datatype: unknown %q (known: int8, half, bfloat16, float, int32, double, int64, ...)", m.DatatypeAt, m.Datatype)
 		}
