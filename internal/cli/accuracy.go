@@ -43,7 +43,7 @@ func accuracyCommand(e *env) *cli.Command {
 			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
-				return badInputf("accuracy: --engine: %v", err)
+				return badInputf("accuracy: --engine: %w", err)
 			}
 			rpath, err := reportPath(c, "accuracy")
 			if err != nil {

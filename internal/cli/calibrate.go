@@ -120,7 +120,7 @@ func calibrateCommand(e *env) *cli.Command {
 			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
-				return badInputf("calibrate: --engine: %v", err)
+				return badInputf("calibrate: --engine: %w", err)
 			}
 			var terms []string
 			for _, t := range strings.Split(c.String("terms"), ",") {

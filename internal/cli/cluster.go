@@ -66,13 +66,13 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		if n := c.String("nics"); n != "" {
 			_, sp, k, err := scenarios.ParseNICs(n)
 			if err != nil {
-				return model.ClusterSpec{}, badInputf("--nics: %v", err)
+				return model.ClusterSpec{}, badInputf("--nics: %w", err)
 			}
 			speed, kind = sp, k
 		}
 		ns, err := ti.NodeSpec(gpu, speed, kind)
 		if err != nil {
-			return model.ClusterSpec{}, badInputf("%s: %v", f, err)
+			return model.ClusterSpec{}, badInputf("%s: %w", f, err)
 		}
 		o.Topo = &ns
 	}

@@ -40,11 +40,11 @@ const maxSize = model.TiB
 func sizes(c *cli.Context) ([]model.Bytes, error) {
 	lo, err := model.ParseBytes(c.String("minbytes"))
 	if err != nil {
-		return nil, badInputf("-b/--minbytes: %v", err)
+		return nil, badInputf("-b/--minbytes: %w", err)
 	}
 	hi, err := model.ParseBytes(c.String("maxbytes"))
 	if err != nil {
-		return nil, badInputf("-e/--maxbytes: %v", err)
+		return nil, badInputf("-e/--maxbytes: %w", err)
 	}
 	f, err := strconv.ParseFloat(c.String("stepfactor"), 64)
 	if err != nil || f < 1 || math.IsInf(f, 0) {
@@ -188,7 +188,7 @@ func requestBase(c *cli.Context) (sim.Request, error) {
 	var req sim.Request
 	coll, err := model.ParseCollective(c.String("collective"))
 	if err != nil {
-		return req, badInputf("--collective: %v", err)
+		return req, badInputf("--collective: %w", err)
 	}
 	req.Coll = coll
 	sz, ok := model.DatatypeSize(c.String("datatype"))
@@ -197,19 +197,19 @@ func requestBase(c *cli.Context) (sim.Request, error) {
 	}
 	req.ElemSize = sz
 	if req.Engine, err = sim.ParseEngine(c.String("engine")); err != nil {
-		return req, badInputf("--engine: %v", err)
+		return req, badInputf("--engine: %w", err)
 	}
 	if a := c.String("algo"); a != "" {
 		algo, err := model.ParseAlgo(a)
 		if err != nil {
-			return req, badInputf("--algo: %v", err)
+			return req, badInputf("--algo: %w", err)
 		}
 		req.Algo = &algo
 	}
 	if p := c.String("proto"); p != "" {
 		proto, err := model.ParseProto(p)
 		if err != nil {
-			return req, badInputf("--proto: %v", err)
+			return req, badInputf("--proto: %w", err)
 		}
 		req.Proto = &proto
 	}

@@ -43,11 +43,11 @@ func validateCommand(e *env) *cli.Command {
 			}
 			tol, err := parseTolerance(c.String("tolerance"))
 			if err != nil {
-				return badInputf("validate: --tolerance: %v", err)
+				return badInputf("validate: --tolerance: %w", err)
 			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
-				return badInputf("validate: --engine: %v", err)
+				return badInputf("validate: --engine: %w", err)
 			}
 			files, err := measuredFiles(c, "validate")
 			if err != nil {
