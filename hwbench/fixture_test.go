@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata (a
 
 // The fixture is what the probes write for the default fake machine (4 x
 // H100 on NVSwitch, 2 NDR NICs) with small settings: the report and its
-// nccl-tests text. calibrate's tests read a copy of the report, so its
+// nccl-tests text. ingest's tests read a copy of the report, so its
 // converter is tested against what hwbench really writes.
 const (
 	fixtureJSON      = "testdata/hwbench_fake.json"
