@@ -15,8 +15,8 @@ import (
 	"github.com/collsim/collsim/sim"
 )
 
-// AccuracyOptions control RunAccuracy.
-type AccuracyOptions struct {
+// Options control Run.
+type Options struct {
 	// Engine times the scored predictions (default analytic). Fits always
 	// use the analytic engine.
 	Engine sim.EngineKind
@@ -29,8 +29,8 @@ type AccuracyOptions struct {
 	Tolerance float64
 }
 
-// AccuracyPoint is one measured size of a case with both predictions.
-type AccuracyPoint struct {
+// Point is one measured size of a case with both predictions.
+type Point struct {
 	// Size is the nccl-tests size in bytes; Regime its regime.
 	Size   int64  `json:"size_bytes"`
 	Regime string `json:"regime"`
@@ -69,7 +69,7 @@ type CaseResult struct {
 	Uncalibrated []calibrate.RegimeStats `json:"uncalibrated"`
 	Calibrated   []calibrate.RegimeStats `json:"calibrated"`
 	// Points are the per-size predictions and errors.
-	Points []AccuracyPoint `json:"points"`
+	Points []Point `json:"points"`
 	// Expect is, for degraded cases, the diagnosis validate must name when
 	// checking the run against the healthy cluster (HealthyCluster);
 	// Diagnosed lists the codes it named, best first; NamesCause whether
@@ -94,11 +94,11 @@ func (c *CaseResult) Regime(name string, calibrated bool) calibrate.RegimeStats 
 	return calibrate.RegimeStats{Regime: name}
 }
 
-// AccuracySummary aggregates one regime over all cases: Cases counts the
+// Summary aggregates one regime over all cases: Cases counts the
 // cases with points in the regime; CaseMedian is the median over cases
 // of each case's median |error| (every case weighs the same); Pooled are
 // the statistics of all their points together.
-type AccuracySummary struct {
+type Summary struct {
 	// Regime is summarised; the Uncal fields use default parameters, the
 	// Cal fields the held-out fits.
 	Regime          string                `json:"regime"`
@@ -121,15 +121,15 @@ type Target struct {
 	Met   bool    `json:"met"`
 }
 
-// AccuracyReport is the accuracy harness's result.
-type AccuracyReport struct {
+// Report is the accuracy harness's result.
+type Report struct {
 	// CasesFile was scored with Engine; Cases in file order, then the
 	// Summary per regime and the issue's Targets.
-	CasesFile string            `json:"cases_file"`
-	Engine    string            `json:"engine"`
-	Cases     []CaseResult      `json:"cases"`
-	Summary   []AccuracySummary `json:"summary"`
-	Targets   []Target          `json:"targets"`
+	CasesFile string       `json:"cases_file"`
+	Engine    string       `json:"engine"`
+	Cases     []CaseResult `json:"cases"`
+	Summary   []Summary    `json:"summary"`
+	Targets   []Target     `json:"targets"`
 }
 
 // accCase is a case loaded for the harness.
@@ -140,7 +140,7 @@ type accCase struct {
 	series calibrate.Series
 }
 
-// RunAccuracy scores the model on every case of a cases file (the
+// Run scores the model on every case of a cases file (the
 // shared/data/cases.yaml format; raw files are relative to it): the
 // uncalibrated error, and the calibrated error where the fit never sees
 // the points being scored: fitted on the other cases of the same
@@ -148,7 +148,7 @@ type accCase struct {
 // (two folds of alternating sizes). Degraded cases are predicted with the
 // misconfiguration in their cluster flags, and validated against the
 // healthy cluster, which must name the cause.
-func RunAccuracy(ctx context.Context, casesFile string, opt AccuracyOptions) (*AccuracyReport, error) {
+func Run(ctx context.Context, casesFile string, opt Options) (*Report, error) {
 	if opt.Engine == "" {
 		opt.Engine = sim.EngineAnalytic
 	}
@@ -225,7 +225,7 @@ func RunAccuracy(ctx context.Context, casesFile string, opt AccuracyOptions) (*A
 			return nil, err
 		}
 	}
-	rep := &AccuracyReport{CasesFile: casesFile, Engine: string(opt.Engine), Cases: results}
+	rep := &Report{CasesFile: casesFile, Engine: string(opt.Engine), Cases: results}
 	rep.summarise()
 	return rep, nil
 }
@@ -241,7 +241,7 @@ func hasPrefixAny(s string, ps []string) bool {
 }
 
 // scoreCase computes one case's uncalibrated and calibrated errors.
-func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOptions) (*CaseResult, error) {
+func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt Options) (*CaseResult, error) {
 	c := a.c
 	cr := &CaseResult{ID: c.ID, File: c.File, Source: c.Source, Class: a.setup.Class, Quality: c.Quality, Collective: c.Collective,
 		Ranks: c.TotalRanks, Nodes: c.Nodes, Cluster: a.setup.Configured.String(), Expect: a.setup.Expect}
@@ -317,7 +317,7 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt AccuracyOpti
 			}
 			return float64(p.Size) / (t * 1e3) * factor
 		}
-		ap := AccuracyPoint{Size: p.Size, Regime: calibrate.RegimeOf(p.Size, hasBW), MeasuredBusBW: bw(p.TimeUs), UncalBusBW: bw(uncal[i]), CalBusBW: bw(cal[i])}
+		ap := Point{Size: p.Size, Regime: calibrate.RegimeOf(p.Size, hasBW), MeasuredBusBW: bw(p.TimeUs), UncalBusBW: bw(uncal[i]), CalBusBW: bw(cal[i])}
 		if uncal[i] > 0 {
 			ap.UncalError = p.TimeUs/uncal[i] - 1
 		}
@@ -369,9 +369,9 @@ const (
 	TargetCalLatency     = 0.20
 )
 
-func (r *AccuracyReport) summarise() {
+func (r *Report) summarise() {
 	for _, regime := range []string{calibrate.RegimeLatency, calibrate.RegimeMid, calibrate.RegimeBandwidth} {
-		s := AccuracySummary{Regime: regime}
+		s := Summary{Regime: regime}
 		var um, cm, ua, ca []float64
 		for _, c := range r.Cases {
 			u, k := c.Regime(regime, false), c.Regime(regime, true)
@@ -395,13 +395,13 @@ func (r *AccuracyReport) summarise() {
 		s.UncalPooled, s.CalPooled = calibrate.Stats(regime, ua), calibrate.Stats(regime, ca)
 		r.Summary = append(r.Summary, s)
 	}
-	get := func(regime string) AccuracySummary {
+	get := func(regime string) Summary {
 		for _, s := range r.Summary {
 			if s.Regime == regime {
 				return s
 			}
 		}
-		return AccuracySummary{}
+		return Summary{}
 	}
 	bw, lat := get(calibrate.RegimeBandwidth), get(calibrate.RegimeLatency)
 	r.Targets = []Target{
@@ -416,7 +416,7 @@ func (r *AccuracyReport) summarise() {
 // bandwidth regime (or, marked "mid", the sizes >= 8 MiB of runs that
 // stop below 64 MiB), uncalibrated and calibrated, then the summary and
 // the targets.
-func (r *AccuracyReport) WriteText(w io.Writer) error {
+func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "# accuracy of the model on %s (engine %s); |error| = |model busbw / measured busbw - 1|, median/p90 in %%\n", r.CasesFile, r.Engine)
 	fmt.Fprintln(tw, "CASE\tQUALITY\tLAT UNCAL\tLAT CAL\tBW UNCAL\tBW CAL\tBW REGIME\tDEGRADED CHECK\tFILE")
@@ -465,7 +465,7 @@ func (r *AccuracyReport) WriteText(w io.Writer) error {
 
 // Passed reports whether every target is met and every degraded case's
 // cause is named.
-func (r *AccuracyReport) Passed() bool {
+func (r *Report) Passed() bool {
 	for _, t := range r.Targets {
 		if !t.Met {
 			return false

@@ -28,11 +28,11 @@ var casesFile = filepath.Join("..", "..", "ingest", "testdata", "cases.yaml")
 // With -short it scores shortCases only and checks each case, not the
 // corpus-wide targets (medians over a subset are not the targets).
 func TestAccuracyHarness(t *testing.T) {
-	var opt accuracy.AccuracyOptions
+	var opt accuracy.Options
 	if testing.Short() {
 		opt.Only = shortCases
 	}
-	rep, err := accuracy.RunAccuracy(context.Background(), casesFile, opt)
+	rep, err := accuracy.Run(context.Background(), casesFile, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package accuracy scores the model on a validation corpus: a cases file in
 // the shared/data cases.yaml format, each case a published nccl-tests run on
-// known hardware. RunAccuracy maps every case to a cluster (scenarios
+// known hardware. Run maps every case to a cluster (scenarios
 // presets and overrides), predicts it uncalibrated and calibrated on other
 // cases, and checks that degraded cases are diagnosed.
 //

@@ -55,7 +55,7 @@ func accuracyCommand(e *env) *cli.Command {
 					only = append(only, p)
 				}
 			}
-			rep, err := accuracy.RunAccuracy(c.Context, file, accuracy.AccuracyOptions{Engine: engine, Only: only})
+			rep, err := accuracy.Run(c.Context, file, accuracy.Options{Engine: engine, Only: only})
 			if err != nil {
 				return badInput(err)
 			}

@@ -160,7 +160,7 @@ func TestAccuracyCommand(t *testing.T) {
 		}
 	}
 	code, out, _ = collsim(t, "accuracy", "--cases", "../../ingest/testdata/cases.yaml", "--only", "thanos_", "--format", "json")
-	var rep accuracy.AccuracyReport
+	var rep accuracy.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Cases) != 2 {
 		t.Fatalf("exit %d, json %v, %d cases", code, err, len(rep.Cases))
 	}

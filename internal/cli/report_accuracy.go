@@ -19,7 +19,7 @@ import (
 // regime, with the table behind them; the summary over cases; the targets;
 // the degraded cases' diagnoses; and busbw against size for every case
 // (measured, uncalibrated and calibrated model).
-func accuracyReport(e *env, rep *accuracy.AccuracyReport, only []string) (*reports.Document, error) {
+func accuracyReport(e *env, rep *accuracy.Report, only []string) (*reports.Document, error) {
 	if rep == nil {
 		return nil, fmt.Errorf("accuracy: --report: no results to report")
 	}
@@ -90,7 +90,7 @@ func accuracyReport(e *env, rep *accuracy.AccuracyReport, only []string) (*repor
 
 // accuracySummary states the targets and the errors in the bandwidth and
 // latency regimes.
-func accuracySummary(rep *accuracy.AccuracyReport) (string, *reports.Verdict) {
+func accuracySummary(rep *accuracy.Report) (string, *reports.Verdict) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Over %d cases (engine %s):", len(rep.Cases), rep.Engine)
 	var parts []string
@@ -141,7 +141,7 @@ func accuracySummary(rep *accuracy.AccuracyReport) (string, *reports.Verdict) {
 
 // worstCase names the case with the largest calibrated bandwidth-regime
 // error (or mid, for runs that stop early).
-func worstCase(rep *accuracy.AccuracyReport) string {
+func worstCase(rep *accuracy.Report) string {
 	best, id := -1.0, ""
 	for _, c := range rep.Cases {
 		r := c.Regime(bwRegime(c), true)
@@ -166,7 +166,7 @@ func bwRegime(c accuracy.CaseResult) string {
 
 // caseErrorsSection draws every case's median |error| as bars and lists
 // the numbers per case.
-func caseErrorsSection(rep *accuracy.AccuracyReport) reports.Section {
+func caseErrorsSection(rep *accuracy.Report) reports.Section {
 	sec := reports.Section{Title: "Error per case"}
 	if len(rep.Cases) == 0 {
 		sec.Blocks = append(sec.Blocks, reports.Paragraph{Text: "No case was run."})

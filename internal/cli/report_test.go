@@ -458,14 +458,14 @@ func TestValidateReportSynthetic(t *testing.T) {
 func TestAccuracyReportSynthetic(t *testing.T) {
 	e := &env{args: []string{"collsim", "accuracy"}, now: func() time.Time { return reportDate }}
 	bw := calibrate.RegimeStats{Regime: calibrate.RegimeBandwidth, Points: 2, MedianAbs: 0.05, P90Abs: 0.08}
-	rep := &accuracy.AccuracyReport{CasesFile: "cases.yaml", Engine: "analytic",
+	rep := &accuracy.Report{CasesFile: "cases.yaml", Engine: "analytic",
 		Cases: []accuracy.CaseResult{
 			{ID: "a", Quality: "good", Uncalibrated: []calibrate.RegimeStats{bw}, Calibrated: []calibrate.RegimeStats{bw},
-				Points: []accuracy.AccuracyPoint{{Size: 1 << 26, MeasuredBusBW: 100, UncalBusBW: 105, CalBusBW: 101}, {Size: 1 << 27, MeasuredBusBW: 100, UncalBusBW: math.NaN(), CalBusBW: 100}}},
+				Points: []accuracy.Point{{Size: 1 << 26, MeasuredBusBW: 100, UncalBusBW: 105, CalBusBW: 101}, {Size: 1 << 27, MeasuredBusBW: 100, UncalBusBW: math.NaN(), CalBusBW: 100}}},
 			{ID: "b", Quality: "degraded", Expect: "no-gpudirect-rdma", Diagnosed: []string{"socket-instead-of-ib"}},
 		},
 		Targets: []accuracy.Target{{What: "bandwidth", Want: 0.1, Got: 0.05, Cases: 1, Met: true}, {What: "latency", Want: 0.2, Got: 0.5, Cases: 1}}}
-	for _, r := range []*accuracy.AccuracyReport{rep, {CasesFile: "none.yaml", Engine: "des"}} {
+	for _, r := range []*accuracy.Report{rep, {CasesFile: "none.yaml", Engine: "des"}} {
 		doc, err := accuracyReport(e, r, []string{"a"})
 		if err != nil {
 			t.Fatal(err)
