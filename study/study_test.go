@@ -303,11 +303,6 @@ metric: {collective: allreduce, size: 256M}
 within: 5%
 `
 
-func elemSize(name string) (int, bool) {
-	es, ok := map[string]int{"float": 4, "half": 2}[name]
-	return es, ok
-}
-
 func runFabricSweep(t *testing.T, within float64) *SweepResult {
 	t.Helper()
 	s, err := scenarios.LoadSweep("fabric.yaml", []byte(fabricSweep))
@@ -318,7 +313,7 @@ func runFabricSweep(t *testing.T, within float64) *SweepResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Sweep(context.Background(), SweepOptions{Sweep: s, Prices: cat, Params: sim.DefaultParams(), Engine: sim.EngineAnalytic, Within: within, ElemSize: elemSize})
+	res, err := Sweep(context.Background(), SweepOptions{Sweep: s, Prices: cat, Params: sim.DefaultParams(), Engine: sim.EngineAnalytic, Within: within})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +397,7 @@ func TestSweepErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := SweepOptions{Sweep: s, Prices: cat, Params: sim.DefaultParams(), Engine: sim.EngineAnalytic, ElemSize: elemSize}
+	ok := SweepOptions{Sweep: s, Prices: cat, Params: sim.DefaultParams(), Engine: sim.EngineAnalytic}
 	tests := []struct {
 		name string
 		edit func(o *SweepOptions)
@@ -411,7 +406,11 @@ func TestSweepErrors(t *testing.T) {
 		{"no sweep", func(o *SweepOptions) { o.Sweep = nil }, "a sweep and a price catalog are needed"},
 		{"no prices", func(o *SweepOptions) { o.Prices = nil }, "a sweep and a price catalog are needed"},
 		{"within", func(o *SweepOptions) { o.Within = 1.5 }, "not a fraction between 0 and 1"},
-		{"datatype", func(o *SweepOptions) { o.ElemSize = nil }, `metric.datatype: unknown "float"`},
+		{"datatype", func(o *SweepOptions) {
+			bad := *o.Sweep
+			bad.Metric.Datatype, bad.Metric.DatatypeAt = "float7", "fabric.yaml:9:1"
+			o.Sweep = &bad
+		}, `fabric.yaml:9:1: metric.datatype: unknown "float7"`},
 	}
 	for _, tc := range tests {
 		o := ok

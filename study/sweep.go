@@ -28,10 +28,6 @@ type SweepOptions struct {
 	// Within is the tolerance of the recommendation, in (0, 1); zero takes
 	// the sweep's, else DefaultWithin.
 	Within float64
-	// ElemSize returns the element size of a nccl-tests datatype name (the
-	// metric's datatype); it is needed only when the metric is a
-	// collective.
-	ElemSize func(datatype string) (int, bool)
 }
 
 // SweepDesign is one design of a sweep with its cost and results.
@@ -100,10 +96,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	res := &SweepResult{Sweep: s, Prices: cat, Engine: o.Engine, Params: o.Params, Within: within, Request: sim.Request{Engine: o.Engine}}
 	m := s.Metric
 	if m.Workload == nil {
-		es, ok := 0, false
-		if o.ElemSize != nil {
-			es, ok = o.ElemSize(m.Datatype)
-		}
+		es, ok := model.DatatypeSize(m.Datatype)
 		if !ok {
 			return nil, fmt.Errorf("%s: metric.datatype: unknown %q (known: int8, half, bfloat16, float, int32, double, int64, ...)", m.DatatypeAt, m.Datatype)
 		}

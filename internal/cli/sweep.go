@@ -97,13 +97,8 @@ type sweepResult struct {
 	recommendation string
 }
 
-// runSweep runs study.Sweep with the nccl-tests datatype names the
-// command line knows.
+// runSweep runs study.Sweep.
 func runSweep(c *cli.Context, o study.SweepOptions) (*sweepResult, error) {
-	o.ElemSize = func(name string) (int, bool) {
-		es, ok := dtypes[name]
-		return es, ok
-	}
 	res, err := study.Sweep(c.Context, o)
 	if err != nil {
 		return nil, err
