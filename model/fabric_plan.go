@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -146,9 +145,9 @@ func planFabric(f FabricSpec, in planInput) (*FabricPlan, error) {
 	p.PlanePorts = p.PortsPerNode / p.Planes
 	p.Switch = DefaultSwitch(in.kind, p.PortGbps)
 	p.Radix = p.Switch.Ports
-	if f.Radix > 0 {
+	if f.Radix > 0 && f.Radix != p.Switch.Ports {
 		p.Radix = f.Radix
-		p.Switch = SwitchModel{Name: fmt.Sprintf("%d-port switch", f.Radix), Ports: f.Radix, PortGbps: int(math.Ceil(p.PortGbps)), Ethernet: in.kind != NICIB, Source: "cluster file (fabric.radix)"}
+		p.Switch = SwitchModel{Name: "switch", Ports: f.Radix, PortGbps: int(math.Ceil(p.PortGbps)), Ethernet: in.kind != NICIB, Source: "cluster file (fabric.radix)"}
 	}
 	k := p.Radix
 	r1 := f.Oversubscription
