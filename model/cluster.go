@@ -246,7 +246,16 @@ func (c ClusterSpec) buildFabric(t *Topology, nodes []*NodeElems) (*Fabric, erro
 	if err != nil {
 		return nil, err
 	}
-	return buildFabric(t, f, p, nodes, lat)
+	fb, err := buildFabric(t, f, p, nodes, lat)
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) > 0 && len(nodes[0].NICs) > 0 {
+		if nic := t.Elem(nodes[0].NICs[0]).NIC; nic != nil {
+			fb.LinkLayer, fb.RoCE = nic.Kind, nic.RoCE
+		}
+	}
+	return fb, nil
 }
 
 // Version is an NCCL release, major.minor (patch ignored).

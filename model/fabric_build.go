@@ -19,6 +19,10 @@ type Fabric struct {
 	Seed uint64
 	// Degraded is true when some link runs below its nominal rate or is down.
 	Degraded bool
+	// LinkLayer is the NIC kind every cable of the fabric carries (IB
+	// credit-based links, RoCEv2 Ethernet, ...); RoCE its Ethernet settings.
+	LinkLayer NICKind
+	RoCE      RoCEParams
 
 	sharp      bool
 	background int
@@ -383,6 +387,16 @@ func (fb *Fabric) index() {
 		fb.podUpB[k] = add(fmt.Sprintf("plane%d pod%d spine uplinks (%d links)", k[0], k[1], len(e[0])), e[0])
 		fb.podDownB[k] = add(fmt.Sprintf("links into plane%d pod%d (%d)", k[0], k[1], len(e[1])), e[1])
 	}
+}
+
+// SwitchTier returns the tier of a fabric switch (0 leaf, 1 spine, 2 core)
+// and its plane; ok is false for elements that are not fabric switches.
+func (fb *Fabric) SwitchTier(e ElemID) (tier, plane int, ok bool) {
+	i, ok := fb.swOf[e]
+	if !ok {
+		return 0, 0, false
+	}
+	return fb.sw[i].tier, fb.sw[i].plane, true
 }
 
 // Bundles returns the aggregate links of adaptive routing (nil otherwise).

@@ -487,3 +487,23 @@ func TestThreeTierRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestFabricLinkLayer: the fabric records its link layer and RoCE settings
+// and the tier of each switch, for the physics that depends on them.
+func TestFabricLinkLayer(t *testing.T) {
+	node := fabNode(1, "400G", "roce")
+	roce := DefaultRoCE()
+	roce.PFC = false
+	node.NICs.RoCE = &roce
+	c := buildFab(t, ClusterSpec{Node: node, Nodes: 8, Fabric: FabricSpec{Kind: "fat-tree", NodesPerLeaf: 4}})
+	if c.Fabric.LinkLayer != NICRoCE || c.Fabric.RoCE.PFC || c.Fabric.Plan.Routing != RoutingECMP {
+		t.Errorf("link layer %s, PFC %v, routing %s; want roce, false, ecmp", c.Fabric.LinkLayer, c.Fabric.RoCE.PFC, c.Fabric.Plan.Routing)
+	}
+	sp, _ := c.Topo.ByName("fabric/spine0")
+	if tier, _, ok := c.Fabric.SwitchTier(sp); !ok || tier != 1 {
+		t.Errorf("spine0 tier %d %v", tier, ok)
+	}
+	if _, _, ok := c.Fabric.SwitchTier(c.Nodes[0].NICs[0]); ok {
+		t.Error("a NIC reported as a switch")
+	}
+}
