@@ -61,8 +61,8 @@ type nicPort struct {
 	link  LinkID // NIC -> leaf
 	leaf  int32
 	plane int
-	// index is the port's destination index in its plane (slot x plane
-	// ports + rail), the "LID" static routing takes modulo the up-ports.
+	// index is the port's destination index in its plane (leaf x down
+	// ports + down port), the "LID" static routing takes modulo the up-ports.
 	index int
 	down  bool
 }
@@ -167,13 +167,23 @@ func buildFabric(t *Topology, f FabricSpec, p *FabricPlan, nodes []*NodeElems, s
 				if p.Kind == FabricSingleSwitch {
 					l = 0
 				}
+				// The destination index static routing uses: endpoints
+				// numbered leaf by leaf, down port by down port, as a
+				// subnet manager's fat-tree routing orders them.
+				pos := (slot%p.NodesPerLeaf)*p.PlanePorts + rail
+				if p.Kind == FabricRailOptimized || p.Kind == FabricRailOnly {
+					pos = slot % p.NodesPerLeaf
+				}
+				if p.Kind == FabricSingleSwitch {
+					pos = slot*p.PlanePorts + rail
+				}
 				leaf := leaves[pl*p.Leaves+l]
 				name := fmt.Sprintf("node%d/nic%d/port%d", n, i, port)
 				gb, down, err := rate(name, p.PortGbps)
 				if err != nil {
 					return nil, err
 				}
-				np := nicPort{leaf: leaf, plane: pl, index: slot*p.PlanePorts + rail, link: -1, down: down}
+				np := nicPort{leaf: leaf, plane: pl, index: l*p.LeafDown + pos, link: -1, down: down}
 				if !down {
 					if np.link, err = connect(nic, fb.sw[leaf].elem, gb, gb*float64(ports)); err != nil {
 						return nil, err
@@ -593,13 +603,16 @@ func (fb *Fabric) bundled(a, b int32) []LinkID {
 
 // walk follows a shortest up-down path from leaf a to leaf b. At every
 // switch the candidates are the live links one hop closer; static routing
-// takes up-port (dst / product of earlier up choices) mod n and down-port
-// dst mod n (D-mod-K), ECMP a per-hop hash of the flow.
+// takes up-port (dst / product of earlier up choices) mod n and, among
+// parallel down links, the parallel rank of the mirrored up hop (D-mod-K),
+// ECMP a per-hop hash of the flow.
 func (fb *Fabric) walk(a, b int32, dst int, h uint64) []LinkID {
 	t := fb.t
 	d := fb.dist(b)
 	var out []LinkID
 	cur, goingDown, div := a, false, 1
+	var ranks []int
+	downHops := 0
 	for hop := 0; cur != b; hop++ {
 		var cands []LinkID
 		if goingDown || d.down[cur] == d.up[cur] {
@@ -620,13 +633,19 @@ func (fb *Fabric) walk(a, b int32, dst int, h uint64) []LinkID {
 		var i int
 		switch {
 		case fb.Plan.Routing == RoutingStatic && goingDown:
-			// Down-ports (parallel links into the next switch) by the
-			// destination itself, so distinct destinations under a leaf
-			// take distinct links.
+			// Down-ports: the parallel links into the next switch are
+			// taken by the parallel rank chosen at the mirrored up hop,
+			// so flows that met at this switch from distinct up-ports
+			// leave by distinct links (D-mod-K's digits, reversed).
 			i = dst % n
+			if k := len(ranks) - 1 - downHops; k >= 0 && sameTarget(t, cands) {
+				i = ranks[k] % n
+			}
+			downHops++
 		case fb.Plan.Routing == RoutingStatic:
 			i = (dst / div) % n
 			div *= n
+			ranks = append(ranks, parallelRank(t, cands, i))
 		default:
 			i = int(mix64(h^uint64(hop+1)*0x9e3779b97f4a7c15) % uint64(n))
 		}
@@ -634,6 +653,28 @@ func (fb *Fabric) walk(a, b int32, dst int, h uint64) []LinkID {
 		cur = fb.swOf[t.Links[cands[i]].To]
 	}
 	return out
+}
+
+// parallelRank returns the rank of cands[i] among the candidates that lead
+// to the same switch.
+func parallelRank(t *Topology, cands []LinkID, i int) int {
+	r := 0
+	for _, l := range cands[:i] {
+		if t.Links[l].To == t.Links[cands[i]].To {
+			r++
+		}
+	}
+	return r
+}
+
+// sameTarget reports whether all candidates lead to one switch.
+func sameTarget(t *Topology, cands []LinkID) bool {
+	for _, l := range cands {
+		if t.Links[l].To != t.Links[cands[0]].To {
+			return false
+		}
+	}
+	return true
 }
 
 // hash mixes the seed and the flow key (splitmix64 finaliser).

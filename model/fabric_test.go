@@ -507,3 +507,31 @@ func TestFabricLinkLayer(t *testing.T) {
 		t.Error("a NIC reported as a switch")
 	}
 }
+
+// TestStaticShiftOnParallelLinks: with parallel leaf-spine links (radix 16,
+// 8 uplinks per leaf over 4 spines) a scattered rail-aligned ring (node n ->
+// n+1 on every rail) loads no link with two flows under static routing: the
+// up-port is the destination mod 8 and the down link mirrors the up link's
+// parallel rank (D-mod-K is congestion-free for shifts, fabric-facts §2.4).
+func TestStaticShiftOnParallelLinks(t *testing.T) {
+	c := buildFab(t, ClusterSpec{Node: fabNode(2, "400G", "ib"), Nodes: 32,
+		Fabric: FabricSpec{Kind: "rail-optimized", Radix: 16, Routing: "static", Placement: "scattered"}})
+	if p := c.Fabric.Plan; p.Leaves != 8 || p.Spines() != 4 || p.LeafUp != 8 {
+		t.Fatalf("%d leaves, %d spines, %d uplinks", p.Leaves, p.Spines(), p.LeafUp)
+	}
+	load := map[LinkID]int{}
+	for n := 0; n < 32; n++ {
+		for nic := 0; nic < 2; nic++ {
+			r, err := c.Fabric.Route(FlowKey{SrcNIC: c.Nodes[n].NICs[nic], DstNIC: c.Nodes[(n+1)%32].NICs[nic]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range r {
+				load[l]++
+			}
+		}
+	}
+	if m := maxLoad(load); m != 1 {
+		t.Errorf("static shift: busiest link carries %d flows, want 1", m)
+	}
+}
