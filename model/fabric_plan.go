@@ -117,6 +117,11 @@ func planFabric(f FabricSpec, in planInput) (*FabricPlan, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
+	for i, b := range f.Background {
+		if b.Nodes > in.nodes {
+			return nil, fabItemErr("background", i, "nodes", "%d is more than the cluster's %d nodes", b.Nodes, in.nodes)
+		}
+	}
 	kind, _ := ParseFabricKind(f.Kind)
 	routing, _ := ParseRouting(f.Routing)
 	if routing == "" {

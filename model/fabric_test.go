@@ -140,6 +140,8 @@ func TestFabricSpecErrors(t *testing.T) {
 		{FabricSpec{Kind: "fat-tree", Placement: "explicit", Slots: []int{0, 1}}, 4, "placement", "2 node slots for 4 nodes"},
 		{FabricSpec{Kind: "fat-tree", Degraded: []DegradedLink{{Link: "leaf1/up0", Gbps: math.NaN()}}}, 4, "degraded", "positive rate"},
 		{FabricSpec{Kind: "fat-tree", Background: []BackgroundJob{{Collective: "alltoall", Nodes: 2, Size: "huge"}}}, 4, "background", "not a positive size"},
+		{FabricSpec{Kind: "fat-tree", Background: []BackgroundJob{{Collective: "alltoall", Nodes: 9, Size: "1G"}}}, 4, "background", "more than the cluster's 4 nodes"},
+		{FabricSpec{Kind: "fat-tree", Background: []BackgroundJob{{Collective: "gather", Nodes: 2, Size: "1G"}}}, 4, "background", "unknown collective"},
 	} {
 		_, err := PlanFabric(c.f, c.nodes, 8, 1, NICRoCE, 400)
 		var fe *FabricError
