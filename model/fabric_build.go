@@ -698,7 +698,10 @@ func mix64(z uint64) uint64 {
 func (fb *Fabric) Describe() string {
 	p := fb.Plan
 	if p.Kind == FabricSingleSwitch {
-		return fmt.Sprintf("single switch per plane x %d, %s routing", p.Planes, p.Routing)
+		if p.Planes > 1 {
+			return fmt.Sprintf("one non-blocking switch per plane, %d planes", p.Planes)
+		}
+		return "one non-blocking switch"
 	}
 	s := fmt.Sprintf("%s, %d tiers of %d-port %s: %d leaves, %d spines", p.Kind, p.Tiers, p.Radix, p.Switch.Name, p.Planes*p.Leaves, p.Planes*p.Spines())
 	if c := p.Cores(); c > 0 {
