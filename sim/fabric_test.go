@@ -117,3 +117,20 @@ func TestRailOnlyNeedsPXN(t *testing.T) {
 		t.Errorf("rail-only alltoall without PXN: %v", err)
 	}
 }
+
+// TestNonBlockingFabricsMatchSwitch: a non-blocking fat-tree (adaptive or
+// static) and a two-plane fabric carry a rail-aligned ring as one
+// non-blocking switch does: the extra switch hops cost latency only, which
+// is negligible at 1 GiB.
+func TestNonBlockingFabricsMatchSwitch(t *testing.T) {
+	ring := "NCCL_ALGO=Ring"
+	base := predict(t, fabricEnv(t, 4, model.FabricSpec{}, ring), model.AllReduce, sim.EngineDES, "", 1<<30).BusBW
+	for _, f := range []model.FabricSpec{
+		{Kind: "fat-tree", NodesPerLeaf: 2, Routing: "adaptive"},
+		{Kind: "fat-tree", NodesPerLeaf: 2, Routing: "static", Placement: "scattered"},
+		{Kind: "rail-optimized", NodesPerLeaf: 2, Routing: "adaptive", Planes: 2},
+	} {
+		got := predict(t, fabricEnv(t, 4, f, ring), model.AllReduce, sim.EngineDES, "", 1<<30).BusBW
+		ratioWithin(t, f.Kind+" "+f.Routing, got/base, 0.985, 1.005)
+	}
+}
