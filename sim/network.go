@@ -50,61 +50,143 @@ const (
 const levelTol = 1e-10
 
 // Network is a flow-level network over directed links. Concurrent flows
-// share each link by weighted max-min fairness with per-member rate caps,
-// computed by progressive filling. Rates are recomputed once per instant at
-// which flows start or end (a late event, so all starts and ends of one
-// picosecond share one recompute), and a single completion event is kept
-// for the earliest finishing flow; completion times are rounded up to whole
-// picoseconds.
+// share each link by weighted max-min fairness with per-member rate caps.
+// Rates are recomputed once per instant at which flows start or end (a late
+// event, so all starts and ends of one picosecond share one recompute), and
+// a single completion event is kept for the earliest finishing flow;
+// completion times are rounded up to whole picoseconds.
+//
+// # Cost per event is what changed
+//
+// Flow classes. Flows started at the same instant with the same route
+// (element by element), weight, rate cap and size are one class: max-min
+// treats them symmetrically (they cross the same links, so every filling
+// step freezes all or none of them at the same level), they get equal rates
+// at every instant, move the same bytes and complete at the same event, so
+// a class never has to split. A class of n flows counts as n x Weight
+// members on each link of its route and costs one entry in the rate
+// computation and the completion heaps; its members keep their own IDs,
+// Done and Arg.
+//
+// Incremental max-min. The weighted max-min allocation with caps is unique,
+// and its constraints (one per link, one cap per class) only couple classes
+// that share a link, so it decomposes exactly over the connected components
+// of the class-link incidence graph: the allocation of a component is the
+// max-min allocation of that component alone. An arrival or departure can
+// therefore only change rates in the components that contain a link of the
+// arriving or departing class (after the change: a departure can split its
+// component, an arrival merge several). At each recompute the network
+// collects those components by a breadth-first search from the links
+// touched since the last recompute and runs progressive filling over them
+// only; every other class keeps its rate, remaining bytes and completion
+// time untouched. No further pruning is attempted: inside a component a
+// link that is not a bottleneck still transmits a change (a flow that
+// speeds up on one link takes share from every other link it crosses), so
+// the component is the smallest set that is exact in general.
+//
+// Progressive filling (fill): all unfrozen classes' member rates rise
+// together; a link freezes its classes when its residual capacity is used
+// up, a class freezes at its cap. Levels within levelTol of the lowest are
+// frozen in one step, as before; because components are now filled
+// separately, levels of two unconnected components no longer merge, which
+// moves rates by at most levelTol relative.
+//
+// Lazy progress. A class's remaining bytes are stored as of the instant its
+// rate last changed, with that instant; nothing is advanced per event. Two
+// indexed heaps hold every class's completion event time (remaining - absTol/2
+// over the rate, rounded up, as before) and the instant at which it comes
+// within the completion tolerance; the earliest of the first is the one
+// queued completion event, and at that event every class whose second is
+// due completes (so flows finishing within tolerance of each other still
+// complete together). Link busy time is accounted per interval in which a
+// link carries a flow.
+//
+// Complexity per recompute: O(I log I) where I is the number of class-link
+// incidences in the affected components, plus O(C log A) heap updates for
+// the C classes whose rate changed among A active classes. Per flow start
+// O(len(Route)) (hashing the route for class lookup) and per flow
+// completion O(len(Route)) plus the sort of the completions of one instant
+// by flow ID. The worst case (one component holding every flow) is the cost
+// of a full recompute, as before.
 //
 // A Network is driven by its Engine and, like it, is not safe for
-// concurrent use. Memory is O(links + peak active flows); no allocation
-// happens per recompute once scratch space has grown.
+// concurrent use. Memory is O(links + peak active flows + peak classes);
+// no allocation happens per event once slices have grown.
 type Network struct {
 	eng      *Engine
 	capacity []float64
 
-	// Flow slots, structure of arrays, indexed by slot.
-	fID     []FlowID
-	fRoute  [][]model.LinkID
-	fSize   []float64
-	fRem    []float64 // remaining bytes per member
-	fRate   []float64 // rate per member, bytes/ps
-	fCap    []float64 // per-member cap, +Inf if none
-	fW      []float64
-	fDone   []Actor
-	fArg    []int64
-	fPos    []int32 // index in act
-	fFrozen []bool  // progressive-filling scratch
+	// Class slots, structure of arrays, indexed by slot.
+	cRoute  [][]model.LinkID
+	cPos    [][]int32 // cPos[c][k]: index of traversal (c, k) in lFlows[cRoute[c][k]]
+	cSize   []float64 // bytes per member
+	cW      []float64 // weight per flow
+	cN      []int32   // flows in the class
+	cCap    []float64 // per-member cap, +Inf if none
+	cRate   []float64 // rate per member, bytes/ps, since cAt
+	cNew    []float64 // fill scratch: the new rate
+	cRem    []float64 // remaining bytes per member at cAt
+	cAt     []model.Time
+	cStart  []model.Time
+	cFin    []model.Time // completion event time
+	cTol    []float64    // time at which the class is within completion tolerance
+	cHead   []int32      // first member (in flow-ID order)
+	cTail   []int32      // last member
+	cIdx    []int32      // index in act
+	cSeen   []uint64     // component-search stamp
+	cFrozen []bool       // fill scratch
+	cFilled []bool       // has a rate and is in the heaps
 	free    []int32
+	act     []int32 // active class slots
 
-	act []int32 // active slots
+	// Member flows of classes: a slab with a free list.
+	mID   []FlowID
+	mDone []Actor
+	mArg  []int64
+	mNext []int32
+	mFree []int32
 
 	// Per link.
-	lCount   []int32 // active flow traversals
-	lPos     []int32 // index in actLinks, -1 if idle
-	actLinks []int32
-	lBusy    []model.Time
-	lBytes   []float64
-	lRes     []float64 // progressive filling: residual capacity
-	lW       []float64 // progressive filling: unfrozen weight
-	lOff     []int32   // offset of the link's flows in inc
+	lFlows [][]linkRef // active class traversals
+	lSince []model.Time
+	lBusy  []model.Time
+	lBytes []float64
+	lRes   []float64 // progressive filling: residual capacity
+	lW     []float64 // progressive filling: unfrozen weight
+	lSeen  []uint64  // component-search stamp
+	lDirty []bool
 
-	inc []int32 // link -> flow incidence, grouped by link
-	lh  []level // progressive filling: min-heap of link levels and flow caps
+	dirtyLinks []int32 // links whose traversals changed since the last recompute
+	comp       []int32 // affected classes
+	compLinks  []int32 // affected links (the search queue)
+	lh         []level
+	hFin       timeHeap
+	hTol       floatHeap
+	join       joinTable
+	done       []doneItem
 
-	doneSlots []int32
-	cbActor   []Actor
-	cbArg     []int64
-
+	stamp      uint64
 	nextID     FlowID
-	last       model.Time // time progress was last advanced to
+	last       model.Time // time of the last start, recompute or completion
 	dirty      bool
 	gen        int64
 	pending    bool // a completion event of generation gen is queued
 	pendingAt  model.Time
 	flows      int64
+	active     int
 	recomputes int64
+}
+
+// linkRef is one traversal of a link by a class: class slot c, route index k.
+type linkRef struct{ c, k int32 }
+
+// doneItem is one member flow completing at the current event.
+type doneItem struct {
+	id    FlowID
+	arg   int64
+	done  Actor
+	route []model.LinkID
+	bytes float64 // Bytes x Weight per traversal
 }
 
 // NewNetwork returns a network driven by eng over links with the given
@@ -125,17 +207,15 @@ func NewNetwork(eng *Engine, capacity []float64) (*Network, error) {
 	n := &Network{
 		eng:      eng,
 		capacity: slices.Clone(capacity),
-		lCount:   make([]int32, nl),
-		lPos:     make([]int32, nl),
+		lFlows:   make([][]linkRef, nl),
+		lSince:   make([]model.Time, nl),
 		lBusy:    make([]model.Time, nl),
 		lBytes:   make([]float64, nl),
 		lRes:     make([]float64, nl),
 		lW:       make([]float64, nl),
-		lOff:     make([]int32, nl),
+		lSeen:    make([]uint64, nl),
+		lDirty:   make([]bool, nl),
 		last:     eng.Now(),
-	}
-	for i := range n.lPos {
-		n.lPos[i] = -1
 	}
 	return n, nil
 }
@@ -144,7 +224,11 @@ func NewNetwork(eng *Engine, capacity []float64) (*Network, error) {
 func (n *Network) Flows() int64 { return n.flows }
 
 // Active returns how many flows are in progress. O(1).
-func (n *Network) Active() int { return len(n.act) }
+func (n *Network) Active() int { return n.active }
+
+// Classes returns how many flow classes are in progress (each holds one or
+// more of the Active flows). O(1).
+func (n *Network) Classes() int { return len(n.act) }
 
 // Recomputes returns how many times rates were recomputed. O(1).
 func (n *Network) Recomputes() int64 { return n.recomputes }
@@ -157,16 +241,26 @@ func (n *Network) LinkBytes() []float64 { return slices.Clone(n.lBytes) }
 // LinkBusy returns a new slice with the time each link has carried at least
 // one active flow, up to the last start or completion, indexed by
 // model.LinkID. O(links).
-func (n *Network) LinkBusy() []model.Time { return slices.Clone(n.lBusy) }
+func (n *Network) LinkBusy() []model.Time {
+	b := slices.Clone(n.lBusy)
+	for l, fl := range n.lFlows {
+		if len(fl) > 0 {
+			b[l] += n.last - n.lSince[l]
+		}
+	}
+	return b
+}
 
 // Rate returns the current per-member rate of active flow id in bytes per
 // picosecond, as of the last recompute (0 for a flow started at this instant
 // whose recompute is still pending), and false if the flow is not active.
 // O(active flows); meant for tests and inspection.
 func (n *Network) Rate(id FlowID) (float64, bool) {
-	for _, s := range n.act {
-		if n.fID[s] == id {
-			return n.fRate[s], true
+	for _, c := range n.act {
+		for m := n.cHead[c]; m >= 0; m = n.mNext[m] {
+			if n.mID[m] == id {
+				return n.cRate[c], true
+			}
 		}
 	}
 	return 0, false
@@ -178,8 +272,9 @@ func tolerance(size float64) float64 { return max(relTol*size, absTol) }
 // fails, starting nothing, if a route link is out of range or has zero
 // capacity, or Bytes, Weight or RateCap is negative or NaN. A flow of zero
 // bytes or with an empty route completes at the current time through a
-// queued event (never by calling Done from inside Start). Amortised
-// O(len(Route)) plus one queued recompute per instant.
+// queued event (never by calling Done from inside Start). A flow identical
+// to one started at this instant (route, weight, cap, size) joins its
+// class. Amortised O(len(Route)) plus one queued recompute per instant.
 func (n *Network) Start(f Flow) (FlowID, error) {
 	if !(f.Bytes >= 0) || math.IsInf(f.Bytes, 1) {
 		return -1, fmt.Errorf("sim: flow of %v bytes (want finite and >= 0)", f.Bytes)
@@ -211,44 +306,105 @@ func (n *Network) Start(f Flow) (FlowID, error) {
 		}
 		return id, nil
 	}
-	n.advance(n.eng.Now())
-
-	var s int32
-	if k := len(n.free); k > 0 {
-		s = n.free[k-1]
-		n.free = n.free[:k-1]
-	} else {
-		s = int32(len(n.fID))
-		n.fID = append(n.fID, 0)
-		n.fRoute = append(n.fRoute, nil)
-		n.fSize = append(n.fSize, 0)
-		n.fRem = append(n.fRem, 0)
-		n.fRate = append(n.fRate, 0)
-		n.fCap = append(n.fCap, 0)
-		n.fW = append(n.fW, 0)
-		n.fDone = append(n.fDone, nil)
-		n.fArg = append(n.fArg, 0)
-		n.fPos = append(n.fPos, 0)
-		n.fFrozen = append(n.fFrozen, false)
-	}
+	now := n.eng.Now()
+	n.last = now
 	c := math.Inf(1)
 	if f.RateCap > 0 {
 		c = f.RateCap
 	}
-	n.fID[s], n.fRoute[s], n.fSize[s], n.fRem[s] = id, f.Route, f.Bytes, f.Bytes
-	n.fRate[s], n.fCap[s], n.fW[s] = 0, c, w
-	n.fDone[s], n.fArg[s] = f.Done, f.Arg
-	n.fPos[s] = int32(len(n.act))
-	n.act = append(n.act, s)
-	for _, l := range f.Route {
-		if n.lCount[l] == 0 {
-			n.lPos[l] = int32(len(n.actLinks))
-			n.actLinks = append(n.actLinks, int32(l))
+	m := n.newMember(id, f.Done, f.Arg)
+	n.active++
+	cl, slot := n.join.find(n, now, f.Route, w, c, f.Bytes)
+	if cl >= 0 {
+		// Same instant, route, weight, cap and size as class cl, which has
+		// no rate yet: the flow joins it.
+		n.mNext[n.cTail[cl]] = m
+		n.cTail[cl] = m
+		n.cN[cl]++
+		for _, l := range f.Route {
+			n.markLink(int32(l))
 		}
-		n.lCount[l]++
+		n.markDirty()
+		return id, nil
 	}
+	cl = n.newClass()
+	n.join.put(slot, cl)
+	n.cRoute[cl], n.cSize[cl], n.cW[cl], n.cN[cl], n.cCap[cl] = f.Route, f.Bytes, w, 1, c
+	n.cRate[cl], n.cRem[cl], n.cAt[cl], n.cStart[cl] = 0, f.Bytes, now, now
+	n.cHead[cl], n.cTail[cl] = m, m
+	n.cFilled[cl] = false
+	n.cIdx[cl] = int32(len(n.act))
+	n.act = append(n.act, cl)
+	pos := n.cPos[cl][:0]
+	for k, l := range f.Route {
+		fl := n.lFlows[l]
+		if len(fl) == 0 {
+			n.lSince[l] = now
+		}
+		pos = append(pos, int32(len(fl)))
+		n.lFlows[l] = append(fl, linkRef{cl, int32(k)})
+		n.markLink(int32(l))
+	}
+	n.cPos[cl] = pos
 	n.markDirty()
 	return id, nil
+}
+
+// newMember takes a member slot for flow id.
+func (n *Network) newMember(id FlowID, done Actor, arg int64) int32 {
+	var m int32
+	if k := len(n.mFree); k > 0 {
+		m = n.mFree[k-1]
+		n.mFree = n.mFree[:k-1]
+	} else {
+		m = int32(len(n.mID))
+		n.mID = append(n.mID, 0)
+		n.mDone = append(n.mDone, nil)
+		n.mArg = append(n.mArg, 0)
+		n.mNext = append(n.mNext, 0)
+	}
+	n.mID[m], n.mDone[m], n.mArg[m], n.mNext[m] = id, done, arg, -1
+	return m
+}
+
+// newClass takes a class slot.
+func (n *Network) newClass() int32 {
+	if k := len(n.free); k > 0 {
+		c := n.free[k-1]
+		n.free = n.free[:k-1]
+		return c
+	}
+	c := int32(len(n.cRoute))
+	n.cRoute = append(n.cRoute, nil)
+	n.cPos = append(n.cPos, nil)
+	n.cSize = append(n.cSize, 0)
+	n.cW = append(n.cW, 0)
+	n.cN = append(n.cN, 0)
+	n.cCap = append(n.cCap, 0)
+	n.cRate = append(n.cRate, 0)
+	n.cNew = append(n.cNew, 0)
+	n.cRem = append(n.cRem, 0)
+	n.cAt = append(n.cAt, 0)
+	n.cStart = append(n.cStart, 0)
+	n.cFin = append(n.cFin, 0)
+	n.cTol = append(n.cTol, 0)
+	n.cHead = append(n.cHead, -1)
+	n.cTail = append(n.cTail, -1)
+	n.cIdx = append(n.cIdx, 0)
+	n.cSeen = append(n.cSeen, 0)
+	n.cFrozen = append(n.cFrozen, false)
+	n.cFilled = append(n.cFilled, false)
+	n.hFin.pos = append(n.hFin.pos, -1)
+	n.hTol.pos = append(n.hTol.pos, -1)
+	return c
+}
+
+// markLink records that link l's traversals changed, for the next recompute.
+func (n *Network) markLink(l int32) {
+	if !n.lDirty[l] {
+		n.lDirty[l] = true
+		n.dirtyLinks = append(n.dirtyLinks, l)
+	}
 }
 
 func (n *Network) markDirty() {
@@ -258,47 +414,32 @@ func (n *Network) markDirty() {
 	}
 }
 
-// advance moves every active flow forward to now at its current rate and
-// accounts link busy time. O(active flows + active links); free when now has
-// not moved.
-func (n *Network) advance(now model.Time) {
-	if now == n.last {
-		return
-	}
-	dt := now - n.last
-	fdt := float64(dt)
-	for _, s := range n.act {
-		n.fRem[s] -= n.fRate[s] * fdt
-	}
-	for _, l := range n.actLinks {
-		n.lBusy[l] += dt
-	}
-	n.last = now
-}
-
-// remove takes slot s out of the active set and frees it.
-func (n *Network) remove(s int32) {
-	i := n.fPos[s]
+// removeClass takes class c out of the active set and off its links at the
+// current time, and frees its slot (its members are freed by the caller).
+func (n *Network) removeClass(c int32) {
+	i := n.cIdx[c]
 	last := n.act[len(n.act)-1]
 	n.act[i] = last
-	n.fPos[last] = i
+	n.cIdx[last] = i
 	n.act = n.act[:len(n.act)-1]
-	w := n.fW[s]
-	for _, l := range n.fRoute[s] {
-		n.lBytes[l] += n.fSize[s] * w
-		n.lCount[l]--
-		if n.lCount[l] == 0 {
-			j := n.lPos[l]
-			ll := n.actLinks[len(n.actLinks)-1]
-			n.actLinks[j] = ll
-			n.lPos[ll] = j
-			n.actLinks = n.actLinks[:len(n.actLinks)-1]
-			n.lPos[l] = -1
+	pos := n.cPos[c]
+	for k, l := range n.cRoute[c] {
+		fl := n.lFlows[l]
+		j := pos[k]
+		mv := fl[len(fl)-1]
+		fl[j] = mv
+		n.cPos[mv.c][mv.k] = j
+		fl = fl[:len(fl)-1]
+		n.lFlows[l] = fl
+		if len(fl) == 0 {
+			n.lBusy[l] += n.last - n.lSince[l]
 		}
+		n.markLink(int32(l))
 	}
-	n.fRoute[s] = nil
-	n.fDone[s] = nil
-	n.free = append(n.free, s)
+	n.active -= int(n.cN[c])
+	n.cRoute[c] = nil
+	n.cHead[c], n.cTail[c] = -1, -1
+	n.free = append(n.free, c)
 }
 
 // netRecompute is the Network's recompute actor.
@@ -315,38 +456,34 @@ func (c *netComplete) Act(now model.Time, gen int64) error {
 	return (*Network)(c).complete(now, gen)
 }
 
-// recompute sets every active flow's rate by weighted progressive filling
-// and queues the next completion. O(sum of route lengths x log(active links
-// + capped flows)) for the filling plus O(active flows) for the completion.
+// recompute re-fills the components touched since the last recompute,
+// updates the completion heaps of the classes whose rate changed, and
+// queues the earliest completion. O(I log I + C log A); see Network.
 func (n *Network) recompute(now model.Time) error {
 	n.dirty = false
 	n.recomputes++
-	n.advance(now)
+	n.last = now
 	if len(n.act) == 0 {
+		for _, l := range n.dirtyLinks {
+			n.lDirty[l] = false
+		}
+		n.dirtyLinks = n.dirtyLinks[:0]
 		n.gen++
 		n.pending = false
 		return nil
 	}
-	if err := n.fill(); err != nil {
-		return err
-	}
-	minDt := math.Inf(1)
-	for _, s := range n.act {
-		r := n.fRate[s]
-		if !(r > 0) {
-			return fmt.Errorf("sim: flow %d gets no bandwidth (rate %v)", n.fID[s], r)
+	n.collect()
+	if len(n.comp) > 0 {
+		if err := n.fill(); err != nil {
+			return err
 		}
-		// Aim absTol/2 bytes short of done: a transfer whose exact time is a
-		// whole picosecond then finishes on it rather than one late through
-		// rounding noise (at most 5e-4 B / rate early, under 1 ps above
-		// 0.5 GB/s), and the completion check keeps tolerance/2 of slack.
-		minDt = min(minDt, (n.fRem[s]-absTol/2)/r)
+		for _, c := range n.comp {
+			if err := n.setRate(c, n.cNew[c], now); err != nil {
+				return err
+			}
+		}
 	}
-	if !(minDt < float64(math.MaxInt64/2)) {
-		return fmt.Errorf("sim: next flow completion %v ps away overflows simulated time", minDt)
-	}
-	dt := max(model.Time(math.Ceil(minDt)), 1)
-	at := now + dt
+	at := n.hFin.k[0]
 	if n.pending && n.pendingAt == at {
 		return nil // the queued completion event is still right
 	}
@@ -357,57 +494,122 @@ func (n *Network) recompute(now model.Time) error {
 	return nil
 }
 
+// setRate gives class c per-member rate r from now on and updates its
+// completion times; an unchanged rate leaves them as they are (they are
+// exact for it).
+func (n *Network) setRate(c int32, r float64, now model.Time) error {
+	if n.cFilled[c] {
+		if r == n.cRate[c] {
+			return nil
+		}
+		n.cRem[c] -= n.cRate[c] * float64(now-n.cAt[c])
+	}
+	if !(r > 0) {
+		return fmt.Errorf("sim: flow %d gets no bandwidth (rate %v)", n.mID[n.cHead[c]], r)
+	}
+	n.cAt[c] = now
+	n.cRate[c] = r
+	rem := n.cRem[c]
+	// Aim absTol/2 bytes short of done: a transfer whose exact time is a
+	// whole picosecond then finishes on it rather than one late through
+	// rounding noise (at most 5e-4 B / rate early, under 1 ps above
+	// 0.5 GB/s), and the completion check keeps tolerance/2 of slack.
+	dt := (rem - absTol/2) / r
+	if !(dt < float64(math.MaxInt64/2)) {
+		return fmt.Errorf("sim: next flow completion %v ps away overflows simulated time", dt)
+	}
+	fin := now + max(model.Time(math.Ceil(dt)), 1)
+	// The flow is complete once rem - r x elapsed <= tolerance; never later
+	// than its own completion event, so that event always completes it.
+	tol := min(float64(now)+(rem-tolerance(n.cSize[c]))/r, float64(fin))
+	n.cFin[c], n.cTol[c] = fin, tol
+	if n.cFilled[c] {
+		n.hFin.fix(c, fin)
+		n.hTol.fix(c, tol)
+	} else {
+		n.cFilled[c] = true
+		n.hFin.push(c, fin)
+		n.hTol.push(c, tol)
+	}
+	return nil
+}
+
+// collect gathers into comp and compLinks the classes and links of every
+// component that holds a link marked since the last recompute, by
+// breadth-first search over the class-link incidence (compLinks is the
+// queue). O(incidences of those components).
+func (n *Network) collect() {
+	n.stamp++
+	st := n.stamp
+	n.comp = n.comp[:0]
+	q := n.compLinks[:0]
+	for _, l := range n.dirtyLinks {
+		n.lDirty[l] = false
+		if len(n.lFlows[l]) > 0 && n.lSeen[l] != st {
+			n.lSeen[l] = st
+			q = append(q, l)
+		}
+	}
+	n.dirtyLinks = n.dirtyLinks[:0]
+	for i := 0; i < len(q); i++ {
+		for _, e := range n.lFlows[q[i]] {
+			c := e.c
+			if n.cSeen[c] == st {
+				continue
+			}
+			n.cSeen[c] = st
+			n.comp = append(n.comp, c)
+			for _, l := range n.cRoute[c] {
+				if n.lSeen[l] != st {
+					n.lSeen[l] = st
+					q = append(q, int32(l))
+				}
+			}
+		}
+	}
+	n.compLinks = q
+}
+
 // level is a progressive-filling heap entry: the fair-share level at which
-// link id saturates (id >= 0), or the cap of flow slot ^id (id < 0).
+// link id saturates (id >= 0), or the cap of class slot ^id (id < 0).
 type level struct {
 	lvl float64
 	id  int32
 }
 
-// fill runs weighted max-min progressive filling: all unfrozen flows'
-// member rates rise together; a link freezes its flows when its residual
-// capacity is used up, a flow freezes at its cap.
+// fill runs weighted max-min progressive filling over the classes in comp
+// and the links in compLinks, writing each class's member rate to cNew.
 //
-// A link's level (residual / unfrozen weight) never falls when flows freeze
-// at a level no higher than it ((R-wx)/(W-w) >= R/W when x <= R/W), so
-// the min-heap of levels is updated lazily: a stale entry is corrected when
-// it reaches the top. Each step freezes the flows of every link (and every
-// capped flow) within levelTol of the lowest level.
+// A link's level (residual / unfrozen weight) never falls when classes
+// freeze at a level no higher than it ((R-wx)/(W-w) >= R/W when x <= R/W),
+// so the min-heap of levels is updated lazily: a stale entry is corrected
+// when it reaches the top. Each step freezes the classes of every link (and
+// every capped class) within levelTol of the lowest level. O(I log I) for I
+// class-link incidences.
 func (n *Network) fill() error {
-	// Link state and the link -> flow incidence (CSR over active links).
-	var off int32
-	for _, l := range n.actLinks {
+	for _, l := range n.compLinks {
 		n.lRes[l] = n.capacity[l]
 		n.lW[l] = 0
-		n.lOff[l] = off
-		off += n.lCount[l]
 	}
-	if cap(n.inc) < int(off) {
-		n.inc = make([]int32, off, 2*off)
-	}
-	n.inc = n.inc[:off]
 	h := n.lh[:0]
-	for _, s := range n.act {
-		n.fFrozen[s] = false
-		n.fRate[s] = 0
-		w := n.fW[s]
-		for _, l := range n.fRoute[s] {
+	for _, c := range n.comp {
+		n.cFrozen[c] = false
+		n.cNew[c] = 0
+		w := n.cW[c] * float64(n.cN[c])
+		for _, l := range n.cRoute[c] {
 			n.lW[l] += w
-			n.inc[n.lOff[l]] = s
-			n.lOff[l]++
 		}
-		if c := n.fCap[s]; !math.IsInf(c, 1) {
-			h = append(h, level{c, ^s})
+		if cp := n.cCap[c]; !math.IsInf(cp, 1) {
+			h = append(h, level{cp, ^c})
 		}
 	}
-	for _, l := range n.actLinks {
-		n.lOff[l] -= n.lCount[l] // back to the group start
+	for _, l := range n.compLinks {
 		h = append(h, level{n.lRes[l] / n.lW[l], l})
 	}
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
 	}
-	unfrozen := len(n.act)
+	unfrozen := len(n.comp)
 	for unfrozen > 0 {
 		// Settle the top: drop spent entries, refresh a stale level. Once
 		// the top is fresh it is the true minimum (other entries are at or
@@ -416,7 +618,7 @@ func (n *Network) fill() error {
 		for len(h) > 0 {
 			t := h[0]
 			if t.id < 0 {
-				if n.fFrozen[^t.id] {
+				if n.cFrozen[^t.id] {
 					h = popLevel(h)
 					continue
 				}
@@ -437,15 +639,16 @@ func (n *Network) fill() error {
 			break
 		}
 		if !(x > 0) || math.IsInf(x, 1) {
-			return fmt.Errorf("sim: max-min fair share degenerated to %v bytes/ps with %d flows unfrozen", x, unfrozen)
+			n.lh = h[:0]
+			return fmt.Errorf("sim: max-min fair share degenerated to %v bytes/ps with %d flow classes unfrozen", x, unfrozen)
 		}
 		thr := x * (1 + levelTol)
 		before := unfrozen
 		for len(h) > 0 && h[0].lvl <= thr {
 			t := h[0]
 			if t.id < 0 {
-				if s := ^t.id; !n.fFrozen[s] {
-					n.freeze(s, x)
+				if c := ^t.id; !n.cFrozen[c] {
+					n.freeze(c, x)
 					unfrozen--
 				}
 				h = popLevel(h)
@@ -462,16 +665,16 @@ func (n *Network) fill() error {
 				siftDown(h, 0)
 				continue
 			}
-			o := n.lOff[l]
-			for _, s := range n.inc[o : o+n.lCount[l]] {
-				if !n.fFrozen[s] {
-					n.freeze(s, x)
+			for _, e := range n.lFlows[l] {
+				if !n.cFrozen[e.c] {
+					n.freeze(e.c, x)
 					unfrozen--
 				}
 			}
 			h = popLevel(h)
 		}
 		if unfrozen == before {
+			n.lh = h[:0]
 			return fmt.Errorf("sim: max-min filling made no progress at level %v bytes/ps", x)
 		}
 	}
@@ -511,52 +714,70 @@ func popLevel(h []level) []level {
 	return h
 }
 
-func (n *Network) freeze(s int32, x float64) {
-	n.fFrozen[s] = true
-	n.fRate[s] = x
-	w := n.fW[s]
+// freeze fixes class c's member rate at x and takes its load off its links.
+func (n *Network) freeze(c int32, x float64) {
+	n.cFrozen[c] = true
+	n.cNew[c] = x
+	w := n.cW[c] * float64(n.cN[c])
 	wx := w * x
-	for _, l := range n.fRoute[s] {
+	for _, l := range n.cRoute[c] {
 		n.lRes[l] = max(n.lRes[l]-wx, 0)
 		n.lW[l] -= w
 	}
 }
 
-// complete handles a completion event: every flow within tolerance of done
-// is removed and its Done called, in flow-ID order.
+// complete handles a completion event: every class within tolerance of done
+// is removed and its flows' Done called, in flow-ID order. O(completed
+// classes x (log active classes + route length) + completed flows x log
+// completed flows).
 func (n *Network) complete(now model.Time, gen int64) error {
 	if gen != n.gen {
 		return nil // superseded by a later recompute
 	}
 	n.pending = false
-	n.advance(now)
-	n.doneSlots = n.doneSlots[:0]
-	for _, s := range n.act {
-		if n.fRem[s] <= tolerance(n.fSize[s]) {
-			n.doneSlots = append(n.doneSlots, s)
+	n.last = now
+	n.done = n.done[:0]
+	ft := float64(now)
+	for len(n.hTol.c) > 0 && n.hTol.k[0] <= ft {
+		c := n.hTol.c[0]
+		n.hTol.remove(c)
+		n.hFin.remove(c)
+		b := n.cSize[c] * n.cW[c]
+		route := n.cRoute[c]
+		for m := n.cHead[c]; m >= 0; {
+			n.done = append(n.done, doneItem{id: n.mID[m], arg: n.mArg[m], done: n.mDone[m], route: route, bytes: b})
+			n.mDone[m] = nil
+			n.mFree = append(n.mFree, m)
+			m = n.mNext[m]
 		}
+		n.cFilled[c] = false
+		n.removeClass(c)
 	}
 	n.markDirty()
-	if len(n.doneSlots) == 0 {
+	if len(n.done) == 0 {
 		return nil
 	}
-	slices.SortFunc(n.doneSlots, func(a, b int32) int { return cmp.Compare(n.fID[a], n.fID[b]) })
-	n.cbActor = n.cbActor[:0]
-	n.cbArg = n.cbArg[:0]
-	for _, s := range n.doneSlots {
-		n.cbActor = append(n.cbActor, n.fDone[s])
-		n.cbArg = append(n.cbArg, n.fArg[s])
-		n.remove(s)
+	if !slices.IsSortedFunc(n.done, cmpDone) {
+		slices.SortFunc(n.done, cmpDone)
 	}
-	// Done may start flows (which never re-enter complete), so the callback
+	for i := range n.done {
+		d := &n.done[i]
+		for _, l := range d.route {
+			n.lBytes[l] += d.bytes
+		}
+	}
+	// Done may start flows (which never re-enter complete), so the done
 	// scratch is stable while we iterate.
-	for i, a := range n.cbActor {
-		if a == nil {
+	for i := range n.done {
+		d := &n.done[i]
+		if d.done == nil {
 			continue
 		}
-		if err := a.Act(now, n.cbArg[i]); err != nil {
+		if err := d.done.Act(now, d.arg); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+func cmpDone(a, b doneItem) int { return cmp.Compare(a.id, b.id) }
