@@ -68,28 +68,36 @@ const levelTol = 1e-10
 // computation and the completion heaps; its members keep their own IDs,
 // Done and Arg.
 //
-// Incremental max-min. The weighted max-min allocation with caps is unique,
-// and its constraints (one per link, one cap per class) only couple classes
-// that share a link, so it decomposes exactly over the connected components
-// of the class-link incidence graph: the allocation of a component is the
-// max-min allocation of that component alone. An arrival or departure can
-// therefore only change rates in the components that contain a link of the
-// arriving or departing class (after the change: a departure can split its
-// component, an arrival merge several). At each recompute the network
-// collects those components by a breadth-first search from the links
-// touched since the last recompute and runs progressive filling over them
-// only; every other class keeps its rate, remaining bytes and completion
-// time untouched. No further pruning is attempted: inside a component a
-// link that is not a bottleneck still transmits a change (a flow that
-// speeds up on one link takes share from every other link it crosses), so
-// the component is the smallest set that is exact in general.
+// Incremental max-min. The weighted max-min allocation with caps is unique
+// and is characterised by its bottlenecks: an allocation is the max-min one
+// exactly when it is feasible and every class is at its cap or crosses a
+// saturated link on which no class has a higher member rate (Bertsekas and
+// Gallager, Data Networks, 2nd ed., section 6.5.2; weights count members).
+// The fill records, for every class, the link (or cap) that froze it. At a
+// recompute the affected set S starts from the links whose traversals
+// changed and grows, to a fixed point, by every new class on a link of the
+// set, every class whose recorded bottleneck is a link of the set, and the
+// links of each class added; a link on which the classes outside S leave
+// no capacity for S brings all its classes in. Classes outside S keep
+// their rates; S is filled over the capacity they leave. The result is then checked against
+// the characterisation: classes in S have a bottleneck by construction if
+// no class outside S runs faster on a link that froze a class of S (checked;
+// a violator joins S and S is filled again), and classes outside S keep
+// theirs because their bottleneck link is untouched (it is not a link of S,
+// or they would be in it) and their caps do not change. So the combined
+// allocation is the max-min one, by uniqueness. A departure from a link
+// that bottlenecks nobody therefore costs a scan of that link; an arrival
+// at a class's cap on links with room costs a scan of its links. S never
+// leaves the connected component of the changed links, so the worst case is
+// a refill of that component, never of unrelated flows.
 //
 // Progressive filling (fill): all unfrozen classes' member rates rise
 // together; a link freezes its classes when its residual capacity is used
 // up, a class freezes at its cap. Levels within levelTol of the lowest are
-// frozen in one step, as before; because components are now filled
-// separately, levels of two unconnected components no longer merge, which
-// moves rates by at most levelTol relative.
+// frozen in one step, as before; because only S is filled, levels inside
+// and outside S no longer merge (and a class outside S may stay up to
+// levelTol above a level of S), which moves rates by at most levelTol
+// relative.
 //
 // Lazy progress. A class's remaining bytes are stored as of the instant its
 // rate last changed, with that instant; nothing is advanced per event. Two
@@ -101,13 +109,15 @@ const levelTol = 1e-10
 // complete together). Link busy time is accounted per interval in which a
 // link carries a flow.
 //
-// Complexity per recompute: O(I log I) where I is the number of class-link
-// incidences in the affected components, plus O(C log A) heap updates for
-// the C classes whose rate changed among A active classes. Per flow start
+// Complexity per recompute: O(D + I log I) per round of the check (almost
+// always one), where D is the sum of the degrees (class traversals) of the
+// links of S and I the class-link incidences of S, plus O(C log A) heap
+// updates for the C classes whose rate changed among A active classes.
+// Per flow start
 // O(len(Route)) (hashing the route for class lookup) and per flow
 // completion O(len(Route)) plus the sort of the completions of one instant
-// by flow ID. The worst case (one component holding every flow) is the cost
-// of a full recompute, as before.
+// by flow ID. The worst case (S the whole component, and one component
+// holding every flow) is the cost of a full recompute, as before.
 //
 // A Network is driven by its Engine and, like it, is not safe for
 // concurrent use. Memory is O(links + peak active flows + peak classes);
@@ -133,9 +143,10 @@ type Network struct {
 	cHead   []int32      // first member (in flow-ID order)
 	cTail   []int32      // last member
 	cIdx    []int32      // index in act
-	cSeen   []uint64     // component-search stamp
+	cSeen   []uint64     // affected-set stamp
 	cFrozen []bool       // fill scratch
 	cFilled []bool       // has a rate and is in the heaps
+	cBot    []int32      // the link that froze the class in its last fill, -1 for its cap
 	free    []int32
 	act     []int32 // active class slots
 
@@ -153,7 +164,9 @@ type Network struct {
 	lBytes []float64
 	lRes   []float64 // progressive filling: residual capacity
 	lW     []float64 // progressive filling: unfrozen weight
-	lSeen  []uint64  // component-search stamp
+	lSeen  []uint64  // affected-set stamp
+	lBot   []uint64  // stamp of the last fill in which the link froze a class
+	lLvl   []float64 // the level at which it did
 	lDirty []bool
 
 	dirtyLinks []int32 // links whose traversals changed since the last recompute
@@ -214,6 +227,8 @@ func NewNetwork(eng *Engine, capacity []float64) (*Network, error) {
 		lRes:     make([]float64, nl),
 		lW:       make([]float64, nl),
 		lSeen:    make([]uint64, nl),
+		lBot:     make([]uint64, nl),
+		lLvl:     make([]float64, nl),
 		lDirty:   make([]bool, nl),
 		last:     eng.Now(),
 	}
@@ -394,6 +409,7 @@ func (n *Network) newClass() int32 {
 	n.cSeen = append(n.cSeen, 0)
 	n.cFrozen = append(n.cFrozen, false)
 	n.cFilled = append(n.cFilled, false)
+	n.cBot = append(n.cBot, -1)
 	n.hFin.pos = append(n.hFin.pos, -1)
 	n.hTol.pos = append(n.hTol.pos, -1)
 	return c
@@ -456,9 +472,9 @@ func (c *netComplete) Act(now model.Time, gen int64) error {
 	return (*Network)(c).complete(now, gen)
 }
 
-// recompute re-fills the components touched since the last recompute,
-// updates the completion heaps of the classes whose rate changed, and
-// queues the earliest completion. O(I log I + C log A); see Network.
+// recompute fills the classes the changes since the last recompute can
+// affect, updates the completion heaps of those whose rate changed, and
+// queues the earliest completion. O(D + I log I + C log A); see Network.
 func (n *Network) recompute(now model.Time) error {
 	n.dirty = false
 	n.recomputes++
@@ -472,15 +488,12 @@ func (n *Network) recompute(now model.Time) error {
 		n.pending = false
 		return nil
 	}
-	n.collect()
-	if len(n.comp) > 0 {
-		if err := n.fill(); err != nil {
+	if err := n.affected(); err != nil {
+		return err
+	}
+	for _, c := range n.comp {
+		if err := n.setRate(c, n.cNew[c], now); err != nil {
 			return err
-		}
-		for _, c := range n.comp {
-			if err := n.setRate(c, n.cNew[c], now); err != nil {
-				return err
-			}
 		}
 	}
 	at := n.hFin.k[0]
@@ -534,11 +547,19 @@ func (n *Network) setRate(c int32, r float64, now model.Time) error {
 	return nil
 }
 
-// collect gathers into comp and compLinks the classes and links of every
-// component that holds a link marked since the last recompute, by
-// breadth-first search over the class-link incidence (compLinks is the
-// queue). O(incidences of those components).
-func (n *Network) collect() {
+// affected computes the classes whose rates the changes since the last
+// recompute can move (comp) and the links they cross (compLinks), and
+// fills them; see Network for the argument. It grows the set from the
+// links whose traversals changed by adding every unfilled class on a link of
+// the set and every class that link froze in its last fill (its
+// bottleneck), and the links of each added class, to a fixed point; every
+// other class on those links stays at its rate and takes its load off the
+// links' residual capacity. A link left with no residual capacity for the
+// set brings its other classes in. After the fill, a class outside the set
+// on a link that froze a class of the set at level x must not run faster
+// than x, or it is brought in and the set is filled again.
+// O(degree sum of the links of the set) per round, plus the fill.
+func (n *Network) affected() error {
 	n.stamp++
 	st := n.stamp
 	n.comp = n.comp[:0]
@@ -551,23 +572,78 @@ func (n *Network) collect() {
 		}
 	}
 	n.dirtyLinks = n.dirtyLinks[:0]
-	for i := 0; i < len(q); i++ {
-		for _, e := range n.lFlows[q[i]] {
-			c := e.c
-			if n.cSeen[c] == st {
-				continue
-			}
-			n.cSeen[c] = st
-			n.comp = append(n.comp, c)
-			for _, l := range n.cRoute[c] {
-				if n.lSeen[l] != st {
-					n.lSeen[l] = st
-					q = append(q, int32(l))
+	n.compLinks = q
+	done := 0 // links of compLinks already scanned for bottlenecked classes
+	for {
+		for ; done < len(n.compLinks); done++ {
+			l := n.compLinks[done]
+			for _, e := range n.lFlows[l] {
+				if c := e.c; n.cSeen[c] != st && (!n.cFilled[c] || n.cBot[c] == l) {
+					n.addAffected(c, st)
 				}
 			}
 		}
+		// Residual capacity left by the classes that keep their rates.
+		grew := false
+		for _, l := range n.compLinks {
+			res, w := n.capacity[l], 0.0
+			for _, e := range n.lFlows[l] {
+				c := e.c
+				if n.cSeen[c] == st {
+					w += n.cW[c] * float64(n.cN[c])
+				} else {
+					res -= n.cW[c] * float64(n.cN[c]) * n.cRate[c]
+				}
+			}
+			if w > 0 && res <= 0 {
+				for _, e := range n.lFlows[l] {
+					if n.cSeen[e.c] != st {
+						n.addAffected(e.c, st)
+						grew = true
+					}
+				}
+			}
+			n.lRes[l], n.lW[l] = max(res, 0), w
+		}
+		if grew {
+			continue
+		}
+		if len(n.comp) == 0 {
+			return nil
+		}
+		if err := n.fill(st); err != nil {
+			return err
+		}
+		// Every class outside the set must still be no faster than the
+		// level of any link that now bottlenecks a class of the set.
+		for _, l := range n.compLinks {
+			if n.lBot[l] != st {
+				continue
+			}
+			thr := n.lLvl[l] * (1 + levelTol)
+			for _, e := range n.lFlows[l] {
+				if c := e.c; n.cSeen[c] != st && n.cRate[c] > thr {
+					n.addAffected(c, st)
+					grew = true
+				}
+			}
+		}
+		if !grew {
+			return nil
+		}
 	}
-	n.compLinks = q
+}
+
+// addAffected puts class c in the affected set with its links.
+func (n *Network) addAffected(c int32, st uint64) {
+	n.cSeen[c] = st
+	n.comp = append(n.comp, c)
+	for _, l := range n.cRoute[c] {
+		if n.lSeen[l] != st {
+			n.lSeen[l] = st
+			n.compLinks = append(n.compLinks, int32(l))
+		}
+	}
 }
 
 // level is a progressive-filling heap entry: the fair-share level at which
@@ -578,7 +654,10 @@ type level struct {
 }
 
 // fill runs weighted max-min progressive filling over the classes in comp
-// and the links in compLinks, writing each class's member rate to cNew.
+// (those stamped st) and the links in compLinks, from the residual capacity
+// lRes and weight lW that affected left, writing each class's member rate
+// to cNew and the link or cap that froze it to cBot, and stamping the links
+// that froze a class with st and their level.
 //
 // A link's level (residual / unfrozen weight) never falls when classes
 // freeze at a level no higher than it ((R-wx)/(W-w) >= R/W when x <= R/W),
@@ -586,25 +665,19 @@ type level struct {
 // when it reaches the top. Each step freezes the classes of every link (and
 // every capped class) within levelTol of the lowest level. O(I log I) for I
 // class-link incidences.
-func (n *Network) fill() error {
-	for _, l := range n.compLinks {
-		n.lRes[l] = n.capacity[l]
-		n.lW[l] = 0
-	}
+func (n *Network) fill(st uint64) error {
 	h := n.lh[:0]
 	for _, c := range n.comp {
 		n.cFrozen[c] = false
 		n.cNew[c] = 0
-		w := n.cW[c] * float64(n.cN[c])
-		for _, l := range n.cRoute[c] {
-			n.lW[l] += w
-		}
 		if cp := n.cCap[c]; !math.IsInf(cp, 1) {
 			h = append(h, level{cp, ^c})
 		}
 	}
 	for _, l := range n.compLinks {
-		h = append(h, level{n.lRes[l] / n.lW[l], l})
+		if n.lW[l] > 0 {
+			h = append(h, level{n.lRes[l] / n.lW[l], l})
+		}
 	}
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
@@ -648,7 +721,7 @@ func (n *Network) fill() error {
 			t := h[0]
 			if t.id < 0 {
 				if c := ^t.id; !n.cFrozen[c] {
-					n.freeze(c, x)
+					n.freeze(c, x, -1)
 					unfrozen--
 				}
 				h = popLevel(h)
@@ -666,11 +739,12 @@ func (n *Network) fill() error {
 				continue
 			}
 			for _, e := range n.lFlows[l] {
-				if !n.cFrozen[e.c] {
-					n.freeze(e.c, x)
+				if n.cSeen[e.c] == st && !n.cFrozen[e.c] {
+					n.freeze(e.c, x, l)
 					unfrozen--
 				}
 			}
+			n.lBot[l], n.lLvl[l] = st, x
 			h = popLevel(h)
 		}
 		if unfrozen == before {
@@ -714,10 +788,12 @@ func popLevel(h []level) []level {
 	return h
 }
 
-// freeze fixes class c's member rate at x and takes its load off its links.
-func (n *Network) freeze(c int32, x float64) {
+// freeze fixes class c's member rate at x, records what froze it (link
+// bot, or -1 for its cap) and takes its load off its links.
+func (n *Network) freeze(c int32, x float64, bot int32) {
 	n.cFrozen[c] = true
 	n.cNew[c] = x
+	n.cBot[c] = bot
 	w := n.cW[c] * float64(n.cN[c])
 	wx := w * x
 	for _, l := range n.cRoute[c] {
