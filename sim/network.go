@@ -188,6 +188,8 @@ type Network struct {
 	flows      int64
 	active     int
 	recomputes int64
+	classes    int64 // classes created
+	noJoin     bool  // never join flows into classes (for measurements)
 }
 
 // linkRef is one traversal of a link by a class: class slot c, route index k.
@@ -329,7 +331,10 @@ func (n *Network) Start(f Flow) (FlowID, error) {
 	}
 	m := n.newMember(id, f.Done, f.Arg)
 	n.active++
-	cl, slot := n.join.find(n, now, f.Route, w, c, f.Bytes)
+	cl, slot := int32(-1), -1
+	if !n.noJoin {
+		cl, slot = n.join.find(n, now, f.Route, w, c, f.Bytes)
+	}
 	if cl >= 0 {
 		// Same instant, route, weight, cap and size as class cl, which has
 		// no rate yet: the flow joins it.
@@ -343,7 +348,10 @@ func (n *Network) Start(f Flow) (FlowID, error) {
 		return id, nil
 	}
 	cl = n.newClass()
-	n.join.put(slot, cl)
+	n.classes++
+	if slot >= 0 {
+		n.join.put(slot, cl)
+	}
 	n.cRoute[cl], n.cSize[cl], n.cW[cl], n.cN[cl], n.cCap[cl] = f.Route, f.Bytes, w, 1, c
 	n.cRate[cl], n.cRem[cl], n.cAt[cl], n.cStart[cl] = 0, f.Bytes, now, now
 	n.cHead[cl], n.cTail[cl] = m, m
