@@ -126,29 +126,26 @@ type Network struct {
 	eng      *Engine
 	capacity []float64
 
-	// Class slots, structure of arrays, indexed by slot.
-	cRoute  [][]model.LinkID
-	cPos    [][]int32 // cPos[c][k]: index of traversal (c, k) in lFlows[cRoute[c][k]]
-	cSize   []float64 // bytes per member
-	cW      []float64 // weight per flow
-	cN      []int32   // flows in the class
-	cCap    []float64 // per-member cap, +Inf if none
-	cRate   []float64 // rate per member, bytes/ps, since cAt
-	cNew    []float64 // fill scratch: the new rate
-	cRem    []float64 // remaining bytes per member at cAt
-	cAt     []model.Time
-	cStart  []model.Time
-	cFin    []model.Time // completion event time
-	cTol    []float64    // time at which the class is within completion tolerance
-	cHead   []int32      // first member (in flow-ID order)
-	cTail   []int32      // last member
-	cIdx    []int32      // index in act
-	cSeen   []uint64     // affected-set stamp
-	cFrozen []bool       // fill scratch
-	cFilled []bool       // has a rate and is in the heaps
-	cBot    []int32      // the link that froze the class in its last fill, -1 for its cap
-	free    []int32
-	act     []int32 // active class slots
+	// Class slots, structure of arrays, indexed by slot; ch holds the
+	// fields the affected-set search and the fill touch per traversal.
+	ch     []classHot
+	cRoute [][]model.LinkID
+	cPos   [][]int32 // cPos[c][k]: index of traversal (c, k) in lFlows[cRoute[c][k]]
+	cSize  []float64 // bytes per member
+	cW     []float64 // weight per flow
+	cN     []int32   // flows in the class
+	cCap   []float64 // per-member cap, +Inf if none
+	cNew   []float64 // fill scratch: the new rate
+	cRem   []float64 // remaining bytes per member at cAt
+	cAt    []model.Time
+	cStart []model.Time
+	cFin   []model.Time // completion event time
+	cTol   []float64    // time at which the class is within completion tolerance
+	cHead  []int32      // first member (in flow-ID order)
+	cTail  []int32      // last member
+	cIdx   []int32      // index in act
+	free   []int32
+	act    []int32 // active class slots
 
 	// Member flows of classes: a slab with a free list.
 	mID   []FlowID
@@ -190,6 +187,23 @@ type Network struct {
 	recomputes int64
 	classes    int64 // classes created
 	noJoin     bool  // never join flows into classes (for measurements)
+	scanFill   int   // fill by scanning when S has at most this many classes + links
+}
+
+// scanFillMax is the default Network.scanFill: below it a fill step's scan
+// of every link and cap is cheaper than keeping them in a heap (measured on
+// the ring benchmarks, where S is a handful of classes and a few distinct
+// levels).
+const scanFillMax = 48
+
+// classHot is the part of a class slot read per link traversal.
+type classHot struct {
+	seen   uint64  // affected-set stamp
+	rate   float64 // rate per member, bytes/ps, since cAt
+	nw     float64 // Weight x flows: the class's members on each traversal
+	bot    int32   // the link that froze the class in its last fill, -1 for its cap
+	filled bool    // has a rate and is in the heaps
+	frozen bool    // fill scratch
 }
 
 // linkRef is one traversal of a link by a class: class slot c, route index k.
@@ -233,6 +247,7 @@ func NewNetwork(eng *Engine, capacity []float64) (*Network, error) {
 		lLvl:     make([]float64, nl),
 		lDirty:   make([]bool, nl),
 		last:     eng.Now(),
+		scanFill: scanFillMax,
 	}
 	return n, nil
 }
@@ -276,7 +291,7 @@ func (n *Network) Rate(id FlowID) (float64, bool) {
 	for _, c := range n.act {
 		for m := n.cHead[c]; m >= 0; m = n.mNext[m] {
 			if n.mID[m] == id {
-				return n.cRate[c], true
+				return n.ch[c].rate, true
 			}
 		}
 	}
@@ -341,6 +356,7 @@ func (n *Network) Start(f Flow) (FlowID, error) {
 		n.mNext[n.cTail[cl]] = m
 		n.cTail[cl] = m
 		n.cN[cl]++
+		n.ch[cl].nw = n.cW[cl] * float64(n.cN[cl])
 		for _, l := range f.Route {
 			n.markLink(int32(l))
 		}
@@ -353,9 +369,10 @@ func (n *Network) Start(f Flow) (FlowID, error) {
 		n.join.put(slot, cl)
 	}
 	n.cRoute[cl], n.cSize[cl], n.cW[cl], n.cN[cl], n.cCap[cl] = f.Route, f.Bytes, w, 1, c
-	n.cRate[cl], n.cRem[cl], n.cAt[cl], n.cStart[cl] = 0, f.Bytes, now, now
+	n.ch[cl].rate, n.ch[cl].nw = 0, w
+	n.cRem[cl], n.cAt[cl], n.cStart[cl] = f.Bytes, now, now
 	n.cHead[cl], n.cTail[cl] = m, m
-	n.cFilled[cl] = false
+	n.ch[cl].filled = false
 	n.cIdx[cl] = int32(len(n.act))
 	n.act = append(n.act, cl)
 	pos := n.cPos[cl][:0]
@@ -404,8 +421,8 @@ func (n *Network) newClass() int32 {
 	n.cW = append(n.cW, 0)
 	n.cN = append(n.cN, 0)
 	n.cCap = append(n.cCap, 0)
-	n.cRate = append(n.cRate, 0)
 	n.cNew = append(n.cNew, 0)
+	n.ch = append(n.ch, classHot{bot: -1})
 	n.cRem = append(n.cRem, 0)
 	n.cAt = append(n.cAt, 0)
 	n.cStart = append(n.cStart, 0)
@@ -414,10 +431,6 @@ func (n *Network) newClass() int32 {
 	n.cHead = append(n.cHead, -1)
 	n.cTail = append(n.cTail, -1)
 	n.cIdx = append(n.cIdx, 0)
-	n.cSeen = append(n.cSeen, 0)
-	n.cFrozen = append(n.cFrozen, false)
-	n.cFilled = append(n.cFilled, false)
-	n.cBot = append(n.cBot, -1)
 	n.hFin.pos = append(n.hFin.pos, -1)
 	n.hTol.pos = append(n.hTol.pos, -1)
 	return c
@@ -519,17 +532,17 @@ func (n *Network) recompute(now model.Time) error {
 // completion times; an unchanged rate leaves them as they are (they are
 // exact for it).
 func (n *Network) setRate(c int32, r float64, now model.Time) error {
-	if n.cFilled[c] {
-		if r == n.cRate[c] {
+	if n.ch[c].filled {
+		if r == n.ch[c].rate {
 			return nil
 		}
-		n.cRem[c] -= n.cRate[c] * float64(now-n.cAt[c])
+		n.cRem[c] -= n.ch[c].rate * float64(now-n.cAt[c])
 	}
 	if !(r > 0) {
 		return fmt.Errorf("sim: flow %d gets no bandwidth (rate %v)", n.mID[n.cHead[c]], r)
 	}
 	n.cAt[c] = now
-	n.cRate[c] = r
+	n.ch[c].rate = r
 	rem := n.cRem[c]
 	// Aim absTol/2 bytes short of done: a transfer whose exact time is a
 	// whole picosecond then finishes on it rather than one late through
@@ -544,11 +557,11 @@ func (n *Network) setRate(c int32, r float64, now model.Time) error {
 	// than its own completion event, so that event always completes it.
 	tol := min(float64(now)+(rem-tolerance(n.cSize[c]))/r, float64(fin))
 	n.cFin[c], n.cTol[c] = fin, tol
-	if n.cFilled[c] {
+	if n.ch[c].filled {
 		n.hFin.fix(c, fin)
 		n.hTol.fix(c, tol)
 	} else {
-		n.cFilled[c] = true
+		n.ch[c].filled = true
 		n.hFin.push(c, fin)
 		n.hTol.push(c, tol)
 	}
@@ -586,7 +599,7 @@ func (n *Network) affected() error {
 		for ; done < len(n.compLinks); done++ {
 			l := n.compLinks[done]
 			for _, e := range n.lFlows[l] {
-				if c := e.c; n.cSeen[c] != st && (!n.cFilled[c] || n.cBot[c] == l) {
+				if c := e.c; n.ch[c].seen != st && (!n.ch[c].filled || n.ch[c].bot == l) {
 					n.addAffected(c, st)
 				}
 			}
@@ -596,16 +609,15 @@ func (n *Network) affected() error {
 		for _, l := range n.compLinks {
 			res, w := n.capacity[l], 0.0
 			for _, e := range n.lFlows[l] {
-				c := e.c
-				if n.cSeen[c] == st {
-					w += n.cW[c] * float64(n.cN[c])
+				if h := &n.ch[e.c]; h.seen == st {
+					w += h.nw
 				} else {
-					res -= n.cW[c] * float64(n.cN[c]) * n.cRate[c]
+					res -= h.nw * h.rate
 				}
 			}
 			if w > 0 && res <= 0 {
 				for _, e := range n.lFlows[l] {
-					if n.cSeen[e.c] != st {
+					if n.ch[e.c].seen != st {
 						n.addAffected(e.c, st)
 						grew = true
 					}
@@ -630,7 +642,7 @@ func (n *Network) affected() error {
 			}
 			thr := n.lLvl[l] * (1 + levelTol)
 			for _, e := range n.lFlows[l] {
-				if c := e.c; n.cSeen[c] != st && n.cRate[c] > thr {
+				if c := e.c; n.ch[c].seen != st && n.ch[c].rate > thr {
 					n.addAffected(c, st)
 					grew = true
 				}
@@ -644,7 +656,7 @@ func (n *Network) affected() error {
 
 // addAffected puts class c in the affected set with its links.
 func (n *Network) addAffected(c int32, st uint64) {
-	n.cSeen[c] = st
+	n.ch[c].seen = st
 	n.comp = append(n.comp, c)
 	for _, l := range n.cRoute[c] {
 		if n.lSeen[l] != st {
@@ -674,9 +686,12 @@ type level struct {
 // every capped class) within levelTol of the lowest level. O(I log I) for I
 // class-link incidences.
 func (n *Network) fill(st uint64) error {
+	if len(n.comp)+len(n.compLinks) <= n.scanFill {
+		return n.fillScan(st)
+	}
 	h := n.lh[:0]
 	for _, c := range n.comp {
-		n.cFrozen[c] = false
+		n.ch[c].frozen = false
 		n.cNew[c] = 0
 		if cp := n.cCap[c]; !math.IsInf(cp, 1) {
 			h = append(h, level{cp, ^c})
@@ -699,7 +714,7 @@ func (n *Network) fill(st uint64) error {
 		for len(h) > 0 {
 			t := h[0]
 			if t.id < 0 {
-				if n.cFrozen[^t.id] {
+				if n.ch[^t.id].frozen {
 					h = popLevel(h)
 					continue
 				}
@@ -728,7 +743,7 @@ func (n *Network) fill(st uint64) error {
 		for len(h) > 0 && h[0].lvl <= thr {
 			t := h[0]
 			if t.id < 0 {
-				if c := ^t.id; !n.cFrozen[c] {
+				if c := ^t.id; !n.ch[c].frozen {
 					n.freeze(c, x, -1)
 					unfrozen--
 				}
@@ -747,7 +762,7 @@ func (n *Network) fill(st uint64) error {
 				continue
 			}
 			for _, e := range n.lFlows[l] {
-				if n.cSeen[e.c] == st && !n.cFrozen[e.c] {
+				if n.ch[e.c].seen == st && !n.ch[e.c].frozen {
 					n.freeze(e.c, x, l)
 					unfrozen--
 				}
@@ -761,6 +776,60 @@ func (n *Network) fill(st uint64) error {
 		}
 	}
 	n.lh = h[:0]
+	return nil
+}
+
+// fillScan is fill for a small S: each step scans every link and cap of S
+// for the lowest level, then freezes the caps and the links within levelTol
+// of it, in that order. The steps are those of fill; only the order in
+// which one step's ties are frozen may differ. O(steps x (classes + links)
+// of S + incidences).
+func (n *Network) fillScan(st uint64) error {
+	unfrozen := 0
+	for _, c := range n.comp {
+		n.ch[c].frozen = false
+		n.cNew[c] = 0
+		unfrozen++
+	}
+	for unfrozen > 0 {
+		x := math.Inf(1)
+		for _, c := range n.comp {
+			if !n.ch[c].frozen {
+				x = min(x, n.cCap[c])
+			}
+		}
+		for _, l := range n.compLinks {
+			if w := n.lW[l]; w > 0 {
+				x = min(x, n.lRes[l]/w)
+			}
+		}
+		if !(x > 0) || math.IsInf(x, 1) {
+			return fmt.Errorf("sim: max-min fair share degenerated to %v bytes/ps with %d flow classes unfrozen", x, unfrozen)
+		}
+		thr := x * (1 + levelTol)
+		before := unfrozen
+		for _, c := range n.comp {
+			if !n.ch[c].frozen && n.cCap[c] <= thr {
+				n.freeze(c, x, -1)
+				unfrozen--
+			}
+		}
+		for _, l := range n.compLinks {
+			if w := n.lW[l]; w <= 0 || n.lRes[l]/w > thr {
+				continue
+			}
+			for _, e := range n.lFlows[l] {
+				if n.ch[e.c].seen == st && !n.ch[e.c].frozen {
+					n.freeze(e.c, x, l)
+					unfrozen--
+				}
+			}
+			n.lBot[l], n.lLvl[l] = st, x
+		}
+		if unfrozen == before {
+			return fmt.Errorf("sim: max-min filling made no progress at level %v bytes/ps", x)
+		}
+	}
 	return nil
 }
 
@@ -799,10 +868,10 @@ func popLevel(h []level) []level {
 // freeze fixes class c's member rate at x, records what froze it (link
 // bot, or -1 for its cap) and takes its load off its links.
 func (n *Network) freeze(c int32, x float64, bot int32) {
-	n.cFrozen[c] = true
+	n.ch[c].frozen = true
 	n.cNew[c] = x
-	n.cBot[c] = bot
-	w := n.cW[c] * float64(n.cN[c])
+	n.ch[c].bot = bot
+	w := n.ch[c].nw
 	wx := w * x
 	for _, l := range n.cRoute[c] {
 		n.lRes[l] = max(n.lRes[l]-wx, 0)
@@ -834,7 +903,7 @@ func (n *Network) complete(now model.Time, gen int64) error {
 			n.mFree = append(n.mFree, m)
 			m = n.mNext[m]
 		}
-		n.cFilled[c] = false
+		n.ch[c].filled = false
 		n.removeClass(c)
 	}
 	n.markDirty()

@@ -298,6 +298,13 @@ func TestNetworkMatchesReference(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(2026, 10))
 	mkNew := func(e *Engine, c []float64) (flowNet, error) { return NewNetwork(e, c) }
+	mkHeap := func(e *Engine, c []float64) (flowNet, error) {
+		n, err := NewNetwork(e, c)
+		if err == nil {
+			n.scanFill = 0 // always fill through the level heap
+		}
+		return n, err
+	}
 	mkRef := func(e *Engine, c []float64) (flowNet, error) { return newRefNetwork(e, c) }
 	shared, multiProbe := 0, 0
 	for trial := range trials {
@@ -312,6 +319,13 @@ func TestNetworkMatchesReference(t *testing.T) {
 		}
 		if err := comparePropRuns(got, want); err != nil {
 			t.Fatalf("trial %d (%d links, %d flows): %v", trial, len(sc.caps), len(sc.flows), err)
+		}
+		viaHeap, err := runScenario(&sc, mkHeap)
+		if err != nil {
+			t.Fatalf("trial %d, heap fill: %v", trial, err)
+		}
+		if err := comparePropRuns(viaHeap, want); err != nil {
+			t.Fatalf("trial %d (%d links, %d flows), heap fill: %v", trial, len(sc.caps), len(sc.flows), err)
 		}
 		if got.maxShared > 0 {
 			shared++
