@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -174,6 +173,8 @@ type Network struct {
 	hTol       floatHeap
 	join       joinTable
 	done       []doneItem
+	doneRuns   []doneRun // done is one ID-sorted run per completed class
+	doneOrd    []int32   // done in flow-ID order
 
 	stamp      uint64
 	nextID     FlowID
@@ -217,6 +218,9 @@ type doneItem struct {
 	route []model.LinkID
 	bytes float64 // Bytes x Weight per traversal
 }
+
+// doneRun is the part done[pos:end] of the completions still to merge.
+type doneRun struct{ pos, end int32 }
 
 // NewNetwork returns a network driven by eng over links with the given
 // capacities in bytes per picosecond, indexed by model.LinkID (GB/s x 1e-3;
@@ -890,6 +894,7 @@ func (n *Network) complete(now model.Time, gen int64) error {
 	n.pending = false
 	n.last = now
 	n.done = n.done[:0]
+	n.doneRuns = n.doneRuns[:0]
 	ft := float64(now)
 	for len(n.hTol.c) > 0 && n.hTol.k[0] <= ft {
 		c := n.hTol.c[0]
@@ -897,12 +902,14 @@ func (n *Network) complete(now model.Time, gen int64) error {
 		n.hFin.remove(c)
 		b := n.cSize[c] * n.cW[c]
 		route := n.cRoute[c]
+		start := int32(len(n.done))
 		for m := n.cHead[c]; m >= 0; {
 			n.done = append(n.done, doneItem{id: n.mID[m], arg: n.mArg[m], done: n.mDone[m], route: route, bytes: b})
 			n.mDone[m] = nil
 			n.mFree = append(n.mFree, m)
 			m = n.mNext[m]
 		}
+		n.doneRuns = append(n.doneRuns, doneRun{start, int32(len(n.done))})
 		n.ch[c].filled = false
 		n.removeClass(c)
 	}
@@ -910,10 +917,8 @@ func (n *Network) complete(now model.Time, gen int64) error {
 	if len(n.done) == 0 {
 		return nil
 	}
-	if !slices.IsSortedFunc(n.done, cmpDone) {
-		slices.SortFunc(n.done, cmpDone)
-	}
-	for i := range n.done {
+	n.mergeDone()
+	for _, i := range n.doneOrd {
 		d := &n.done[i]
 		for _, l := range d.route {
 			n.lBytes[l] += d.bytes
@@ -921,7 +926,7 @@ func (n *Network) complete(now model.Time, gen int64) error {
 	}
 	// Done may start flows (which never re-enter complete), so the done
 	// scratch is stable while we iterate.
-	for i := range n.done {
+	for _, i := range n.doneOrd {
 		d := &n.done[i]
 		if d.done == nil {
 			continue
@@ -933,4 +938,40 @@ func (n *Network) complete(now model.Time, gen int64) error {
 	return nil
 }
 
-func cmpDone(a, b doneItem) int { return cmp.Compare(a.id, b.id) }
+// mergeDone sets doneOrd to the indices of done in flow-ID order by a
+// k-way merge of the per-class runs (each class's members are in ID
+// order). O(completed flows x log completed classes).
+func (n *Network) mergeDone() {
+	ord := n.doneOrd[:0]
+	h := n.doneRuns
+	less := func(a, b doneRun) bool { return n.done[a.pos].id < n.done[b.pos].id }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if r := c + 1; r < len(h) && less(h[r], h[c]) {
+				c = r
+			}
+			if !less(h[c], h[i]) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(h) > 0 {
+		ord = append(ord, h[0].pos)
+		h[0].pos++
+		if h[0].pos == h[0].end {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	n.doneOrd = ord
+}
