@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
@@ -34,10 +35,10 @@ func measuredFiles(c *cli.Context, cmd string) ([]string, error) {
 
 // parseFiles parses measurement files; a file that cannot be read or
 // recognised is bad input.
-func parseFiles(files []string, cmd string) ([]*calibrate.Artifact, error) {
-	var arts []*calibrate.Artifact
+func parseFiles(files []string, cmd string) ([]*ingest.Artifact, error) {
+	var arts []*ingest.Artifact
 	for _, f := range files {
-		a, err := calibrate.ParseFile(f)
+		a, err := ingest.ParseFile(f)
 		if err != nil {
 			return nil, badInput(fmt.Errorf("%s: %w", cmd, err))
 		}
@@ -48,7 +49,7 @@ func parseFiles(files []string, cmd string) ([]*calibrate.Artifact, error) {
 
 // measuredVersion returns the NCCL version the measured files state (the
 // first run or log that names one), empty when none does.
-func measuredVersion(arts []*calibrate.Artifact) string {
+func measuredVersion(arts []*ingest.Artifact) string {
 	for _, a := range arts {
 		for _, r := range a.Runs {
 			if r.NCCLVersion != "" {
@@ -64,7 +65,7 @@ func measuredVersion(arts []*calibrate.Artifact) string {
 
 // useMeasuredVersion models the NCCL release the measurements ran with
 // when neither --nccl-version nor the cluster file chose one, and says so.
-func useMeasuredVersion(spec *model.ClusterSpec, arts []*calibrate.Artifact) string {
+func useMeasuredVersion(spec *model.ClusterSpec, arts []*ingest.Artifact) string {
 	if spec.NCCLVersion != "" {
 		return ""
 	}
@@ -119,7 +120,7 @@ func calibrateCommand(e *env) *cli.Command {
 			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
-				return badInputf("calibrate: --engine: %v", err)
+				return badInputf("calibrate: --engine: %w", err)
 			}
 			var terms []string
 			for _, t := range strings.Split(c.String("terms"), ",") {
