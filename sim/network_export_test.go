@@ -37,6 +37,7 @@ type NetStats struct {
 	Classes    int64 // flow classes created
 	Recomputes int64
 	Events     int64
+	OpEnd      []model.Time // completion time per op
 }
 
 // ExecuteNetStats runs s as Execute does and returns the network's
@@ -56,6 +57,8 @@ func ExecuteNetStats(ctx context.Context, s *Schedule, capacity []float64, class
 	if err := x.build(capacity); err != nil {
 		return NetStats{}, err
 	}
+	x.start = make([]model.Time, len(s.Ops))
+	x.end = make([]model.Time, len(s.Ops))
 	for i := range s.Ops {
 		if x.remaining[i] == 0 {
 			if err := x.ready(OpID(i), 0); err != nil {
@@ -69,5 +72,5 @@ func ExecuteNetStats(ctx context.Context, s *Schedule, capacity []float64, class
 	if x.done != len(s.Ops) {
 		return NetStats{}, fmt.Errorf("run ended with %d of %d ops complete", x.done, len(s.Ops))
 	}
-	return NetStats{Makespan: x.makespan, Flows: net.Flows(), Classes: net.classes, Recomputes: net.Recomputes(), Events: eng.Events()}, nil
+	return NetStats{Makespan: x.makespan, Flows: net.Flows(), Classes: net.classes, Recomputes: net.Recomputes(), Events: eng.Events(), OpEnd: x.end}, nil
 }

@@ -446,6 +446,34 @@ func TestNetworkConservation(t *testing.T) {
 	}
 }
 
+// TestNetworkClassesExact runs a lockstep ring (32 channels of identical
+// flows per link, which form classes) with and without flow classes: every
+// op must end at the same picosecond, with the same event and recompute
+// counts, while classes hold far fewer entries than flows.
+func TestNetworkClassesExact(t *testing.T) {
+	s := ringSchedule(8, 40, 32, 512<<10, 2*model.Microsecond)
+	caps := make([]float64, 8)
+	for i := range caps {
+		caps[i] = model.GBps(150).BytesPerPs() * (1 + 0.1*float64(i))
+	}
+	with, err := ExecuteNetStats(context.Background(), s, caps, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := ExecuteNetStats(context.Background(), s, caps, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(with.OpEnd, without.OpEnd) || with.Events != without.Events || with.Recomputes != without.Recomputes {
+		t.Errorf("classes change the run: makespan %v vs %v, events %d vs %d, recomputes %d vs %d",
+			with.Makespan, without.Makespan, with.Events, without.Events, with.Recomputes, without.Recomputes)
+	}
+	// 8 links x 40 steps, 32 identical flows each.
+	if with.Flows != 8*40*32 || with.Classes != 8*40 || without.Classes != with.Flows {
+		t.Errorf("flows %d in %d classes (without classes %d), want %d in %d", with.Flows, with.Classes, without.Classes, 8*40*32, 8*40)
+	}
+}
+
 // batchActor restarts a flow with the same parameters when one completes,
 // until left runs out, keeping 256 flows in flight.
 type batchActor struct {
