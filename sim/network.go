@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -175,6 +176,8 @@ type Network struct {
 	done       []doneItem
 	doneRuns   []doneRun // done is one ID-sorted run per completed class
 	doneOrd    []int32   // done in flow-ID order
+	doneKeys   []doneKey // mergeDone scratch
+	doneSlot   []int32   // mergeDone scratch
 
 	stamp      uint64
 	nextID     FlowID
@@ -219,8 +222,18 @@ type doneItem struct {
 	bytes float64 // Bytes x Weight per traversal
 }
 
-// doneRun is the part done[pos:end] of the completions still to merge.
-type doneRun struct{ pos, end int32 }
+// doneRun is the part done[pos:end] of the completions still to merge; id
+// is done[pos].id.
+type doneRun struct {
+	id       FlowID
+	pos, end int32
+}
+
+// doneKey is a completion's flow ID and index in done.
+type doneKey struct {
+	id FlowID
+	i  int32
+}
 
 // NewNetwork returns a network driven by eng over links with the given
 // capacities in bytes per picosecond, indexed by model.LinkID (GB/s x 1e-3;
@@ -909,7 +922,7 @@ func (n *Network) complete(now model.Time, gen int64) error {
 			n.mFree = append(n.mFree, m)
 			m = n.mNext[m]
 		}
-		n.doneRuns = append(n.doneRuns, doneRun{start, int32(len(n.done))})
+		n.doneRuns = append(n.doneRuns, doneRun{n.done[start].id, start, int32(len(n.done))})
 		n.ch[c].filled = false
 		n.removeClass(c)
 	}
@@ -940,38 +953,93 @@ func (n *Network) complete(now model.Time, gen int64) error {
 
 // mergeDone sets doneOrd to the indices of done in flow-ID order by a
 // k-way merge of the per-class runs (each class's members are in ID
-// order). O(completed flows x log completed classes).
+// order). Runs that already follow each other are taken as they are; more
+// than 8 runs are placed by ID when the IDs are dense (span at most 4 x
+// completions + 64, O(span)) and sorted otherwise. O(completed flows x log
+// completed classes) at most.
 func (n *Network) mergeDone() {
 	ord := n.doneOrd[:0]
 	h := n.doneRuns
-	less := func(a, b doneRun) bool { return n.done[a.pos].id < n.done[b.pos].id }
-	down := func(i int) {
-		for {
-			c := 2*i + 1
-			if c >= len(h) {
-				return
-			}
-			if r := c + 1; r < len(h) && less(h[r], h[c]) {
-				c = r
-			}
-			if !less(h[c], h[i]) {
-				return
-			}
-			h[i], h[c] = h[c], h[i]
-			i = c
+	inOrder := true
+	for i := 1; i < len(h); i++ {
+		if n.done[h[i-1].end-1].id > h[i].id {
+			inOrder = false
+			break
 		}
 	}
+	if inOrder {
+		for i := range n.done {
+			ord = append(ord, int32(i))
+		}
+		n.doneOrd = ord
+		return
+	}
+	if len(h) > 8 {
+		lo, hi := n.done[0].id, n.done[0].id
+		for i := range n.done {
+			lo, hi = min(lo, n.done[i].id), max(hi, n.done[i].id)
+		}
+		if span := hi - lo + 1; span <= FlowID(4*len(n.done)+64) {
+			// IDs are unique and dense: place each by its ID.
+			slot := n.doneSlot[:0]
+			for range span {
+				slot = append(slot, -1)
+			}
+			for i := range n.done {
+				slot[n.done[i].id-lo] = int32(i)
+			}
+			for _, i := range slot {
+				if i >= 0 {
+					ord = append(ord, i)
+				}
+			}
+			n.doneSlot, n.doneOrd = slot, ord
+			return
+		}
+		// Many classes, sparse IDs: a sort of compact keys beats the merge.
+		keys := n.doneKeys[:0]
+		for i := range n.done {
+			keys = append(keys, doneKey{n.done[i].id, int32(i)})
+		}
+		slices.SortFunc(keys, func(a, b doneKey) int { return cmp.Compare(a.id, b.id) })
+		for _, k := range keys {
+			ord = append(ord, k.i)
+		}
+		n.doneKeys, n.doneOrd = keys, ord
+		return
+	}
 	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
+		runDown(h, i)
 	}
 	for len(h) > 0 {
-		ord = append(ord, h[0].pos)
-		h[0].pos++
-		if h[0].pos == h[0].end {
+		r := &h[0]
+		ord = append(ord, r.pos)
+		r.pos++
+		if r.pos < r.end {
+			r.id = n.done[r.pos].id
+		} else {
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
 		}
-		down(0)
+		runDown(h, 0)
 	}
 	n.doneOrd = ord
+}
+
+// runDown restores the min-heap order of runs by id below i.
+func runDown(h []doneRun, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if r := c + 1; r < len(h) && h[r].id < h[c].id {
+			c = r
+		}
+		if h[c].id >= h[i].id {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }

@@ -529,3 +529,48 @@ func BenchmarkNetwork(b *testing.B) {
 	b.ReportMetric(float64(n.Recomputes()-r0)/s, "recomputes/s")
 	b.ReportMetric(float64(e.Events()-e0)/s, "events/s")
 }
+
+// TestMergeDone checks each way completions are put in flow-ID order: runs
+// already in order, a merge of few runs, placement of dense IDs and a sort
+// of sparse ones, on random ID-sorted runs.
+func TestMergeDone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 400 {
+		n := &Network{}
+		runs := 1 + rng.IntN(20)
+		spread := []int{1, 3, 1000}[trial%3] // ID gaps: dense to sparse
+		var ids []FlowID
+		next := FlowID(rng.IntN(100))
+		for range 10 * runs {
+			next += FlowID(1 + rng.IntN(spread))
+			ids = append(ids, next)
+		}
+		// Deal the IDs into runs, each kept in ID order.
+		perm := make([]int, len(ids))
+		for i := range perm {
+			perm[i] = rng.IntN(runs)
+		}
+		if trial%5 == 0 {
+			slices.Sort(perm) // runs that follow each other
+		}
+		for r := range runs {
+			start := int32(len(n.done))
+			for i, id := range ids {
+				if perm[i] == r {
+					n.done = append(n.done, doneItem{id: id})
+				}
+			}
+			if end := int32(len(n.done)); end > start {
+				n.doneRuns = append(n.doneRuns, doneRun{n.done[start].id, start, end})
+			}
+		}
+		n.mergeDone()
+		var got []FlowID
+		for _, i := range n.doneOrd {
+			got = append(got, n.done[i].id)
+		}
+		if !slices.Equal(got, ids) {
+			t.Fatalf("trial %d (%d runs, spread %d): order %v, want %v", trial, len(n.doneRuns), spread, got, ids)
+		}
+	}
+}
