@@ -79,22 +79,26 @@ const levelTol = 1e-10
 // set, every class whose recorded bottleneck is a link of the set, and the
 // links of each class added; a link on which the classes outside S leave
 // no capacity for S brings all its classes in. Classes outside S keep
-// their rates; S is filled over the capacity they leave. The result is then checked against
-// the characterisation: classes in S have a bottleneck by construction if
+// their rates; S is filled over the capacity they leave. The result is
+// then checked against the characterisation: classes in S have a
+// bottleneck by construction if
 // no class outside S runs faster on a link that froze a class of S (checked;
 // a violator joins S and S is filled again), and classes outside S keep
 // theirs because their bottleneck link is untouched (it is not a link of S,
 // or they would be in it) and their caps do not change. So the combined
-// allocation is the max-min one, by uniqueness. A departure from a link
-// that bottlenecks nobody therefore costs a scan of that link; an arrival
-// at a class's cap on links with room costs a scan of its links. S never
-// leaves the connected component of the changed links, so the worst case is
-// a refill of that component, never of unrelated flows.
+// allocation is the max-min one, by uniqueness. A departure from links
+// that bottleneck nobody therefore costs a scan of those links; an arrival
+// on such links costs the scan and a fill of the one class. S never leaves
+// the connected component of the changed links, so the worst case is a
+// refill of that component, never of unrelated flows.
+// TestNetworkMatchesReference holds the result to the previous
+// implementation, which progressive-filled every flow at every instant.
 //
 // Progressive filling (fill): all unfrozen classes' member rates rise
 // together; a link freezes its classes when its residual capacity is used
 // up, a class freezes at its cap. Levels within levelTol of the lowest are
-// frozen in one step, as before; because only S is filled, levels inside
+// frozen in one step, as before (the lowest level is kept in a heap, or
+// found by a scan when S is small); because only S is filled, levels inside
 // and outside S no longer merge (and a class outside S may stay up to
 // levelTol above a level of S), which moves rates by at most levelTol
 // relative.
@@ -113,10 +117,10 @@ const levelTol = 1e-10
 // always one), where D is the sum of the degrees (class traversals) of the
 // links of S and I the class-link incidences of S, plus O(C log A) heap
 // updates for the C classes whose rate changed among A active classes.
-// Per flow start
-// O(len(Route)) (hashing the route for class lookup) and per flow
-// completion O(len(Route)) plus the sort of the completions of one instant
-// by flow ID. The worst case (S the whole component, and one component
+// Per flow start O(len(Route)) (hashing the route for class lookup); per
+// completed class O(log A + len(Route)), per completed flow O(len(Route))
+// plus putting the completions of one instant in flow-ID order (see
+// mergeDone). The worst case (S the whole component, and one component
 // holding every flow) is the cost of a full recompute, as before.
 //
 // A Network is driven by its Engine and, like it, is not safe for
