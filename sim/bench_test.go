@@ -118,7 +118,8 @@ func BenchmarkRingNetwork64GPUs(b *testing.B)   { benchRingNetwork(b, 8, true) }
 func BenchmarkRingNetwork1024GPUs(b *testing.B) { benchRingNetwork(b, 128, true) }
 func BenchmarkRingNetwork8192GPUs(b *testing.B) { benchRingNetwork(b, 1024, true) }
 
-// BenchmarkRingNetwork1024GPUsNoClasses is BenchmarkRingNetwork1024GPUs
-// with every flow in a class of its own: the difference is what flow
-// classes buy.
+// BenchmarkRingNetwork64GPUsNoClasses and
+// BenchmarkRingNetwork1024GPUsNoClasses start every flow in a class of its
+// own: the difference is what flow classes buy.
+func BenchmarkRingNetwork64GPUsNoClasses(b *testing.B)   { benchRingNetwork(b, 8, false) }
 func BenchmarkRingNetwork1024GPUsNoClasses(b *testing.B) { benchRingNetwork(b, 128, false) }
