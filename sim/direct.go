@@ -36,7 +36,7 @@ func (b *builder) direct() (*prog, error) {
 	if call.Coll == model.SendRecv {
 		block = float64(call.Bytes)
 	}
-	reduced := e.symmetric()
+	reduced := e.symmetric() && !b.full
 	srcNodes := N
 	if reduced {
 		srcNodes = 1
@@ -48,18 +48,31 @@ func (b *builder) direct() (*prog, error) {
 		cap   ceiling
 		w     int32
 		lat   model.Time
+		rank  int32
 	}
 	var flows []flow
+	var src int32
 	addFlow := func(route []model.LinkID, w int32) {
 		r, capv := e.decorate(route)
-		f := flow{r, minCeiling(capv, ccap), w, e.stepLat(e.routeClass(r), model.ProtoSimple)}
+		f := flow{r, minCeiling(capv, ccap), w, e.stepLat(e.routeClass(r), model.ProtoSimple), src}
 		flows = append(flows, f)
 		pr.latHop = max(pr.latHop, f.lat)
 		pr.classes = append(pr.classes, flowClass{f.route, block, f.w, f.cap})
 	}
+	if b.des {
+		// One transfer per (sender, peer) simulated: refuse before building.
+		peers := int64(n - 1)
+		if call.Coll == model.SendRecv {
+			peers = 1
+		}
+		if err := b.budget.check(e, call, int64(srcNodes*G)*peers, int64(srcNodes*G)*peers); err != nil {
+			return nil, err
+		}
+	}
 	usable := e.Res.NICUsable
 	for sn := 0; sn < srcNodes; sn++ {
-		for sg, src := range c.Nodes[sn].GPUs {
+		for sg, srcGPU := range c.Nodes[sn].GPUs {
+			src = int32(sn*G + sg)
 			peers := make([]int, 0, n-1)
 			if call.Coll == model.SendRecv {
 				peers = append(peers, (sn*G+sg+1)%n)
@@ -75,14 +88,14 @@ func (b *builder) direct() (*prog, error) {
 			for _, d := range peers {
 				dn, dg := d/G, d%G
 				if dn == sn {
-					addFlow(e.Res.GPU(src, c.Nodes[dn].GPUs[dg]).Route, 1)
+					addFlow(e.Res.GPU(srcGPU, c.Nodes[dn].GPUs[dg]).Route, 1)
 					continue
 				}
 				if reduced {
 					seenRemote[dg]++
 					continue
 				}
-				route, err := b.directNet(src, sn, dn, dg, usable)
+				route, err := b.directNet(srcGPU, sn, dn, dg, usable)
 				if err != nil {
 					return nil, err
 				}
@@ -94,7 +107,7 @@ func (b *builder) direct() (*prog, error) {
 			}
 			sort.Ints(keys)
 			for _, dg := range keys {
-				route, err := b.directNet(src, sn, sn, dg, usable)
+				route, err := b.directNet(srcGPU, sn, sn, dg, usable)
 				if err != nil {
 					return nil, err
 				}
@@ -107,8 +120,11 @@ func (b *builder) direct() (*prog, error) {
 	if !b.des {
 		return pr, nil
 	}
+	if err := b.reserve(int64(len(flows)), int64(len(flows))); err != nil {
+		return nil, err
+	}
 	for _, f := range flows {
-		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: block, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat}, b.base)
+		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: block, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat, Rank: f.rank}, b.base)
 	}
 	return pr, nil
 }

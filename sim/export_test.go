@@ -25,7 +25,7 @@ func (e *Env) UplinkBytes(ctx context.Context, coll model.Collective, algo strin
 	if err != nil {
 		return nil
 	}
-	pr, err := e.program(Call{Coll: coll, Bytes: size, Choice: ch}, false)
+	pr, err := e.program(Call{Coll: coll, Bytes: size, Choice: ch}, false, desOpts{})
 	if err != nil {
 		return nil
 	}

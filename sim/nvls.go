@@ -44,11 +44,6 @@ func (b *builder) nvls() (*prog, error) {
 		chunk /= 2
 	}
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
-	for b.des && nChunks*8*G > opBudget && nChunks > 1 {
-		chunk *= 2
-		nChunks = max(int(math.Ceil(D/chunk)), 1)
-		pr.Note = "pipeline units coarsened to fit the simulation budget"
-	}
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
@@ -74,23 +69,30 @@ func (b *builder) nvls() (*prog, error) {
 	}
 	// The scatter, reduce and multicast stages run in separate warps, so
 	// each stage is its own sequence per GPU and chunks pipeline through them.
+	sim, skipped := b.simUnits(pr.units)
+	pr.skipped = skipped
+	nops := int64(len(sim)) * int64(5*G+2)
+	if err := b.reserve(nops, int64(len(sim))*int64(9*G)); err != nil {
+		return nil, err
+	}
 	prevU1, prevD1 := fill(G, b.base), fill(G, b.base)
 	prevU2, prevD2 := fill(G, b.base), fill(G, b.base)
-	for _, u := range pr.units {
+	for ui, u := range sim {
+		b.unit = int32(ui)
 		full, part := u/eff, u/float64(G)/eff
 		u1 := make([]OpID, G)
 		for i := 0; i < G; i++ {
 			u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[i : i+1], Bytes: full, Weight: w, Rank: int32(i)}, prevU1[i])
 			prevU1[i] = u1[i]
 		}
-		reduced := b.add(Op{Kind: OpDelay, Latency: lat}, u1...)
+		reduced := b.add(Op{Kind: OpDelay, Latency: lat, Rank: -1}, u1...)
 		u2 := make([]OpID, G)
 		for i := 0; i < G; i++ {
 			d1 := b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: part, Weight: w, Rank: int32(i)}, reduced, prevD1[i])
 			u2[i] = b.add(Op{Kind: OpTransfer, Route: ups[i : i+1], Bytes: part, Weight: w, Rank: int32(i)}, d1, prevU2[i])
 			prevD1[i], prevU2[i] = d1, u2[i]
 		}
-		mc := b.add(Op{Kind: OpDelay, Latency: lat}, u2...)
+		mc := b.add(Op{Kind: OpDelay, Latency: lat, Rank: -1}, u2...)
 		for i := 0; i < G; i++ {
 			prevD2[i] = b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: full, Weight: w, Rank: int32(i)}, mc, prevD2[i])
 		}

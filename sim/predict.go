@@ -47,6 +47,9 @@ type Point struct {
 	Bottleneck      string
 	BottleneckClass string
 	Utilisation     []LinkUse
+	// Engine is the engine that produced TimeUs: EngineDES or
+	// EngineAnalytic, never a silent substitute for the one requested.
+	Engine EngineKind
 	// Events and Ops are DES statistics (0 for the analytic engine).
 	Events int64
 	Ops    int
@@ -72,6 +75,15 @@ type Request struct {
 	// Algo and Proto force a choice (NCCL_ALGO/NCCL_PROTO style); nil = NCCL's.
 	Algo  *model.Algo
 	Proto *model.Proto
+	// Budget bounds each DES run (zero fields: the defaults).
+	Budget Budget
+	// Full switches off the symmetry reductions the DES may use where they
+	// are proven exact (see Env.Symmetric), so that tests can compare the
+	// two on the same input.
+	Full bool
+	// Window is how many full pipeline units the DES simulates before it
+	// checks for a steady state (0 = defaultWindow; negative = every unit).
+	Window int
 }
 
 // Sweep predicts every size of req. Sizes are adjusted as nccl-tests does
@@ -114,21 +126,23 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		return pt, nil
 	}
 	call := Call{Coll: req.Coll, Bytes: size, Choice: choice}
-	pr, err := e.program(call, req.Engine == EngineDES)
+	pr, err := e.program(call, false, desOpts{})
 	if err != nil {
 		return pt, err
 	}
-	pt.Note = e.withFabricNotes(pr.Note)
 	at, loads, capBound := e.analytic(pr)
 	t := at
-	if req.Engine == EngineDES && pr.sched != nil && len(pr.sched.Ops) > 1 {
-		res, err := Execute(ctx, pr.sched, e.caps, ExecOptions{})
+	pt.Engine = EngineAnalytic
+	if req.Engine == EngineDES {
+		run, err := e.runDES(ctx, req, call, false)
 		if err != nil {
 			return pt, err
 		}
-		t = res.Makespan
-		pt.Events, pt.Ops = res.Events, len(pr.sched.Ops)
+		t, pt.Note = run.time, run.note
+		pt.Events, pt.Ops = run.events, run.ops
+		pt.Engine = EngineDES
 	}
+	pt.Note = e.withFabricNotes(pt.Note)
 	pt.TimeUs = t.Microseconds()
 	if pt.TimeUs > 0 {
 		pt.AlgBW = float64(size) / (pt.TimeUs * 1e3)
@@ -141,6 +155,82 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	}
 	return pt, nil
 }
+
+// desRun is one call timed by the DES.
+type desRun struct {
+	time model.Time
+	res  *Result
+	pr   *prog
+	ops  int
+	// events is the engine events of every run it took (Result.Events
+	// counts the one returned).
+	events int64
+	note   string
+}
+
+// defaultWindow is the number of full pipeline units the DES simulates
+// before it looks for a steady state.
+const defaultWindow = 8
+
+// runDES builds and executes the call's schedule. A call with more full
+// pipeline units than the window (M > K) is simulated on prefixes of K,
+// K+1 and K+2 full units (each followed by the tail unit). In a periodic
+// pipeline every further full unit delays the end by the same period P, so
+// when T(K+1)-T(K) and T(K+2)-T(K+1) agree within periodTol the call takes
+// T(K) + (M-K)P: exact for a periodic pipeline, and otherwise off by at
+// most the stated spread per unit left out. When they disagree the window
+// doubles, up to every unit (a full simulation). record keeps op times of
+// the run returned.
+func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (*desRun, error) {
+	window := req.Window
+	if window == 0 {
+		window = defaultWindow
+	}
+	if window < 0 {
+		window = 0
+	}
+	one := func(w int) (*desRun, error) {
+		pr, err := e.program(call, true, desOpts{window: w, budget: req.Budget, full: req.Full})
+		if err != nil {
+			return nil, err
+		}
+		res, err := Execute(ctx, pr.sched, e.caps, ExecOptions{RecordOpTimes: record, MaxEvents: req.Budget.events(), What: describe(e, call, int64(len(pr.sched.Ops)))})
+		if err != nil {
+			return nil, err
+		}
+		return &desRun{time: res.Makespan, res: res, pr: pr, ops: len(pr.sched.Ops), events: res.Events}, nil
+	}
+	for {
+		r0, err := one(window)
+		if err != nil || r0.pr.skipped == 0 {
+			return r0, err
+		}
+		r1, err := one(window + 1)
+		if err != nil || r1.pr.skipped == 0 {
+			return r1, err
+		}
+		r2, err := one(window + 2)
+		if err != nil || r2.pr.skipped == 0 {
+			return r2, err
+		}
+		p1, p2 := r1.time-r0.time, r2.time-r1.time
+		spread := max(p1, p2) - min(p1, p2)
+		if p1 > 0 && spread <= periodTol {
+			total := window + r0.pr.skipped
+			r0.time += model.Time(r0.pr.skipped) * p1
+			r0.events = r0.res.Events + r1.res.Events + r2.res.Events
+			r0.note = fmt.Sprintf("DES simulated %d of %d pipeline units in full; each of the other %d adds the steady-state period of %.3f us it measured (periodic within %d ps)",
+				window, total, r0.pr.skipped, p1.Microseconds(), spread)
+			return r0, nil
+		}
+		window *= 2
+	}
+}
+
+// periodTol is the spread, in picoseconds, allowed between consecutive
+// unit periods of a periodic pipeline: completion times are rounded up to
+// whole picoseconds, so identical units may differ by a picosecond each way.
+const periodTol = 2
 
 // analytic returns the closed-form time of a program, the per-link load
 // (bytes) it implies, and the binding per-member rate cap when a cap rather

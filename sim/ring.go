@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/collsim/collsim/model"
@@ -41,26 +40,10 @@ func (b *builder) ring() (*prog, error) {
 	chunk, slices := ringChunk(proto)
 	D := float64(call.Bytes) / float64(nc)
 	units := ringLoops(D, n, chunk)
-	reduced := e.symmetric()
+	reduced := e.symmetric() && !b.full
 	nsim := n
 	if reduced {
 		nsim = G
-	}
-	// Coarsen pipeline units until the DES fits the op budget.
-	for b.des && len(chans)*len(units)*steps*slices*nsim*2 > opBudget && (len(units) > 1 || slices > 1) {
-		if slices > 1 {
-			slices = 1
-		} else {
-			chunk *= 2
-			units = ringLoops(D, n, chunk)
-		}
-		pr.Note = "pipeline units coarsened to fit the simulation budget"
-	}
-	if b.des && len(chans)*len(units)*steps*slices*nsim*2 > opBudget {
-		// 2(n-1) steps per loop are inherent; beyond the budget the closed
-		// form stands in.
-		b.des, b.sched = false, nil
-		pr.Note = fmt.Sprintf("ring timed analytically: %d ranks x %d channel groups is beyond the DES budget", n, len(chans))
 	}
 	pr.units, pr.slices = units, slices
 	ccap := e.channelCeiling(proto)
@@ -93,13 +76,25 @@ func (b *builder) ring() (*prog, error) {
 		return pr, nil
 	}
 	// DES: ops T (push) and A (arrival) per (group, loop, step, slice, rank).
+	sim, skipped := b.simUnits(units)
+	pr.skipped = skipped
+	nops := int64(len(chans)) * int64(len(sim)) * int64(steps) * int64(slices) * int64(nsim) * 2
+	if err := b.reserve(nops, nops*3/2); err != nil {
+		return nil, err
+	}
+	rank := make([]int32, nsim) // global rank at each ring position
 	for g := range chans {
+		for j := range rank {
+			node, gpu := ringRank(chans[g], G, j)
+			rank[j] = int32(node*G + gpu)
+		}
 		prevT := make([]OpID, nsim) // last push by each rank
 		for j := range prevT {
 			prevT[j] = b.base
 		}
 		lastA := make([]OpID, nsim*slices) // arrival of (rank, slice) of the previous step
-		for _, u := range units {
+		for ui, u := range sim {
+			b.unit = int32(ui)
 			sb := u / float64(slices) / model.ProtoPayload(proto)
 			for s := 0; s < steps; s++ {
 				for k := 0; k < slices; k++ {
@@ -108,7 +103,7 @@ func (b *builder) ring() (*prog, error) {
 					// rank one step earlier.
 					for j := 0; j < nsim; j++ {
 						h := &hops[g][j]
-						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(s), Rank: int32(j)}
+						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(s), Rank: rank[j]}
 						if s == 0 {
 							prevT[j] = b.add(op, prevT[j])
 						} else {
@@ -118,7 +113,7 @@ func (b *builder) ring() (*prog, error) {
 					// Arrivals are recorded after every push of the slice, so
 					// the loop above always reads the previous step's.
 					for j := 0; j < nsim; j++ {
-						lastA[j*slices+k] = b.add(Op{Kind: OpDelay, Latency: hops[g][j].lat, Channel: int32(g), Step: int32(s), Rank: int32(j)}, prevT[j])
+						lastA[j*slices+k] = b.add(Op{Kind: OpDelay, Latency: hops[g][j].lat, Channel: int32(g), Step: int32(s), Rank: rank[(j+1)%nsim]}, prevT[j])
 					}
 				}
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -95,6 +96,8 @@ func predictFlags() []cli.Flag {
 		formatFlag(),
 		datatypeFlag(),
 		reportFlag(),
+		&cli.StringFlag{Name: "max-memory", Usage: "memory `BYTES` one DES run may use (K/M/G suffixes; default 8G); a call beyond it is refused before it is built"},
+		&cli.Int64Flag{Name: "max-events", Usage: "engine `EVENTS` one DES call may process (default 2e9)"},
 	)
 }
 
@@ -119,7 +122,7 @@ func predictCommand(e *env) *cli.Command {
 			}
 			pts, err := envr.Sweep(c.Context, req)
 			if err != nil {
-				return err
+				return budgetInput(err)
 			}
 			out := newPrediction(envr, req, pts, c.String("datatype"))
 			return printResult(e, out, format, "predict", rpath, func() (*reports.Document, error) {
@@ -198,6 +201,18 @@ func requestBase(c *cli.Context) (sim.Request, error) {
 	req.ElemSize = sz
 	if req.Engine, err = sim.ParseEngine(c.String("engine")); err != nil {
 		return req, badInputf("--engine: %w", err)
+	}
+	if m := c.String("max-memory"); m != "" {
+		b, err := model.ParseBytes(m)
+		if err != nil || b <= 0 {
+			return req, badInputf("--max-memory: want a positive size such as 16G, got %q", m)
+		}
+		req.Budget.MaxMemory = int64(b)
+	}
+	if c.IsSet("max-events") {
+		if req.Budget.MaxEvents = c.Int64("max-events"); req.Budget.MaxEvents <= 0 {
+			return req, badInputf("--max-events: want a positive count, got %d", req.Budget.MaxEvents)
+		}
 	}
 	if a := c.String("algo"); a != "" {
 		algo, err := model.ParseAlgo(a)
@@ -284,7 +299,9 @@ type resultJSON struct {
 	Channels   int     `json:"channels"`
 	NCCLTimeUs float64 `json:"nccl_model_time_us"`
 	Bottleneck string  `json:"bottleneck,omitempty"`
-	Note       string  `json:"note,omitempty"`
+	// Engine is the engine that timed the row: "des" or "analytic".
+	Engine string `json:"engine"`
+	Note   string `json:"note,omitempty"`
 }
 
 // pointJSON is pt as a row of the JSON results (times and bandwidths
@@ -293,7 +310,7 @@ func pointJSON(pt sim.Point) resultJSON {
 	return resultJSON{
 		SizeBytes: int64(pt.Size), Count: pt.Count, TimeUs: round(pt.TimeUs, 3), AlgBW: round(pt.AlgBW, 3), BusBW: round(pt.BusBW, 3),
 		Algo: pt.Choice.Algo.String(), Proto: pt.Choice.Proto.String(), Channels: pt.Choice.Channels,
-		NCCLTimeUs: round(pt.Choice.NCCLTimeUs, 3), Bottleneck: pt.Bottleneck, Note: pt.Note,
+		NCCLTimeUs: round(pt.Choice.NCCLTimeUs, 3), Bottleneck: pt.Bottleneck, Engine: string(pt.Engine), Note: pt.Note,
 	}
 }
 
@@ -385,14 +402,14 @@ func (p *prediction) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "#")
 	fmt.Fprintf(w, "#%71s%s\n", "", "predicted")
-	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-6s  %-6s  %8s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto", "channels")
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-6s  %-6s  %8s  %s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto", "channels", "engine")
 	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)")
 	redop, root := p.redopRoot()
 	for _, pt := range p.pts {
-		fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6d  %s  %s  %s  %-6s  %-6s  %8d\n",
+		fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6d  %s  %s  %s  %-6s  %-6s  %8d  %s\n",
 			pt.Size, pt.Count, p.dtype, redop, root,
 			ncclNum(pt.TimeUs, 7), ncclNum(pt.AlgBW, 6), ncclNum(pt.BusBW, 6),
-			pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels)
+			pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, pt.Engine)
 	}
 	fmt.Fprintf(w, "# Avg bus bandwidth    : %g\n", round(avgBusBW(p.pts), 4))
 	fmt.Fprintln(w, "#")
@@ -405,6 +422,16 @@ func (p *prediction) writeTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// budgetInput marks an error that refuses a simulation beyond its budget
+// (sim.BudgetError) as bad input: the user raises the flag it names.
+func budgetInput(err error) error {
+	var be *sim.BudgetError
+	if errors.As(err, &be) {
+		return badInput(err)
+	}
+	return err
 }
 
 func wrap(s string, width int) []string {
