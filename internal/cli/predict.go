@@ -102,7 +102,7 @@ func predictFlags() []cli.Flag {
 }
 
 func predictCommand(e *env) *cli.Command {
-	flags := append(clusterFlags(), predictFlags()...)
+	flags := append(append(clusterFlags(), predictFlags()...), traceFlags()...)
 	return &cli.Command{
 		Name:      "predict",
 		Usage:     "predict nccl-tests results for a cluster",
@@ -116,6 +116,10 @@ func predictCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			trace, err := traceOptions(c, req)
+			if err != nil {
+				return err
+			}
 			envr, err := buildEnv(c)
 			if err != nil {
 				return err
@@ -123,6 +127,17 @@ func predictCommand(e *env) *cli.Command {
 			pts, err := envr.Sweep(c.Context, req)
 			if err != nil {
 				return budgetInput(err)
+			}
+			if trace != nil {
+				info, err := writeTrace(c, envr, req, trace)
+				if err != nil {
+					return err
+				}
+				sampled := ""
+				if info.Every > 1 {
+					sampled = fmt.Sprintf(", every %d-th op (sampled)", info.Every)
+				}
+				fmt.Fprintf(e.stderr, "collsim: trace of %s written to %s: %d slices%s, %d counter samples\n", model.FormatBytes(trace.size), trace.path, info.Slices, sampled, info.Counters)
 			}
 			out := newPrediction(envr, req, pts, c.String("datatype"))
 			return printResult(e, out, format, "predict", rpath, func() (*reports.Document, error) {
