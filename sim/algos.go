@@ -6,30 +6,11 @@ import (
 	"github.com/collsim/collsim/model"
 )
 
-// flowClass aggregates, for the analytic engine, all transfers of one call
-// that share a route: each member carries Bytes over Route, Weight members.
-type flowClass struct {
-	route  []model.LinkID
-	bytes  float64
-	weight int32
-	ceil   ceiling
-}
-
-// prog is one call turned into what the engines need.
+// prog is one call's DES schedule and what it leaves out.
 type prog struct {
-	classes []flowClass
-	// Analytic pipeline shape.
-	kind   string
-	units  []float64 // per pipeline unit payload bytes (ring: per loop slice bytes)
-	slices int
-	steps  int // ring steps per loop, or pipeline depth in hops
-	latHop model.Time
-	// latPath is the sum of hop latencies along the critical path of one
-	// pipeline unit (tree, chain); 0 means steps x latHop.
-	latPath model.Time
-	base    model.Time
-	perMemb float64 // wire bytes one member (channel) moves in total
-	// Schedule for the DES (nil when only the analytic engine runs).
+	// units are the payload bytes of every pipeline unit (chunk or ring
+	// loop) per channel, in order.
+	units []float64
 	sched *Schedule
 	// skipped is how many full pipeline units the DES schedule leaves out
 	// (see builder.simUnits); 0 when it holds every unit.
@@ -85,8 +66,8 @@ type algorithm interface {
 	// applies reports whether it builds calls of the collective with the
 	// algorithm NCCL chose.
 	applies(a model.Algo, coll model.Collective) bool
-	// build turns the call into flow classes for the analytic engine and,
-	// when b.des is set, a schedule for the DES.
+	// build turns the call into a schedule for the DES (b.sched) when
+	// b.des is set.
 	build(b *builder) (*prog, error)
 }
 
@@ -122,20 +103,14 @@ func (e *Env) program(call Call, des bool, o desOpts) (*prog, error) {
 		return nil, err
 	}
 	b := &builder{e: e, call: call, des: des, window: o.window, budget: o.budget, full: o.full}
-	p := call.Choice.Proto
-	base := model.Micros(e.params.BaseLatUs[p])
-	if call.Choice.Algo == model.AlgoNVLS || call.Choice.Algo == model.AlgoNVLSTree {
-		base = model.Micros(e.params.NVLSLatUs)
-	}
 	if des {
 		b.sched = &Schedule{}
-		b.base = b.add(Op{Kind: OpDelay, Latency: base})
+		b.base = b.add(Op{Kind: OpDelay, Latency: e.baseLat(call.Choice)})
 	}
 	pr, err := al.build(b)
 	if err != nil {
 		return nil, err
 	}
-	pr.base = base
 	pr.sched = b.sched
 	if !des {
 		pr.sched = nil
@@ -172,6 +147,15 @@ func (b *builder) reserve(ops, deps int64) error {
 	b.sched.Ops = append(make([]Op, 0, int(ops)+len(b.sched.Ops)), b.sched.Ops...)
 	b.deps = make([]OpID, 0, int(deps))
 	return nil
+}
+
+// baseLat is NCCL's base latency of a call of the chosen algorithm and
+// protocol (tuning.cc's baseLat; NVLS and NVLSTree have their own).
+func (e *Env) baseLat(ch model.Choice) model.Time {
+	if ch.Algo == model.AlgoNVLS || ch.Algo == model.AlgoNVLSTree {
+		return model.Micros(e.params.NVLSLatUs)
+	}
+	return model.Micros(e.params.BaseLatUs[ch.Proto])
 }
 
 // channelGroups returns the distinct graph channels the nc runtime channels

@@ -25,7 +25,7 @@ func (b *builder) chain() (*prog, error) {
 	n := c.NumRanks()
 	proto := call.Choice.Proto
 	nc := max(call.Choice.Channels, 1)
-	pr := &prog{kind: "chain", steps: n - 1}
+	pr := &prog{}
 	if n == 1 {
 		return pr, nil
 	}
@@ -35,11 +35,9 @@ func (b *builder) chain() (*prog, error) {
 	nChunks := int(math.Ceil(D / chunk))
 	nChunks = max(nChunks, 1)
 	ccap := e.channelCeiling(proto)
-	pr.perMemb = D / model.ProtoPayload(proto)
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
-	pr.slices = 1
 	hops := make([][]hopInfo, len(chans))
 	for g, ch := range chans {
 		for j := 0; j < n-1; j++ {
@@ -55,11 +53,6 @@ func (b *builder) chain() (*prog, error) {
 			}
 			lat := e.stepLat(e.routeClass(route), proto)
 			hops[g] = append(hops[g], hopInfo{route, minCeiling(capv, ccap), lat})
-			pr.latHop = max(pr.latHop, lat)
-			if g == 0 {
-				pr.latPath += lat
-			}
-			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], ceil: minCeiling(capv, ccap)})
 		}
 	}
 	if !b.des {

@@ -28,7 +28,7 @@ func (b *builder) direct() (*prog, error) {
 	e, call := b.e, b.call
 	c := e.Cluster
 	n, N, G := c.NumRanks(), c.NumNodes(), c.GPUsPerNode()
-	pr := &prog{kind: "direct", slices: 1, steps: 1}
+	pr := &prog{}
 	if n == 1 {
 		return pr, nil
 	}
@@ -56,8 +56,6 @@ func (b *builder) direct() (*prog, error) {
 		r, capv := e.decorate(route)
 		f := flow{r, minCeiling(capv, ccap), w, e.stepLat(e.routeClass(r), model.ProtoSimple), src}
 		flows = append(flows, f)
-		pr.latHop = max(pr.latHop, f.lat)
-		pr.classes = append(pr.classes, flowClass{f.route, block, f.w, f.cap})
 	}
 	if b.des {
 		// One transfer per (sender, peer) simulated: refuse before building.
@@ -115,7 +113,6 @@ func (b *builder) direct() (*prog, error) {
 			}
 		}
 	}
-	pr.perMemb = block
 	pr.units = []float64{block}
 	if !b.des {
 		return pr, nil

@@ -32,7 +32,7 @@ func (b *builder) nvls() (*prog, error) {
 		return nil, fmt.Errorf("sim: NVLS is modelled on one NVSwitch node only")
 	}
 	nc := max(call.Choice.Channels, 1)
-	pr := &prog{kind: "nvls", slices: 1, steps: 4}
+	pr := &prog{}
 	eff := e.params.NVLSEff[0]
 	if c.GPUModel().Arch == model.Blackwell {
 		eff = e.params.NVLSEff[1]
@@ -57,13 +57,7 @@ func (b *builder) nvls() (*prog, error) {
 		ups[i], downs[i] = l, c.Topo.Links[l].Reverse
 	}
 	lat := e.stepLat(model.LatNVLink, model.ProtoSimple)
-	pr.latHop = lat
-	per := D * (1 + 1/float64(G)) / eff
-	pr.perMemb = per
 	w := int32(nc)
-	for i := 0; i < G; i++ {
-		pr.classes = append(pr.classes, flowClass{[]model.LinkID{ups[i]}, per, w, ceiling{}}, flowClass{[]model.LinkID{downs[i]}, per, w, ceiling{}})
-	}
 	if !b.des {
 		return pr, nil
 	}

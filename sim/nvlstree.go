@@ -30,13 +30,11 @@ func (b *builder) nvlsTree() (*prog, error) {
 	N, G := c.NumNodes(), c.GPUsPerNode()
 	nc := max(call.Choice.Channels, 1)
 	eff := e.nvlsEff()
-	pr := &prog{kind: "tree", slices: 1}
+	pr := &prog{}
 	D := float64(call.Bytes) / float64(nc)
 	chunk := float64(model.NVLSChunkBytes)
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
 	trees := model.DoubleBinaryTree(N)
-	depth := int(math.Ceil(math.Log2(float64(N))))
-	pr.steps = 2 + 2*depth
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
@@ -62,20 +60,12 @@ func (b *builder) nvlsTree() (*prog, error) {
 		}
 	}
 	// Per-GPU NVLink traffic as single-node NVLS; per tree edge each shard.
-	per := D * (1 + 1/float64(G)) / eff
-	shard := D / float64(G)
-	pr.perMemb = per
 	half := [2]int32{int32((nc + 1) / 2), int32(nc / 2)}
 	netLat := e.stepLat(model.LatNet, model.ProtoSimple)
 	nvLat := e.stepLat(model.LatNVLink, model.ProtoSimple)
-	pr.latHop = netLat
-	pr.latPath = 2*nvLat + model.Time(2*depth)*netLat
 	type edgeRoutes struct{ up, down hopInfo }
 	edges := make([][2][]edgeRoutes, N) // [node][tree][gpu]
 	for v := 0; v < N; v++ {
-		for i := 0; i < G; i++ {
-			pr.classes = append(pr.classes, flowClass{ups[v][i : i+1], per, int32(nc), ceiling{}}, flowClass{downs[v][i : i+1], per, int32(nc), ceiling{}})
-		}
 		for tr := 0; tr < 2; tr++ {
 			edges[v][tr] = make([]edgeRoutes, G)
 			p := trees[tr][v]
@@ -95,8 +85,6 @@ func (b *builder) nvlsTree() (*prog, error) {
 				u, cu := e.decorate(ru)
 				d, cd := e.decorate(rd)
 				edges[v][tr][i] = edgeRoutes{hopInfo{u, cu, netLat}, hopInfo{d, cd, netLat}}
-				// Shard bytes per member: NVLS leaves shard/eff-free payload on the wire.
-				pr.classes = append(pr.classes, flowClass{u, shard, half[tr], cu}, flowClass{d, shard, half[tr], cd})
 			}
 		}
 	}

@@ -16,9 +16,10 @@ type EngineKind string
 const (
 	// EngineDES executes the schedule DAG in the discrete-event flow simulator.
 	EngineDES EngineKind = "des"
-	// EngineAnalytic evaluates the same schedule in closed form: NCCL's
-	// latency + size/bandwidth form, with the bandwidth of the most loaded
-	// link and the per-step pipeline bubbles of the schedule.
+	// EngineAnalytic evaluates NCCL's latency + size/bandwidth form, with
+	// the bandwidth of the link most loaded by the algorithm's traffic
+	// matrix and the pipeline terms of its step structure (analytic.go);
+	// it does not read the DES's schedule.
 	EngineAnalytic EngineKind = "analytic"
 )
 
@@ -126,12 +127,11 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		return pt, nil
 	}
 	call := Call{Coll: req.Coll, Bytes: size, Choice: choice}
-	pr, err := e.program(call, false, desOpts{})
+	f, err := e.closedForm(call)
 	if err != nil {
 		return pt, err
 	}
-	at, loads, capBound := e.analytic(pr)
-	t := at
+	t, loads, capBound := e.analytic(f, e.baseLat(choice))
 	pt.Engine = EngineAnalytic
 	if req.Engine == EngineDES {
 		run, err := e.runDES(ctx, req, call, false)
@@ -231,104 +231,6 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (
 // unit periods of a periodic pipeline: completion times are rounded up to
 // whole picoseconds, so identical units may differ by a picosecond each way.
 const periodTol = 2
-
-// analytic returns the closed-form time of a program, the per-link load
-// (bytes) it implies, and the binding per-member rate cap when a cap rather
-// than a link limits the call (0 otherwise).
-func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
-	loads := make([]float64, len(e.caps))
-	var tCap float64
-	var bindCap ceiling
-	for _, fc := range pr.classes {
-		w := float64(max(fc.weight, 1))
-		for _, l := range fc.route {
-			loads[l] += fc.bytes * w
-		}
-		if c := fc.ceil; c.rate > 0 && fc.bytes/c.rate > tCap {
-			tCap, bindCap = fc.bytes/c.rate, c
-		}
-	}
-	var tBW float64
-	for l, ld := range loads {
-		if ld > 0 && e.caps[l] > 0 {
-			tBW = math.Max(tBW, ld/e.caps[l])
-		}
-	}
-	tData := math.Max(tBW, tCap) // ps for one member's bytes
-	if tCap <= tBW*1.001 {
-		bindCap = ceiling{}
-	}
-	if pr.perMemb <= 0 || tData <= 0 {
-		return pr.base + pr.latHop, loads, ceiling{}
-	}
-	rate := pr.perMemb / tData // wire bytes per ps per member
-	lat := float64(pr.latHop)
-	eff := unitEff(pr)
-	var total float64
-	switch pr.kind {
-	case "ring":
-		for _, u := range pr.units {
-			st := u / float64(pr.slices) / eff / rate
-			step := math.Max(float64(pr.slices)*st, st+lat)
-			total += float64(pr.steps) * step
-		}
-	case "chain", "tree":
-		// Steady state at the bottleneck rate for all but the first unit;
-		// the first unit fills the pipeline hop by hop at the rate a single
-		// channel gets on an otherwise idle hop (the phases of a deep
-		// pipeline do not all load the links at once while it fills).
-		alone := math.Inf(1)
-		for _, fc := range pr.classes {
-			r := math.Inf(1)
-			if fc.ceil.rate > 0 {
-				r = fc.ceil.rate
-			}
-			for _, l := range fc.route {
-				r = math.Min(r, e.caps[l]/float64(max(fc.weight, 1)))
-			}
-			alone = math.Min(alone, r)
-		}
-		alone = math.Max(alone, rate)
-		first := pr.units[0] / eff
-		path := float64(pr.latPath)
-		if path == 0 {
-			path = float64(pr.steps) * lat
-		}
-		total = (sumUnits(pr.units)/eff-first)/rate + float64(pr.steps)*first/alone + path
-	case "nvls":
-		// Each unit moves u*perMemb/sum(units) wire bytes per GPU each way;
-		// one extra unit time fills the reduce/multicast pipeline.
-		wirePerPayload := pr.perMemb / sumUnits(pr.units)
-		for _, u := range pr.units {
-			total += u * wirePerPayload / rate
-		}
-		total += 2*lat + pr.units[0]*wirePerPayload/rate
-	default: // direct
-		total = tData + lat
-	}
-	return pr.base + model.Time(math.Ceil(total)), loads, bindCap
-}
-
-// unitEff converts pipeline-unit payload to wire bytes: perMemb is wire
-// bytes, units are payload, so their ratio is the protocol efficiency.
-func unitEff(pr *prog) float64 {
-	s := sumUnits(pr.units)
-	if pr.kind == "ring" {
-		s *= float64(pr.steps)
-	}
-	if s <= 0 || pr.perMemb <= 0 {
-		return 1
-	}
-	return s / pr.perMemb
-}
-
-func sumUnits(u []float64) float64 {
-	var s float64
-	for _, x := range u {
-		s += x
-	}
-	return s
-}
 
 // bottleneck fills the most loaded links of a call.
 func (e *Env) bottleneck(pt *Point, loads []float64, t model.Time) {

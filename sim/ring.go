@@ -32,7 +32,7 @@ func (b *builder) ring() (*prog, error) {
 	if call.Coll == model.AllReduce {
 		steps = 2 * (n - 1)
 	}
-	pr := &prog{kind: "ring", steps: steps}
+	pr := &prog{}
 	if n == 1 {
 		return pr, nil
 	}
@@ -45,14 +45,8 @@ func (b *builder) ring() (*prog, error) {
 	if reduced {
 		nsim = G
 	}
-	pr.units, pr.slices = units, slices
+	pr.units = units
 	ccap := e.channelCeiling(proto)
-	var total float64
-	for _, u := range units {
-		total += u * float64(steps)
-	}
-	pr.perMemb = total / model.ProtoPayload(proto)
-	hopLat := model.Time(0)
 	hops := make([][]hopInfo, len(chans))
 	for g, ch := range chans {
 		hops[g] = make([]hopInfo, nsim)
@@ -63,15 +57,8 @@ func (b *builder) ring() (*prog, error) {
 			}
 			lat := e.stepLat(e.routeClass(route), proto)
 			hops[g][j] = hopInfo{route, minCeiling(capv, ccap), lat}
-			if g == 0 {
-				// A step's data dependency walks one hop around the ring, so
-				// over a loop the latency paid is the ring's mean hop latency.
-				hopLat += lat / model.Time(nsim)
-			}
-			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], ceil: minCeiling(capv, ccap)})
 		}
 	}
-	pr.latHop = hopLat
 	if !b.des {
 		return pr, nil
 	}

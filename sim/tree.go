@@ -28,7 +28,7 @@ func (b *builder) tree() (*prog, error) {
 	N, G := c.NumNodes(), c.GPUsPerNode()
 	proto := call.Choice.Proto
 	nc := max(call.Choice.Channels, 1)
-	pr := &prog{kind: "tree"}
+	pr := &prog{}
 	if c.NumRanks() == 1 {
 		return pr, nil
 	}
@@ -62,10 +62,6 @@ func (b *builder) tree() (*prog, error) {
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
-	pr.slices = 1
-	depth := int(math.Ceil(math.Log2(float64(N))))
-	pr.steps = 2 * (G - 1 + depth)
-	pr.perMemb = D / model.ProtoPayload(proto)
 	ccap := e.channelCeiling(proto)
 	mk := func(route []model.LinkID) hopInfo {
 		r, capv := e.decorate(route)
@@ -110,31 +106,6 @@ func (b *builder) tree() (*prog, error) {
 				}
 				netUp[v], netDown[v] = mk(ru), mk(rd)
 			}
-		}
-		for v := 0; v < N; v++ {
-			for _, ed := range append(append([]hopInfo(nil), up[v]...), down[v]...) {
-				pr.classes = append(pr.classes, flowClass{ed.route, pr.perMemb, g.w, ed.cap})
-				pr.latHop = max(pr.latHop, ed.lat)
-			}
-			if trees[g.tree][v] >= 0 {
-				for _, ed := range []hopInfo{netUp[v], netDown[v]} {
-					pr.classes = append(pr.classes, flowClass{ed.route, pr.perMemb, g.w, ed.cap})
-					pr.latHop = max(pr.latHop, ed.lat)
-				}
-			}
-		}
-		if gi == 0 {
-			var intra, inter model.Time
-			if len(up[0]) > 0 {
-				intra = up[0][0].lat
-			}
-			for v := 0; v < N; v++ {
-				if trees[g.tree][v] >= 0 {
-					inter = netUp[v].lat
-					break
-				}
-			}
-			pr.latPath = 2 * (model.Time(G-1)*intra + model.Time(depth)*inter)
 		}
 		if !b.des {
 			continue
