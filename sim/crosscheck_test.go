@@ -186,3 +186,33 @@ func TestTrafficMatchesSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleCurve: dgx-h100 with 8x400G IB, AllReduce 8 GiB at 16, 32, 64
+// and 128 nodes (NCCL's choice, NVLSTree): the DES is within 5% of the
+// analytic engine at every count, and busbw changes from one count to the
+// next by no more than the closed form says it should plus 2%: the tree
+// deepens by one level per doubling, which costs a little pipeline fill
+// and nothing else, so the curve has no step.
+func TestScaleCurve(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 8 GiB on up to 1,024 GPUs")
+	}
+	var prevD, prevA float64
+	for _, n := range []int{16, 32, 64, 128} {
+		e := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: n, NICs: "8x400G-ib"})
+		d := predictReq(t, e, sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES}, 8<<30)
+		a := predictReq(t, e, sim.Request{Coll: model.AllReduce, Engine: sim.EngineAnalytic}, 8<<30)
+		rel := (d.BusBW - a.BusBW) / a.BusBW
+		t.Logf("%4d nodes: %s DES %.1f GB/s, analytic %.1f GB/s (%+.2f%%); %s", n, d.Choice.Algo, d.BusBW, a.BusBW, 100*rel, d.Note)
+		if d.Engine != sim.EngineDES || math.Abs(rel) > 0.05 {
+			t.Errorf("%d nodes: DES (%s) %.1f GB/s vs analytic %.1f (%+.1f%%)", n, d.Engine, d.BusBW, a.BusBW, 100*rel)
+		}
+		if prevD > 0 {
+			step, want := d.BusBW/prevD, a.BusBW/prevA
+			if math.Abs(step-want) > 0.02 {
+				t.Errorf("%d nodes: DES busbw moves by %.3fx from the previous count, the closed form by %.3fx", n, step, want)
+			}
+		}
+		prevD, prevA = d.BusBW, a.BusBW
+	}
+}

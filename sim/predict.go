@@ -178,13 +178,17 @@ const defaultWindow = 8
 // pipeline every further full unit delays the end by the same period P, so
 // when T(K+1)-T(K) and T(K+2)-T(K+1) agree within periodTol the call takes
 // T(K) + (M-K)P: exact for a periodic pipeline, and otherwise off by at
-// most the stated spread per unit left out. When they disagree the window
+// most the stated spread per unit left out. When T(K+1)-T(K) equals one
+// unit's time on its busiest link (a saturated bottleneck) the K+2 run is
+// not needed. When they disagree the window
 // doubles, up to every unit (a full simulation). record keeps op times of
 // the run returned.
 func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (*desRun, error) {
 	window := req.Window
 	if window == 0 {
-		window = defaultWindow
+		// A unit's phases overlap the next units' only once the window
+		// spans a few pipeline depths; starting there saves the doublings.
+		window = max(defaultWindow, 4*e.pipelineDepth(call))
 	}
 	if window < 0 {
 		window = 0
@@ -209,22 +213,76 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (
 		if err != nil || r1.pr.skipped == 0 {
 			return r1, err
 		}
-		r2, err := one(window + 2)
-		if err != nil || r2.pr.skipped == 0 {
-			return r2, err
+		p1 := r1.time - r0.time
+		// No periodic pipeline repeats units faster than one unit's bytes
+		// take on its busiest link; a shorter period means the window ends
+		// before the pipeline has filled (its last phases do not yet
+		// overlap). A period equal to that bound is a saturated bottleneck,
+		// which every further unit crosses at the same cost.
+		bound := unitBound(r0.pr.sched, e.caps, int32(window-1))
+		saturated := math.Abs(float64(p1)-bound) <= periodTol
+		events := r0.res.Events + r1.res.Events
+		spread := model.Time(0)
+		if !saturated {
+			r2, err := one(window + 2)
+			if err != nil || r2.pr.skipped == 0 {
+				return r2, err
+			}
+			p2 := r2.time - r1.time
+			spread = max(p1, p2) - min(p1, p2)
+			events += r2.res.Events
 		}
-		p1, p2 := r1.time-r0.time, r2.time-r1.time
-		spread := max(p1, p2) - min(p1, p2)
-		if p1 > 0 && spread <= periodTol {
+		if p1 > 0 && spread <= periodTol && float64(p1+periodTol) >= bound {
 			total := window + r0.pr.skipped
 			r0.time += model.Time(r0.pr.skipped) * p1
-			r0.events = r0.res.Events + r1.res.Events + r2.res.Events
-			r0.note = fmt.Sprintf("DES simulated %d of %d pipeline units in full; each of the other %d adds the steady-state period of %.3f us it measured (periodic within %d ps)",
-				window, total, r0.pr.skipped, p1.Microseconds(), spread)
+			r0.events = events
+			how := fmt.Sprintf("periodic within %d ps", spread)
+			if saturated {
+				how = "its busiest link saturated"
+			}
+			r0.note = fmt.Sprintf("DES simulated %d of %d pipeline units in full; each of the other %d adds the steady-state period of %.3f us it measured (%s)",
+				window, total, r0.pr.skipped, p1.Microseconds(), how)
 			return r0, nil
 		}
 		window *= 2
 	}
+}
+
+// pipelineDepth is the number of hops a unit crosses on the critical path
+// of the call's algorithm: the window starts at least that long.
+func (e *Env) pipelineDepth(call Call) int {
+	c := e.Cluster
+	N, G := c.NumNodes(), c.GPUsPerNode()
+	depth := int(math.Ceil(math.Log2(float64(max(N, 1)))))
+	switch a := call.Choice.Algo; {
+	case a == model.AlgoTree:
+		return 2 * (G - 1 + depth)
+	case a == model.AlgoNVLSTree:
+		return 2 + 2*depth
+	case a == model.AlgoRing && (call.Coll == model.Broadcast || call.Coll == model.Reduce):
+		return c.NumRanks() - 1
+	}
+	return 4
+}
+
+// unitBound is the time, in picoseconds, the bytes of pipeline unit u take
+// on their busiest link: no periodic pipeline repeats units faster.
+func unitBound(s *Schedule, caps []float64, u int32) float64 {
+	load := map[model.LinkID]float64{}
+	for i := range s.Ops {
+		op := &s.Ops[i]
+		if op.Unit != u || op.Kind != OpTransfer {
+			continue
+		}
+		for _, l := range op.Route {
+			load[l] += op.Bytes * float64(max(op.Weight, 1))
+		}
+	}
+	var t float64
+	for l, b := range load {
+		t = math.Max(t, b/caps[l])
+	}
+	return t
 }
 
 // periodTol is the spread, in picoseconds, allowed between consecutive
