@@ -75,7 +75,7 @@ func TestLoadSweepWorkloadAndFiles(t *testing.T) {
 	if s.Base.Node.Name != "dgx-a100" || s.Metric.Workload == nil || s.Metric.Workload.Params != 1e9 || s.Metric.Workload.Bucket != DefaultBucket {
 		t.Errorf("sweep = %+v, workload %+v", s, s.Metric.Workload)
 	}
-	if !strings.HasPrefix(s.Metric.Describe(), "training step: ddp, 1B params") {
+	if !strings.HasPrefix(s.Metric.Describe(), "training step: 1B params, ZeRO 0 (ddp)") {
 		t.Errorf("describe = %q", s.Metric.Describe())
 	}
 }

@@ -103,7 +103,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 		res.Request = sim.Request{Coll: m.Coll, Sizes: []model.Bytes{m.Size}, ElemSize: es, Engine: o.Engine, Algo: m.Algo, Proto: m.Proto}
 		res.Unit = "GB/s busbw"
 	} else {
-		_, res.Unit = m.Workload.Throughput(scenarios.WorkloadStep{})
+		res.Unit = ThroughputUnit(m.Workload)
 	}
 	name := func(d scenarios.Design) string { return fmt.Sprintf("sweep: design %d (%s)", d.Index, d.Name) }
 	for _, d := range ds {
@@ -124,7 +124,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 		}
 		d.Modelled = md
 		if m.Workload != nil {
-			d.Throughput, _ = m.Workload.Throughput(md.Step.Step)
+			d.Throughput, _ = md.Step.Throughput(m.Workload)
 		} else {
 			d.Throughput = md.Point.BusBW
 		}

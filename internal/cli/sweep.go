@@ -203,7 +203,7 @@ func money(v float64) string {
 // table: the collective's time or the workload's step time.
 func (r *sweepResult) metricValue(d *study.SweepDesign) (label string, value string) {
 	if r.Sweep.Metric.Workload != nil {
-		return "step (ms)", fmtMs(d.Step.Step.StepMs)
+		return "step (ms)", fmtMs(d.Step.StepMs)
 	}
 	return "time (us)", fmtF(d.Point.TimeUs, 1)
 }
@@ -304,7 +304,7 @@ func (r *sweepResult) jsonDesigns() []sweepDesignJSON {
 		cpt := d.CostPer()
 		j.CostPerThroughput, j.Efficiency = optRound(cpt, !math.IsNaN(cpt), 4), optRound(d.Eff, d.EffOK, 4)
 		if r.Sweep.Metric.Workload != nil {
-			j.StepMs, j.ExposedMs = round(d.Step.Step.StepMs, 4), round(d.Step.Step.ExposedMs, 4)
+			j.StepMs, j.ExposedMs = round(d.Step.StepMs, 4), round(d.Step.ExposedMs, 4)
 		} else {
 			j.TimeUs, j.BusBW = round(d.Point.TimeUs, 3), round(d.Point.BusBW, 3)
 		}
