@@ -326,6 +326,7 @@ func (s *stepper) groupCall(coll model.Collective, size model.Bytes, ranks, stri
 	if g.n > 1 {
 		desc = fmt.Sprintf("%d GPU(s) per node on %d nodes", g.k, g.n)
 		nics := s.node.NICs.Count
+		node = keepNICSlots(node, g.k, s.gpn)
 		switch {
 		case nics >= g.c:
 			node = node.WithNICs(nics/g.c, s.node.NICs.Speed, model.NICKind(s.node.NICs.Kind))
@@ -355,12 +356,71 @@ func (s *stepper) groupCall(coll model.Collective, size model.Bytes, ranks, stri
 		}
 		s.envs[string(key)] = envr
 	}
-	pt, err := envr.Predict(s.ctx, sim.Request{Coll: coll, ElemSize: elem, Engine: s.engine}, bytes)
+	req := sim.Request{Coll: coll, ElemSize: elem, Engine: s.engine}
+	pt, err := envr.Predict(s.ctx, req, bytes)
+	if err != nil && strings.Contains(err.Error(), "is not modelled") {
+		// NCCL's choice is an algorithm the simulator has no schedule
+		// for (PAT); ring is what NCCL_ALGO=Ring would run. Said, not
+		// silent: the note travels with the point.
+		ring := model.AlgoRing
+		req.Algo = &ring
+		if pt, err = envr.Predict(s.ctx, req, bytes); err == nil {
+			pt.Note = strings.TrimSpace(pt.Note + " " + forcedRingNote)
+		}
+	}
 	if err != nil {
 		return pt, "", fmt.Errorf("%s %s on %s: %w", coll, model.FormatBytes(bytes), desc, err)
 	}
 	s.points[pk] = pt
 	return pt, desc, nil
+}
+
+// forcedRingNote marks a point whose algorithm was forced to ring.
+const forcedRingNote = "NCCL's own choice (PAT) is not modelled by collsim; ring forced, as NCCL_ALGO=Ring."
+
+func req0AlgoForced(note string) bool { return strings.Contains(note, forcedRingNote) }
+
+// keepNICSlots returns node with only the NIC slots that serve its first
+// k of gpn GPUs (the first slots*k/gpn slots; the templates number slots
+// in GPU order), so a communicator of k GPUs per node uses the NICs next
+// to them rather than ones across the socket.
+func keepNICSlots(node model.NodeSpec, k, gpn int) model.NodeSpec {
+	slots := node.NICSlots
+	if slots == 0 {
+		slots = node.NICs.Count
+	}
+	keep := max(1, slots*k/gpn)
+	if keep >= slots {
+		return node
+	}
+	var trim func(b model.BridgeSpec) model.BridgeSpec
+	trim = func(b model.BridgeSpec) model.BridgeSpec {
+		out := b
+		out.NICs = nil
+		for _, n := range b.NICs {
+			if n < keep {
+				out.NICs = append(out.NICs, n)
+			}
+		}
+		out.Switches = nil
+		for _, sw := range b.Switches {
+			out.Switches = append(out.Switches, trim(sw))
+		}
+		return out
+	}
+	out := node
+	out.Sockets = make([]model.SocketSpec, len(node.Sockets))
+	for i, so := range node.Sockets {
+		out.Sockets[i].HostBridges = make([]model.BridgeSpec, len(so.HostBridges))
+		for j, hb := range so.HostBridges {
+			out.Sockets[i].HostBridges[j] = trim(hb)
+		}
+	}
+	out.NICSlots = keep
+	if out.NICs.Count > keep {
+		out.NICs.Count = keep
+	}
+	return out
 }
 
 // TrainingStep models one optimizer step of w on the cluster spec
@@ -426,6 +486,9 @@ func TrainingStep(ctx context.Context, spec model.ClusterSpec, params sim.Params
 			return -1, fmt.Errorf("%s: %w", kind, err)
 		}
 		ck := CommKind{Kind: kind, Coll: coll, Size: size, Count: count, Group: fmt.Sprintf("%d ranks: %s", ranks, desc), Point: pt}
+		if req0AlgoForced(pt.Note) {
+			ck.Group += " (" + strings.TrimSuffix(forcedRingNote, ".") + ")"
+		}
 		ck.TotalMs = pt.TimeUs * float64(count) / 1000
 		ck.ExposedMs = ck.TotalMs * exposedFrac
 		r.Comm = append(r.Comm, ck)
@@ -561,7 +624,7 @@ func (s *stepper) dataParallel(r *StepResult, w *scenarios.Workload, l Layout, a
 			}
 			var idx []int
 			for i := range sizes {
-				k, err := add(fmt.Sprintf("%s %s (%s buckets)", g.name, what, model.FormatBytes(sizes[i])), coll, sizes[i], counts[i], g.ranks, g.stride, gb, 0)
+				k, err := add(g.name+" "+what, coll, sizes[i], counts[i], g.ranks, g.stride, gb, 0)
 				if err != nil {
 					return err
 				}
@@ -745,9 +808,6 @@ func (r *StepResult) limit() (string, string) {
 	var order []string
 	for _, c := range r.Comm {
 		name := c.Kind
-		if i := strings.Index(name, " ("); i >= 0 && strings.HasPrefix(name, "DP") {
-			name = name[:i]
-		}
 		p := byKind[name]
 		if p == nil {
 			p = &part{name: name}
