@@ -2,6 +2,7 @@ package study
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -345,8 +346,8 @@ func TestSweepPareto(t *testing.T) {
 		if d.Pareto == dominated {
 			t.Errorf("#%d %s: pareto %v, dominated %v", d.Index, d.Name, d.Pareto, dominated)
 		}
-		if d.Throughput != d.Point.BusBW {
-			t.Errorf("#%d: throughput %v, busbw %v", d.Index, d.Throughput, d.Point.BusBW)
+		if d.Throughput != d.BusBW {
+			t.Errorf("#%d: throughput %v, busbw %v", d.Index, d.Throughput, d.BusBW)
 		}
 		if !d.EffOK || d.Eff <= 0 {
 			t.Errorf("#%d: efficiency %v %v", d.Index, d.Eff, d.EffOK)
@@ -461,4 +462,93 @@ func TestWorkloadStep(t *testing.T) {
 	if d := (StepResult{}).Dominant(); d.TotalMs != 0 || d.Count != 0 {
 		t.Error("Dominant of no calls is not the zero CommKind")
 	}
+}
+
+// TestSweepShardsAndWorkers: any worker count gives the same designs;
+// the slices of a split, merged, give exactly the whole run (after a JSON
+// round trip, as the command line stores them); a missing or repeated
+// slice, or one of another sweep, is refused.
+func TestSweepShardsAndWorkers(t *testing.T) {
+	s, err := scenarios.LoadSweep("fabric.yaml", []byte(fabricSweep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := scenarios.ExamplePrices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := SweepOptions{Sweep: s, Prices: cat, Params: sim.DefaultParams(), Engine: sim.EngineAnalytic}
+	run := func(o SweepOptions) *SweepResult {
+		t.Helper()
+		r, err := Sweep(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	enc := func(r *SweepResult) string {
+		b, err := json.Marshal(struct {
+			D       []*SweepDesign
+			P       []bool
+			B, K, V int
+		}{r.Designs, paretoFlags(r), r.Best.Index, r.Pick.Index, r.Value.Index})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	whole := run(base)
+	want := enc(whole)
+	for _, j := range []int{1, 2, 5} {
+		o := base
+		o.Workers = j
+		if got := enc(run(o)); got != want {
+			t.Errorf("-j %d differs", j)
+		}
+	}
+	var parts []*SweepResult
+	var fps []string
+	for i := 1; i <= 4; i++ {
+		o := base
+		o.Shard, o.Shards = i, 4
+		p := run(o)
+		if !p.Partial || p.Best != nil {
+			t.Fatalf("slice %d: partial %v", i, p.Partial)
+		}
+		b, _ := json.Marshal(p.Designs)
+		p.Designs = nil
+		if err := json.Unmarshal(b, &p.Designs); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+		fps = append(fps, "same")
+	}
+	merged, err := MergeSweep(whole, []*SweepResult{parts[2], parts[0], parts[3], parts[1]}, fps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := enc(merged); got != want {
+		t.Errorf("merged slices differ from the whole run:\n%s\n%s", got, want)
+	}
+	for _, tc := range []struct {
+		parts []*SweepResult
+		fps   []string
+		want  string
+	}{
+		{parts[:3], fps[:3], "slice(s) [4] of 4 missing"},
+		{[]*SweepResult{parts[0], parts[0], parts[1], parts[2]}, fps, "given twice"},
+		{parts, []string{"same", "other", "same", "same"}, "of a different sweep"},
+	} {
+		if _, err := MergeSweep(whole, tc.parts, tc.fps); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("merge: error %v, want %q", err, tc.want)
+		}
+	}
+}
+
+func paretoFlags(r *SweepResult) []bool {
+	var out []bool
+	for _, d := range r.Designs {
+		out = append(out, d.Pareto)
+	}
+	return out
 }
