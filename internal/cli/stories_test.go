@@ -2,9 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/collsim/collsim/scenarios"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // storyPoint is one point of `collsim scale --workload STORY --format json`.
@@ -143,5 +150,66 @@ func TestExampleWorkloads(t *testing.T) {
 		if tc.file == "gpt3-175b-3d" && !strings.Contains(out, "ring forced") {
 			t.Errorf("%s: the forced ring is not said", tc.file)
 		}
+	}
+}
+
+// TestDistributedExamples: the Slurm array script parses (bash -n) and
+// names the shard and merge steps; every document of the Kubernetes
+// manifest parses and has the fields Kubernetes requires of a Job, the
+// sweep Job being an Indexed one with as many completions as its shards;
+// the grid they run loads.
+func TestDistributedExamples(t *testing.T) {
+	const dir = "../../examples/distributed/"
+	if bash, err := exec.LookPath("bash"); err != nil {
+		t.Log("bash not found; skipping the syntax check of the Slurm script")
+	} else if out, err := exec.Command(bash, "-n", dir+"slurm-sweep.sh").CombinedOutput(); err != nil {
+		t.Errorf("bash -n: %v: %s", err, out)
+	}
+	script, err := os.ReadFile(dir + "slurm-sweep.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#SBATCH", "SLURM_ARRAY_TASK_ID", `--shard "$I/$SHARDS"`, `merge "${parts[@]}"`} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf("slurm-sweep.sh lacks %q", want)
+		}
+	}
+	f, err := os.Open(dir + "k8s-sweep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dec := yaml.NewDecoder(f)
+	var jobs []map[string]any
+	for {
+		var doc map[string]any
+		if err := dec.Decode(&doc); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("k8s-sweep.yaml: %v", err)
+		}
+		jobs = append(jobs, doc)
+	}
+	if len(jobs) != 2 {
+		t.Fatalf("%d documents, want the sweep Job and the merge Job", len(jobs))
+	}
+	for i, j := range jobs {
+		spec, _ := j["spec"].(map[string]any)
+		tmpl, _ := spec["template"].(map[string]any)
+		tspec, _ := tmpl["spec"].(map[string]any)
+		containers, _ := tspec["containers"].([]any)
+		meta, _ := j["metadata"].(map[string]any)
+		if j["apiVersion"] != "batch/v1" || j["kind"] != "Job" || meta["name"] == nil || spec == nil || tmpl == nil || len(containers) == 0 ||
+			spec["completions"] == nil || spec["parallelism"] == nil || (tspec["restartPolicy"] != "Never" && tspec["restartPolicy"] != "OnFailure") {
+			t.Errorf("document %d lacks a required Job field: %v", i, j)
+		}
+	}
+	sweep := jobs[0]["spec"].(map[string]any)
+	args := fmt.Sprint(sweep["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0])
+	if sweep["completionMode"] != "Indexed" || sweep["completions"] != 8 || !strings.Contains(args, "JOB_COMPLETION_INDEX") || !strings.Contains(args, `--shard "$I/8"`) {
+		t.Errorf("sweep Job: completionMode %v, completions %v, args %s", sweep["completionMode"], sweep["completions"], args)
+	}
+	if s, err := scenarios.LoadSweepFile(dir + "grid.yaml"); err != nil || s.Size() != 192 {
+		t.Errorf("grid.yaml: %v", err)
 	}
 }
