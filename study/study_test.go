@@ -161,8 +161,16 @@ func TestCompare(t *testing.T) {
 	if f, tie := res.Fraction(ib); f != 1 || !tie {
 		t.Errorf("fastest's fraction %v, tie %v", f, tie)
 	}
-	if f, tie := res.Fraction(roce); f >= TieRatio || tie {
+	if f, tie := res.Fraction(roce); f >= 1-TieWithin || tie || res.AllTie() {
 		t.Errorf("roce fraction %v, tie %v: the NIC-bound design is no tie", f, tie)
+	}
+	// A design compared with itself ties everywhere, by the one rule.
+	same, err := Compare(context.Background(), CompareOptions{Designs: []CompareDesign{compareDesigns(t)[0], compareDesigns(t)[0]}, Request: res.Request})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same.AllTie() || !strings.Contains(TieRule(), "within 2%") {
+		t.Errorf("identical designs: all tie %v; rule %q", same.AllTie(), TieRule())
 	}
 }
 
