@@ -132,3 +132,18 @@ func TestStorage(t *testing.T) {
 		t.Errorf("storage-bound: bounce %+v, gds %+v", c.IO, d.IO)
 	}
 }
+
+// TestSpearman: rank correlation of known series: a monotone map ranks
+// alike (1), a reversal -1; ties take their mean rank (x = 1,2,2,3 has
+// ranks 1, 2.5, 2.5, 4).
+func TestSpearman(t *testing.T) {
+	if r := Spearman([]float64{1, 2, 3, 4}, []float64{10, 20, 35, 1000}); math.Abs(r-1) > 1e-12 {
+		t.Errorf("monotone: %v", r)
+	}
+	if r := Spearman([]float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}); math.Abs(r+1) > 1e-12 {
+		t.Errorf("reversed: %v", r)
+	}
+	if got := ranks([]float64{1, 2, 2, 3}); got[1] != 2.5 || got[2] != 2.5 || got[3] != 4 {
+		t.Errorf("ranks %v", got)
+	}
+}

@@ -242,3 +242,27 @@ func TestProgress(t *testing.T) {
 		t.Errorf("piped sweep wrote to stderr: %q", errs)
 	}
 }
+
+// TestSweepRankCheck: --rank-check models designs again with the DES and
+// states Spearman's rho between the engines' rankings.
+func TestSweepRankCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("models six designs with the DES (~3 s)")
+	}
+	code, out, errs := runCLI(t, "sweep", "testdata/sweep/fabric.yaml", "--rank-check", "6", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Rank struct {
+			Designs int     `json:"designs"`
+			Rho     float64 `json:"spearman_rho"`
+		} `json:"rank_check"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Rank.Designs != 6 || doc.Rank.Rho < 0.8 || doc.Rank.Rho > 1 {
+		t.Errorf("rank check %+v", doc.Rank)
+	}
+}
