@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -152,5 +153,33 @@ func TestScaleWorkloadFile(t *testing.T) {
 	b := scaleJSON(t, "--node", "dgx-a100", "--workload", path, "--compute-ms", "50", "--nodes-list", "4")
 	if a.Points[0].ComputeMs != 100 || b.Points[0].ComputeMs != 50 {
 		t.Errorf("--compute-ms did not override the file: %v vs %v", b.Points[0].ComputeMs, a.Points[0].ComputeMs)
+	}
+}
+
+// TestScaleWorkloadInputs: a parallelism that does not divide the GPUs or
+// the layers and a model that does not fit are one-line errors (exit 2)
+// naming what and where; a TP group larger than the NVLink domain is a
+// warning on stderr and the run goes on.
+func TestScaleWorkloadInputs(t *testing.T) {
+	dir := t.TempDir()
+	shape := "model: {layers: 32, hidden: 4096, heads: 48, seq_len: 2048}\nbatch: {micro: 1}\ncompute: {mfu: 0.4}\n"
+	for _, tc := range []struct {
+		name, doc, want string
+		code           int
+	}{
+		{"tp3", shape + "parallel: {tp: 3}\n", "TP 3 x CP 1 x PP 1 = 3 does not divide the 16 GPUs (2 nodes x 8)", ExitBadInput},
+		{"pp5", shape + "parallel: {pp: 5}\n", "tp5.yaml:4:16: parallel.pp: 5 stages x 1 chunk(s) do not divide the 32 layers", ExitBadInput},
+		{"big", "params: 70B\ncompute_ms: 100\n", "does not fit in GPU memory: needs 1120.0 GB per GPU", ExitBadInput},
+		{"tp16", shape + "parallel: {tp: 16}\n", "warning: parallel.tp 16 is larger than the NVLink domain (8 GPUs per node)", 0},
+	} {
+		path := filepath.Join(dir, tc.name+".yaml")
+		if tc.name == "pp5" {
+			path = filepath.Join(dir, "tp5.yaml")
+		}
+		writeFile(t, path, tc.doc)
+		code, _, errs := runCLI(t, "scale", "--node", "dgx-h100", "--nodes-list", "2", "--workload", path)
+		if code != tc.code || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%s: exit %d, stderr %q (want %d, %q)", tc.name, code, errs, tc.code, tc.want)
+		}
 	}
 }
