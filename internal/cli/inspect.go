@@ -154,7 +154,11 @@ func printArtifact(w io.Writer, a *ingest.Artifact) error {
 		}
 	}
 	printFindings(w, a.Findings)
-	for _, n := range a.Notes {
+	for i, n := range a.Notes {
+		if i == 5 {
+			fmt.Fprintf(w, "  ... %d more notes (see --format json)\n", len(a.Notes)-5)
+			break
+		}
 		fmt.Fprintf(w, "note:     %s\n", n)
 	}
 	if n := len(a.Skipped); n > 0 {
