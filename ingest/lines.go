@@ -174,6 +174,32 @@ func stripRankPrefix(s string) string {
 	return s
 }
 
+// interner returns one copy of each distinct string it is given (up to
+// maxInterned of them; later ones are copied, not kept), so that records
+// hold neither substrings of their input lines, which would keep whole
+// lines alive, nor many copies of the same host or transport name. The zero
+// value is ready to use.
+type interner struct{ m map[string]string }
+
+const maxInterned = 4096
+
+func (in *interner) get(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := in.m[s]; ok {
+		return v
+	}
+	c := strings.Clone(s)
+	if in.m == nil {
+		in.m = map[string]string{}
+	}
+	if len(in.m) < maxInterned {
+		in.m[c] = c
+	}
+	return c
+}
+
 // skipper collects Skip records with a cap.
 type skipper struct {
 	list    []Skip

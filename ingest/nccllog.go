@@ -44,6 +44,7 @@ type logParser struct {
 	enabled   []string // its column names
 	tuneAlgos []string // TUNING table "Algorithm" groups
 	tuneProto [][]string
+	strs      interner
 }
 
 func newLogParser() *logParser {
@@ -207,6 +208,7 @@ func (p *logParser) feedLine(num int, l logLine) {
 		level = "INFO"
 	}
 	if host != "" && !p.hostSeen[host] {
+		host = p.strs.get(host)
 		p.hostSeen[host] = true
 		p.log.Hosts = appendCapped(p.log.Hosts, host)
 	}
@@ -340,7 +342,7 @@ func (p *logParser) setHost(rank int, host string) {
 		return
 	}
 	if _, ok := p.rankHost[rank]; !ok {
-		p.rankHost[rank] = host
+		p.rankHost[rank] = p.strs.get(host)
 	}
 }
 
@@ -449,6 +451,9 @@ func (p *logParser) connection(num int, host, msg string) {
 		local = to
 	}
 	p.setHost(local, host)
+	// Interned copies: substrings would keep every connection's whole
+	// line alive.
+	c.Transport, c.Detail, c.Net, c.Host = p.strs.get(c.Transport), p.strs.get(c.Detail), p.strs.get(c.Net), p.strs.get(c.Host)
 	l.Connections = append(l.Connections, c)
 }
 

@@ -106,6 +106,7 @@ type testsParser struct {
 	dropped    int
 	records    int // rows and device lines kept, at most maxRecords
 	notes      []Note
+	strs       interner
 }
 
 // Plausibility limits on measured values; a row beyond them is refused
@@ -387,10 +388,10 @@ func (p *testsParser) row(num int, f []string, text string) {
 		}
 	}
 	if tab.iType >= 0 {
-		r.Type = f[tab.iType]
+		r.Type = p.strs.get(f[tab.iType])
 	}
 	if tab.iRedop >= 0 {
-		r.Redop = f[tab.iRedop]
+		r.Redop = p.strs.get(f[tab.iRedop])
 	}
 	if tab.iRoot >= 0 {
 		if v, err := strconv.Atoi(f[tab.iRoot]); err == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -28,18 +29,28 @@ func bigLog(tb testing.TB, size int) []byte {
 }
 
 // BenchmarkParseLargeLog parses a generated ~50 MB nccl-tests + NCCL_DEBUG
-// log. Run with
+// log from a file. Run with
 //
 //	go test ./ingest -run '^$' -bench ParseLargeLog -benchtime 1x -benchmem
 //
-// It reports MB/s (b.SetBytes) and allocations per parse.
+// It reports MB/s (b.SetBytes), allocations per parse, and peak-heap-MB:
+// the most heap in use above the starting point while one more parse runs
+// (sampled through Options.Progress every ProgressStep bytes), which stays
+// near the size of the records kept (connections are capped at
+// maxConnections), and kept-heap-MB, the heap the returned Artifact holds.
 func BenchmarkParseLargeLog(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "big.log")
 	data := bigLog(b, 50<<20)
-	b.SetBytes(int64(len(data)))
+	size := int64(len(data))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	data = nil
+	b.SetBytes(size)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		a, err := Parse("big.log", bytes.NewReader(data))
+		a, err := ParseFile(path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -47,4 +58,22 @@ func BenchmarkParseLargeLog(b *testing.B) {
 			b.Fatal("no runs")
 		}
 	}
+	b.StopTimer()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base, peak := ms.HeapInuse, ms.HeapInuse
+	a, err := ParseFileWith(path, Options{Progress: func(read, total int64) {
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	kept := ms.HeapInuse
+	runtime.KeepAlive(a)
+	b.ReportMetric(float64(peak-base)/1e6, "peak-heap-MB")
+	b.ReportMetric(float64(kept-base)/1e6, "kept-heap-MB")
 }
