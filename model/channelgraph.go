@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // ChannelGraph is an NCCL graph file: the channels NCCL's topology search
 // found (NCCL_GRAPH_DUMP_FILE) or is told to use (NCCL_GRAPH_FILE), one
@@ -112,6 +115,49 @@ func (c *ChannelGraph) Ring() *GraphSpec {
 		if c.Graphs[i].Pattern == 4 {
 			return &c.Graphs[i]
 		}
+	}
+	return nil
+}
+
+// graphChannelJSON is GraphChannel's JSON form in a graph file's record.
+type graphChannelJSON struct {
+	GPUs   []int `json:"gpus"`
+	NetIn  int   `json:"net_in"`
+	NetOut int   `json:"net_out"`
+}
+
+// graphSpecJSON is GraphSpec with its channels in graphChannelJSON form.
+type graphSpecJSON struct {
+	graphSpecFields
+	Channels []graphChannelJSON `json:"channels"`
+}
+
+// graphSpecFields is GraphSpec without its methods (so that encoding it
+// does not recurse into MarshalJSON).
+type graphSpecFields GraphSpec
+
+// MarshalJSON writes the graph with lower-case channel keys (gpus,
+// net_in, net_out).
+func (g GraphSpec) MarshalJSON() ([]byte, error) {
+	j := graphSpecJSON{graphSpecFields: graphSpecFields(g)}
+	j.graphSpecFields.Channels = nil
+	j.Channels = make([]graphChannelJSON, len(g.Channels))
+	for i, c := range g.Channels {
+		j.Channels[i] = graphChannelJSON{GPUs: c.GPUs, NetIn: c.NetIn, NetOut: c.NetOut}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (g *GraphSpec) UnmarshalJSON(b []byte) error {
+	var j graphSpecJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*g = GraphSpec(j.graphSpecFields)
+	g.Channels = make([]GraphChannel, len(j.Channels))
+	for i, c := range j.Channels {
+		g.Channels[i] = GraphChannel{GPUs: c.GPUs, NetIn: c.NetIn, NetOut: c.NetOut}
 	}
 	return nil
 }

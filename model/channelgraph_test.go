@@ -1,6 +1,8 @@
 package model
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,24 @@ func TestGraphSpecGraph(t *testing.T) {
 	}
 	if (*ChannelGraph)(nil).Ring() != nil || PatternName(9) != "pattern 9" || PatternName(4) != "ring" {
 		t.Error("nil Ring or PatternName")
+	}
+}
+
+func TestGraphSpecJSON(t *testing.T) {
+	g := GraphSpec{ID: 1, Pattern: 4, NChannels: 1, SpeedIntra: 40, TypeIntra: "NVL",
+		Channels: []GraphChannel{{GPUs: []int{0, 1}, NetIn: 2, NetOut: 3}}}
+	b, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"channels":[{"gpus":[0,1],"net_in":2,"net_out":3}]`) || strings.Count(string(b), `"channels"`) != 1 {
+		t.Fatalf("json = %s", b)
+	}
+	var back GraphSpec
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, g) {
+		t.Fatalf("round trip: %+v, want %+v", back, g)
 	}
 }
