@@ -95,11 +95,11 @@ func deps(graph map[string][]string, pkg string) []string {
 // TestLayout enforces the import direction of the README's Layout section:
 // model needs nothing of collsim; ingest and sim need only model;
 // calibrate never needs scenarios (the corpus harness that does is
-// calibrate/accuracy); and only internal/cli imports the command-line
-// library.
+// calibrate/accuracy); study needs only sim and scenarios (and model); and
+// only internal/cli imports the command-line library.
 func TestLayout(t *testing.T) {
 	graph := imports(t)
-	for _, pkg := range []string{"model", "ingest", "sim", "calibrate", "internal/cli"} {
+	for _, pkg := range []string{"model", "ingest", "sim", "calibrate", "study", "internal/cli"} {
 		if _, ok := graph[pkg]; !ok {
 			t.Fatalf("no package %s: run the test from the module root", pkg)
 		}
@@ -114,6 +114,7 @@ func TestLayout(t *testing.T) {
 	only("model")
 	only("ingest", "model")
 	only("sim", "model")
+	only("study", "model", "sim", "scenarios")
 	if slices.Contains(deps(graph, "calibrate"), "scenarios") {
 		t.Errorf("calibrate imports scenarios (directly or not): %v", deps(graph, "calibrate"))
 	}

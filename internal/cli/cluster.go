@@ -55,6 +55,10 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		if err != nil {
 			return model.ClusterSpec{}, err
 		}
+		if cnt, _, _, err := scenarios.ParseNICs(c.String("nics")); err == nil && cnt > 0 {
+			// --nics with a count is applied by topoNode, not again by Resolve.
+			o.NICs = ""
+		}
 		o.Topo = &ns
 	}
 	spec, err := o.Resolve()
@@ -79,17 +83,19 @@ func topoNode(c *cli.Context) (model.NodeSpec, []string, error) {
 	if gpu == "" {
 		return model.NodeSpec{}, nil, badInputf("%s does not name the GPU model: add --gpu MODEL", f)
 	}
-	speed, kind := "", model.NICKind("")
+	count, speed, kind := 0, "", model.NICKind("")
 	if n := c.String("nics"); n != "" {
-		_, sp, k, err := scenarios.ParseNICs(n)
-		if err != nil {
+		var err error
+		if count, speed, kind, err = scenarios.ParseNICs(n); err != nil {
 			return model.NodeSpec{}, nil, badInputf("--nics: %w", err)
 		}
-		speed, kind = sp, k
 	}
 	ns, assumed, err := ti.NodeSpecAssuming(gpu, speed, kind)
 	if err != nil {
 		return model.NodeSpec{}, nil, badInputf("%s: %w", f, err)
+	}
+	if count > 0 {
+		ns = ns.WithNICs(count, speed, kind)
 	}
 	return ns, append(append([]string(nil), ti.Notes...), assumed...), nil
 }
