@@ -124,8 +124,13 @@ func TestScanLinesMatchesEachLine(t *testing.T) {
 	for i, in := range inputs {
 		var want, got []line
 		eachLine([]byte(in), func(l line) bool { want = append(want, l); return true })
-		// A reader that returns one byte at a time exercises every split case.
-		if err := scanLines(io.LimitReader(oneByte{strings.NewReader(in)}, int64(len(in))), func(l line) bool { got = append(got, l); return true }); err != nil {
+		// Short reads put line ends at every position of a read (one byte
+		// at a time for the short inputs, an odd 997 for the long ones).
+		chunk := 1
+		if len(in) > 100 {
+			chunk = 997
+		}
+		if err := scanLines(shortReader{strings.NewReader(in), chunk}, func(l line) bool { got = append(got, l); return true }); err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != len(want) {
@@ -139,11 +144,15 @@ func TestScanLinesMatchesEachLine(t *testing.T) {
 	}
 }
 
-type oneByte struct{ r io.Reader }
+// shortReader returns at most n bytes per Read.
+type shortReader struct {
+	r io.Reader
+	n int
+}
 
-func (o oneByte) Read(p []byte) (int, error) {
-	if len(p) > 1 {
-		p = p[:1]
+func (o shortReader) Read(p []byte) (int, error) {
+	if len(p) > o.n {
+		p = p[:o.n]
 	}
 	return o.r.Read(p)
 }
