@@ -624,6 +624,9 @@ func LoadTopology(path string) (*TopoInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.Kind == KindGraphXML {
+		return nil, fmt.Errorf("calibrate: %s: is an NCCL graph file (NCCL_GRAPH_FILE: the channels to use), not a topology (NCCL_TOPO_FILE, nvidia-smi topo -m)", path)
+	}
 	if a.Topo == nil || (a.Kind != KindTopoMatrix && a.Kind != KindTopoXML) {
 		return nil, fmt.Errorf("calibrate: %s: is %s output, not a topology (nvidia-smi topo -m or NCCL topology XML)", path, a.Kind)
 	}
