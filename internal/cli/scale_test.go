@@ -165,7 +165,7 @@ func TestScaleWorkloadInputs(t *testing.T) {
 	shape := "model: {layers: 32, hidden: 4096, heads: 48, seq_len: 2048}\nbatch: {micro: 1}\ncompute: {mfu: 0.4}\n"
 	for _, tc := range []struct {
 		name, doc, want string
-		code           int
+		code            int
 	}{
 		{"tp3", shape + "parallel: {tp: 3}\n", "TP 3 x CP 1 x PP 1 = 3 does not divide the 16 GPUs (2 nodes x 8)", ExitBadInput},
 		{"pp5", shape + "parallel: {pp: 5}\n", "tp5.yaml:4:16: parallel.pp: 5 stages x 1 chunk(s) do not divide the 32 layers", ExitBadInput},
