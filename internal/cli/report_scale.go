@@ -30,9 +30,15 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	}
 	doc := e.newReport(fmt.Sprintf("Scaling of %s on %s", what, node))
 	doc.Subtitle = fmt.Sprintf("collsim model from %d to %d nodes (%s engine)", r.Points[0].Nodes, last.Nodes, r.Request.Engine)
+	if r.ByGPUs {
+		doc.Subtitle = fmt.Sprintf("collsim model from %d to %d GPUs of one node (%s engine)", r.Points[0].GPUs(), last.GPUs(), r.Request.Engine)
+	}
 	label := "efficiency not defined (one node)"
 	if last.EffOK {
 		label = fmt.Sprintf("scaling efficiency %s%% at %d nodes (%d GPUs)", fmtF(100*last.Eff, 1), last.Nodes, last.GPUs())
+		if r.ByGPUs {
+			label = fmt.Sprintf("scaling efficiency %s%% at %d GPUs of one node", fmtF(100*last.Eff, 1), last.GPUs())
+		}
 	}
 	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: label}
 	summary := strings.Join(r.summaryLines(), " ")
@@ -50,11 +56,18 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	doc.Inputs = clusterInputs(last.Env.Cluster, r.files)
 	var counts []string
 	for _, p := range r.Points {
-		counts = append(counts, strconv.Itoa(p.Nodes))
+		if r.ByGPUs {
+			counts = append(counts, strconv.Itoa(p.GPUs()))
+		} else {
+			counts = append(counts, strconv.Itoa(p.Nodes))
+		}
 	}
 	for i := range doc.Inputs {
 		if doc.Inputs[i].Key == "nodes" {
 			doc.Inputs[i].Value = strings.Join(counts, ", ")
+			if r.ByGPUs {
+				doc.Inputs[i].Key, doc.Inputs[i].Value = "GPUs of one node", strings.Join(counts, ", ")
+			}
 		}
 		if doc.Inputs[i].Key == "cluster" {
 			doc.Inputs[i].Value = r.designLabel()
