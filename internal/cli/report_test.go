@@ -147,7 +147,9 @@ func TestReportHTML(t *testing.T) {
 			[]string{"<title>hwbench on fakehost</title>", "5 of 5 probes ran", "not measurements", "Data behind", "Probes, in run order", "all_reduce, 4 ranks"}, ExitOK},
 		// RoCE without GPUDirect RDMA against the healthy model: the check fails (exit 1) and the report says why
 		{"validate", []string{"validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc},
-			[]string{"<title>Validation of 2 x dgx-h100</title>", "FAIL", "Most likely cause: No GPUDirect RDMA", "±10% of model", "Point by point", "no-gpudirect-rdma", "Diagnosis"}, ExitFailed},
+			[]string{"<title>Validation of 2 x dgx-h100</title>", "FAIL", "Most likely cause: No GPUDirect RDMA", "±10% of model", "Point by point", "no-gpudirect-rdma", "Diagnosis",
+				// the file finding behind the diagnosis has the diagnosis's severity
+				"critical</div>\n<p class=\"title\">network transfers do not use GPUDirect RDMA", "(net-without-gdr); see Diagnosis: no-gpudirect-rdma"}, ExitFailed},
 		{"calibrate", []string{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius[0], "--measured", snellius[1]},
 			[]string{"<title>Calibration of 2 x hgx-h100-4gpu</title>", "Fitted terms with their 1σ uncertainty", "fitted here to", "model before", "model after", "error per size before and after the fit", "No profile was written"}, ExitOK},
 		{"accuracy", []string{"accuracy", "--cases", "../../calibrate/testdata/cases.yaml", "--only", "moc_,bcm_"},
@@ -438,7 +440,7 @@ func TestValidateReportSynthetic(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := buf.String()
-	for _, w := range []string{"FAIL", "1 of 2 gate points outside ±200%", "Most likely cause: An NVLink runs slow", "reproduced by --set X=1", "a note", "measured 66.7% below the model"} {
+	for _, w := range []string{"FAIL", "1 of 2 gate points outside ±200%", "Most likely cause: An NVLink runs slow", "reproduced by --set X=1", "a note", "error &#43;200.0% (the cluster is slower than the model: the model&#39;s busbw is 3.00x the measured)"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("report lacks %q", w)
 		}

@@ -82,7 +82,16 @@ func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params s
 		for i := range fs {
 			fs[i].Line = 0 // the evidence already names file and line
 		}
-		doc.Sections = append(doc.Sections, reports.Section{Title: "What the files show", Blocks: []reports.Block{reportFindings("", fs)}})
+		found := reportFindings("", fs)
+		for i, f := range v.Findings {
+			// A finding that is evidence of a diagnosis is graded once:
+			// with the diagnosis's severity, pointing to it.
+			if d := diagnosisCiting(v.Diagnoses, f); d != nil {
+				found[i].Severity = findingSeverity(d.Severity)
+				found[i].Title += "; see Diagnosis: " + d.Code
+			}
+		}
+		doc.Sections = append(doc.Sections, reports.Section{Title: "What the files show", Blocks: []reports.Block{found}})
 	}
 	var mats []reports.Block
 	for _, a := range arts {
@@ -129,8 +138,8 @@ func validateSummary(v *calibrate.Validation) (string, *reports.Verdict) {
 		fmt.Fprintf(&b, "FAIL: %d of the %d bandwidth-regime points of %d measured series are outside ±%s of the model.", fails, gate, len(v.Series), pct(v.Tolerance))
 	}
 	if worst != nil && worst.ModelBusBW > 0 {
-		fmt.Fprintf(&b, " The largest gap is %s at %s: measured %s, model %s (measured %s the model).", worstS.Collective, fmtBytes(worst.Size),
-			gbps(worst.MeasuredBusBW), gbps(worst.ModelBusBW), relWord(worst.MeasuredBusBW/worst.ModelBusBW-1))
+		fmt.Fprintf(&b, " The largest gap is %s at %s: measured %s, model %s, error %s (%s).", worstS.Collective, fmtBytes(worst.Size),
+			gbps(worst.MeasuredBusBW), gbps(worst.ModelBusBW), signedPct(worst.Error), errorMeaning(worst.Error))
 	}
 	for _, d := range v.Diagnoses {
 		if d.Severity == calibrate.SevInfo {
@@ -152,13 +161,17 @@ func validateSummary(v *calibrate.Validation) (string, *reports.Verdict) {
 	return b.String(), vd
 }
 
-// relWord describes a relative difference: "38% below", "4.1% above".
-func relWord(d float64) string {
-	w := "above"
-	if d < 0 {
-		w, d = "below", -d
+// errorMeaning says what a validation error (model busbw / measured busbw
+// - 1, the sign convention of docs/calibrate.md used in every table) means
+// for the cluster.
+func errorMeaning(e float64) string {
+	switch {
+	case e > 0:
+		return "the cluster is slower than the model: the model's busbw is " + sig3(1+e) + "x the measured"
+	case e < 0:
+		return "the cluster is faster than the model: the measured busbw is " + sig3(1/(1+e)) + "x the model's"
 	}
-	return sig3(100*d) + "% " + w
+	return "the cluster matches the model"
 }
 
 // seriesSection shows one measured series against the model.
@@ -248,6 +261,20 @@ func diagnosisFindings(ds []calibrate.Diagnosis) reports.Findings {
 		out = append(out, reports.Finding{Severity: findingSeverity(d.Severity), Title: d.Title + " (" + d.Code + ")", Evidence: ev, Fix: d.Fix})
 	}
 	return out
+}
+
+// diagnosisCiting returns the first diagnosis that quotes file finding f as
+// evidence (calibrate quotes it as "message [evidence]"), or nil.
+func diagnosisCiting(ds []calibrate.Diagnosis, f calibrate.Finding) *calibrate.Diagnosis {
+	quote := f.Message + " [" + f.Evidence + "]"
+	for i := range ds {
+		for _, ev := range ds[i].Evidence {
+			if ev == quote {
+				return &ds[i]
+			}
+		}
+	}
+	return nil
 }
 
 // finiteNonNeg reports whether v is a finite number >= 0.
