@@ -144,8 +144,13 @@ func pageNetworkRequests(reqs []netRequest) []string {
 }
 
 // inkStats counts the pixels that are not near-white, the distinct
-// colours, and the pixels close to the first series colour (#0072B2).
+// colours, and the pixels close to one of the first four series colours.
 func inkStats(img image.Image) (ink, colours, blue int) {
+	var series [][3]uint32
+	for i := range 4 {
+		c := seriesColor(i)
+		series = append(series, [3]uint32{uint32(c.R), uint32(c.G), uint32(c.B)})
+	}
 	seen := map[uint32]bool{}
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {
@@ -156,8 +161,11 @@ func inkStats(img image.Image) (ink, colours, blue int) {
 			if r8 < 0xF0 || g8 < 0xF0 || b8 < 0xF0 {
 				ink++
 			}
-			if near(r8, 0x00) && near(g8, 0x72) && near(b8, 0xB2) {
-				blue++
+			for _, c := range series {
+				if near(r8, c[0]) && near(g8, c[1]) && near(b8, c[2]) {
+					blue++
+					break
+				}
 			}
 		}
 	}
@@ -194,7 +202,7 @@ func TestBrowserRender(t *testing.T) {
 			img, reqs := runChromium(t, bin, path)
 			size := img.Bounds().Dx() * img.Bounds().Dy()
 			ink, colours, blue := inkStats(img)
-			t.Logf("%dx%d screenshot: %.1f%% ink, %d colours, %d series-blue pixels; %d requests in the net log",
+			t.Logf("%dx%d screenshot: %.1f%% ink, %d colours, %d series-coloured pixels; %d requests in the net log",
 				img.Bounds().Dx(), img.Bounds().Dy(), 100*float64(ink)/float64(size), colours, blue, len(reqs))
 			// A blank page has no ink and one colour; the smallest report
 			// (a title and one line) has about 10000 inked pixels.
@@ -202,7 +210,7 @@ func TestBrowserRender(t *testing.T) {
 				t.Errorf("screenshot looks blank: %d of %d pixels inked, %d colours", ink, size, colours)
 			}
 			if fx.name != "minimal" && blue < 200 {
-				t.Errorf("only %d pixels of the first series colour: plots not drawn?", blue)
+				t.Errorf("only %d pixels of the series colours: plots not drawn?", blue)
 			}
 			if got := pageNetworkRequests(reqs); len(got) > 0 {
 				t.Errorf("page made network requests: %q", got)

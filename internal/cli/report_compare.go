@@ -51,7 +51,11 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 		reports.KV{Key: "large sizes", Value: "designs are ranked by their mean busbw " + r.largeLabel()},
 	)
 	doc.Inputs = append(doc.Inputs, forcedInputs(r.req)...)
-	doc.Assumptions = r.assumptions()
+	var clusters []*model.Cluster
+	for _, d := range r.designs {
+		clusters = append(clusters, d.env.Cluster)
+	}
+	doc.Assumptions, doc.OtherAssumptions = splitAssumptions(r.assumptions(), clusters, nil)
 
 	var bwSeries []reports.BWSeries
 	var tmSeries []reports.TimeSeries

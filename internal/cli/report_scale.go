@@ -63,7 +63,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 		reports.KV{Key: "scaled", Value: r.what()},
 		reports.KV{Key: "engine", Value: string(r.req.Engine)},
 	)
-	doc.Assumptions = modelAssumptions(r.params, last.env.Cluster.Version.String(), versionSource(r.spec, r.files.NCCLVersion), r.req.Engine, r.files.Profile, nil)
+	doc.Assumptions, doc.OtherAssumptions = splitAssumptions(modelAssumptions(r.params, last.env.Cluster.Version.String(), versionSource(r.spec, r.files.NCCLVersion), r.req.Engine, r.files.Profile, nil), []*model.Cluster{last.env.Cluster}, nil)
 	doc.Assumptions = append(doc.Assumptions, reports.Assumption{Term: "scaling efficiency", Value: strings.TrimPrefix(strings.SplitN(r.effDefinition(), " (", 2)[0], "efficiency = "), Source: r.effSource()})
 	if r.w != nil {
 		doc.Assumptions = append(doc.Assumptions, termAssumptions(r.w.Terms())...)

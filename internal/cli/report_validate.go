@@ -58,12 +58,14 @@ func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params s
 		reports.KV{Key: "tolerance", Value: "±" + pct(v.Tolerance) + " on busbw in the gate regime"},
 		reports.KV{Key: "engine", Value: v.Engine},
 	)
+	modelTerms, other := splitAssumptions(modelAssumptions(params, in.version, in.versionFrom, in.engine, in.files.Profile, nil), []*model.Cluster{cl}, nil)
+	doc.OtherAssumptions = other
 	doc.Assumptions = append([]reports.Assumption{
 		{Term: "error", Value: "model busbw / measured busbw - 1", Source: "= measured time / model time - 1; positive: the cluster is slower than the model"},
 		{Term: "gate regime", Value: "sizes >= 64 MiB", Source: "where bandwidth, not latency, sets the time; runs that stop earlier are judged on their sizes >= 8 MiB (mid regime)"},
 		{Term: "latency regime", Value: "sizes < 64 KiB", Source: "reported, not judged"},
 		{Term: "measured busbw", Value: "recomputed from the measured time", Source: "size x nccl-tests factor / time: equals the printed busbw and stays meaningful where nccl-tests prints 0.00"},
-	}, modelAssumptions(params, in.version, in.versionFrom, in.engine, in.files.Profile, nil)...)
+	}, modelTerms...)
 
 	for _, s := range v.Series {
 		doc.Sections = append(doc.Sections, seriesSection(s, v.Tolerance))
