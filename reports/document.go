@@ -68,7 +68,7 @@ type Section struct {
 
 // Block is one element of a Section: a Paragraph, Code, Table, Findings,
 // Verdict, or one of the plot specs (BusBWPlot, TimePlot, BarPlot,
-// ScalingPlot, ParetoPlot, LinkUtilPlot, HeatMapPlot). Values and pointers
+// ScalingPlot, ParetoPlot, LinkUtilPlot, HeatMapPlot, TopologyPlot). Values and pointers
 // of these types are both accepted. The set is closed: other packages cannot
 // add block kinds.
 type Block interface {
@@ -285,6 +285,10 @@ func deref(b Block) (Block, error) {
 			return *p, nil
 		}
 	case *HeatMapPlot:
+		if nilPtr = p == nil; !nilPtr {
+			return *p, nil
+		}
+	case *TopologyPlot:
 		if nilPtr = p == nil; !nilPtr {
 			return *p, nil
 		}

@@ -475,6 +475,15 @@ func (p BarPlot) validate() error {
 	return nil
 }
 
+// barLabel prints a bar's value above it: as money for a money axis
+// ($4.6M), else short (fmtCell).
+func barLabel(valueLabel string, v float64) string {
+	if sym := currencySymbol(valueLabel); sym != "" && finite(v) {
+		return moneyLabel(sym, v)
+	}
+	return fmtCell(v)
+}
+
 // barLabelLimit is the most bars that get their value printed above them.
 const barLabelLimit = 24
 
@@ -504,7 +513,7 @@ func (p BarPlot) build(pal *palette) (*figure, error) {
 		hover := make([]string, k)
 		xys := make(plotter.XYs, k)
 		for j, v := range s.Values {
-			texts[j] = fmtCell(v)
+			texts[j] = barLabel(p.ValueLabel, v)
 			hover[j] = p.Categories[j] + ": " + fmtValue(p.ValueLabel, v)
 			if s.Name != "" {
 				hover[j] = s.Name + ", " + hover[j]
@@ -560,7 +569,7 @@ func (p BarPlot) build(pal *palette) (*figure, error) {
 			texts := make([]string, k)
 			for j, t := range totals {
 				xys[j] = plotter.XY{X: float64(j), Y: t}
-				texts[j] = fmtCell(t)
+				texts[j] = barLabel(p.ValueLabel, t)
 			}
 			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
 			if err != nil {

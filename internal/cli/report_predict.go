@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -85,7 +86,9 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 			reports.TimePlot{Title: coll + " time, " + where, Series: []reports.TimeSeries{{Name: series, Style: reports.StyleLine, Points: tm}}, Marks: marks},
 		}})
 	}
-	doc.Sections = append(doc.Sections, bottleneckSection(p, last, one))
+	bs := bottleneckSection(p, last, one)
+	bs.Blocks = append(bs.Blocks, topologyPicture("Topology of "+where+" with the bottleneck at "+model.FormatBytes(last.Size), c, &last))
+	doc.Sections = append(doc.Sections, bs)
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Results", Blocks: resultsBlocks(p)})
 	return doc, nil
 }
@@ -111,6 +114,38 @@ func oneNodePoint(ctx context.Context, envr *sim.Env, req sim.Request) *sim.Poin
 		return nil
 	}
 	return &pt
+}
+
+// topologyPicture draws cluster c with the bottleneck of pt (nil for
+// none) highlighted when it is a link of c.
+func topologyPicture(title string, c *model.Cluster, pt *sim.Point) reports.TopologyPlot {
+	tp := reports.TopologyPlot{Title: title, Cluster: c, Utilization: math.NaN(),
+		Caption: "The cluster as the model built it. Hover over a part for its name; the red link is the bottleneck."}
+	if pt != nil && isLink(c, pt.Bottleneck) {
+		tp.Bottleneck, tp.Class = pt.Bottleneck, pt.BottleneckClass
+		if len(pt.Utilisation) > 0 && pt.Utilisation[0].Link == pt.Bottleneck {
+			tp.Utilization = math.Min(pt.Utilisation[0].Busy, 1)
+		}
+	}
+	if tp.Bottleneck == "" {
+		tp.Caption = "The cluster as the model built it. Hover over a part for its name."
+	}
+	return tp
+}
+
+// isLink reports whether name is a link of c as the simulator names links
+// ("node0/nic0->fabric/switch").
+func isLink(c *model.Cluster, name string) bool {
+	a, b, ok := strings.Cut(name, "->")
+	if !ok {
+		return false
+	}
+	var fa, fb bool
+	for _, e := range c.Topo.Elements {
+		fa = fa || e.Name == a
+		fb = fb || e.Name == b
+	}
+	return fa && fb
 }
 
 // latencyBound reports whether a point's time is mostly latency: its

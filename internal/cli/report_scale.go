@@ -82,6 +82,8 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 		}})
 	}
 	doc.Sections = append(doc.Sections, r.barsSection(), reports.Section{Title: "Results", Blocks: []reports.Block{r.resultsTable()}})
+	doc.Sections = append(doc.Sections, reports.Section{Title: "Topology", Blocks: []reports.Block{
+		topologyPicture(fmt.Sprintf("Topology at %d nodes (%d GPUs)", last.nodes, last.gpus()), last.env.Cluster, &bp)}})
 	if r.w != nil {
 		doc.Sections = append(doc.Sections, r.callsSection(last))
 	}
@@ -112,7 +114,7 @@ func (r *scaleResult) barsSection() reports.Section {
 		}
 		return reports.Section{Title: "Step time", Blocks: []reports.Block{
 			reports.Paragraph{Text: "Each step is the compute time plus the communication not hidden behind it; with the batch per GPU fixed the compute stays the same, so the exposed communication is what scaling costs."},
-			reports.BarPlot{Title: "Step time by GPU count", CategoryLabel: "GPUs", ValueLabel: "time per step (ms)", Categories: cats, Series: []reports.BarSeries{compute, exposed},
+			reports.BarPlot{Title: "Step time by GPU count", CategoryLabel: "GPUs", ValueLabel: "time per step (ms)", Categories: cats, Series: []reports.BarSeries{compute, exposed}, Stacked: true,
 				Caption: fmt.Sprintf("Compute %s ms per step; exposed communication = communication x (1 - %s).", strconv.FormatFloat(r.w.ComputeMs, 'g', 6, 64), strconv.FormatFloat(r.w.Overlap, 'g', 4, 64))},
 		}}
 	}

@@ -70,6 +70,7 @@ func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params s
 	for _, s := range v.Series {
 		doc.Sections = append(doc.Sections, seriesSection(s, v.Tolerance))
 	}
+	doc.Sections = append(doc.Sections, reports.Section{Title: "Topology", Blocks: []reports.Block{validateTopology(v, cl)}})
 	ds := reports.Section{Title: "Diagnosis"}
 	if len(v.Diagnoses) == 0 {
 		ds.Blocks = append(ds.Blocks, reports.Paragraph{Text: "Nothing to report: no cause of a gap was found."})
@@ -263,6 +264,29 @@ func diagnosisFindings(ds []calibrate.Diagnosis) reports.Findings {
 		out = append(out, reports.Finding{Severity: findingSeverity(d.Severity), Title: d.Title + " (" + d.Code + ")", Evidence: ev, Fix: d.Fix})
 	}
 	return out
+}
+
+// validateTopology draws the healthy cluster with the model's bottleneck
+// at the largest gate point of the first series (its utilisation is not
+// part of a validation, so none is shown).
+func validateTopology(v *calibrate.Validation, cl *model.Cluster) reports.TopologyPlot {
+	var pt *sim.Point
+	for _, s := range v.Series {
+		for i := len(s.Points) - 1; i >= 0; i-- {
+			if p := s.Points[i]; p.Regime == s.Gate && p.Bottleneck != "" {
+				pt = &sim.Point{Bottleneck: p.Bottleneck, BottleneckClass: p.BottleneckClass}
+				break
+			}
+		}
+		if pt != nil {
+			break
+		}
+	}
+	tp := topologyPicture("The cluster as it should be: "+v.Cluster, cl, pt)
+	if tp.Bottleneck != "" {
+		tp.Caption = "The healthy cluster as the model built it; the red link is the model's bottleneck at the largest measured size of the bandwidth regime. Hover over a part for its name."
+	}
+	return tp
 }
 
 // diagnosisCiting returns the first diagnosis that quotes file finding f as
