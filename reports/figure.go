@@ -210,7 +210,9 @@ func (f *figure) draw(c vg.CanvasSizer) {
 	dc.Fill(dc.Rectangle.Path())
 	// A long title wraps instead of running off both ends.
 	f.plot.Title.Text = wrapText(f.plot.Title.TextStyle, f.plot.Title.Text, f.width-vg.Points(24))
-	f.plot.Draw(draw.Crop(dc, 0, 0, lh, 0))
+	// A small margin keeps the title's and the y label's glyph boxes
+	// inside the picture.
+	f.plot.Draw(draw.Crop(dc, vg.Points(4), -vg.Points(4), lh, -vg.Points(5)))
 	if lh == 0 {
 		return
 	}
