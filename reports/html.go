@@ -76,6 +76,8 @@ type htmlBlock struct {
 }
 
 type htmlTable struct {
+	// Wide marks a table of many columns, set tighter so that it fits.
+	Wide    bool
 	Caption string
 	Head    []htmlCell
 	Rows    [][]htmlCell
@@ -120,7 +122,7 @@ func newHTMLTable(t Table) *htmlTable {
 		}
 		return ""
 	}
-	ht := &htmlTable{Caption: t.Caption, Notes: t.Notes}
+	ht := &htmlTable{Caption: t.Caption, Notes: t.Notes, Wide: len(t.Columns) >= wideTable}
 	for c, h := range t.Columns {
 		ht.Head = append(ht.Head, htmlCell{h, class(c)})
 	}
@@ -211,12 +213,15 @@ func newHTMLView(d *Document) (*htmlView, error) {
 	return v, nil
 }
 
+// wideTable is the column count from which a table is set tighter.
+const wideTable = 10
+
 // longWord reports whether s has a word (a run without spaces) longer than
-// 20 characters, such as a link name ("node2/nic0->fabric/switch"), which
+// 16 characters, such as a link name ("node2/nic0->fabric/switch"), which
 // would otherwise widen its column past the page.
 func longWord(s string) bool {
 	for _, w := range strings.Fields(s) {
-		if utf8.RuneCountInString(w) > 20 {
+		if utf8.RuneCountInString(w) > 16 {
 			return true
 		}
 	}
@@ -251,8 +256,11 @@ nav ol{margin:.25rem 0;padding-left:1.5rem}
 table{border-collapse:collapse;font-size:.9rem;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:.25rem 0}
 th,td{border:1px solid var(--line);padding:.3rem .6rem;vertical-align:top}
-td.b{overflow-wrap:anywhere;min-width:8rem}
+td.b{overflow-wrap:anywhere;min-width:5rem}
 td.r{white-space:nowrap}
+table.wide{font-size:.8rem}
+table.wide th,table.wide td{padding:.25rem .4rem}
+table.wide td.r{white-space:normal}
 table.wrap{width:100%}
 th{background:var(--soft);text-align:left}
 td.r,th.r{text-align:right}
@@ -438,7 +446,7 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- with .Detail}}<p class="detail">{{.}}</p>{{end}}</div>
 {{- end}}
 {{define "table"}}
-<div class="tw"><table>
+<div class="tw"><table{{if .Wide}} class="wide"{{end}}>
 {{- with .Caption}}
 <caption>{{.}}</caption>
 {{- end}}
