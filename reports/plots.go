@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/collsim/collsim/model"
 )
@@ -507,6 +508,7 @@ func (p BarPlot) build(pal *palette) (*figure, error) {
 	labelled := k*perSlot <= barLabelLimit
 	totals := make([]float64, k)
 	var below *plotter.BarChart
+	flags := p.suspectBars()
 	for i, s := range p.Series {
 		vals := make(plotter.Values, k)
 		texts := make([]string, k)
@@ -520,7 +522,9 @@ func (p BarPlot) build(pal *palette) (*figure, error) {
 			}
 			if !math.IsNaN(v) {
 				vals[j] = v
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
+				if !flags[i][j] {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
 			}
 			xys[j] = plotter.XY{X: float64(j), Y: vals[j]}
 			if p.Stacked {
@@ -591,7 +595,66 @@ func (p BarPlot) build(pal *palette) (*figure, error) {
 		pl.Y.Max = 1
 	}
 	pl.Y.Tick.Marker = valueTicks(p.ValueLabel)
+	// Suspect bars run off the scale: say so where they are cut.
+	var sxy plotter.XYs
+	var stext []string
+	for j := range p.Categories {
+		var vs []string
+		edge := pl.Y.Max
+		for i, s := range p.Series {
+			if flags[i][j] {
+				vs = append(vs, barLabel(p.ValueLabel, s.Values[j]))
+				if s.Values[j] < 0 {
+					edge = pl.Y.Min
+				}
+			}
+		}
+		if len(vs) > 0 {
+			sxy = append(sxy, plotter.XY{X: float64(j), Y: edge})
+			stext = append(stext, "suspect, off scale: "+strings.Join(vs, " / "))
+		}
+	}
+	if len(sxy) > 0 {
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: sxy, Labels: stext})
+		if err != nil {
+			return nil, err
+		}
+		for j := range lb.TextStyle {
+			lb.TextStyle[j].Font = sans(8, true)
+			lb.TextStyle[j].XAlign = draw.XLeft
+			lb.TextStyle[j].YAlign = draw.YTop
+			if sxy[j].Y == pl.Y.Min {
+				lb.TextStyle[j].YAlign = draw.YBottom
+			}
+		}
+		lb.Offset = vg.Point{X: barW*vg.Length(float64(n))/2 + 3, Y: -2}
+		pl.Add(lb)
+	}
 	return f, nil
+}
+
+// suspectBars flags, per series, the value of a glitch (see suspects): by
+// magnitude, more than suspectFactor times the median of its neighbours
+// and the largest of its series. Stacked bars are parts of a whole and
+// are never flagged.
+func (p BarPlot) suspectBars() [][]bool {
+	out := make([][]bool, len(p.Series))
+	for i, s := range p.Series {
+		out[i] = make([]bool, len(s.Values))
+		if p.Stacked || len(s.Values) < 5 {
+			continue
+		}
+		abs := make([]float64, len(s.Values))
+		for j, v := range s.Values {
+			if !math.IsNaN(v) {
+				abs[j] = math.Abs(v)
+			}
+		}
+		for j, f := range suspects(abs) {
+			out[i][j] = f && isTop(abs, j)
+		}
+	}
+	return out
 }
 
 // DataTable returns one row per category and one column per series.
@@ -634,6 +697,21 @@ func (p BarPlot) DataTable() Table {
 	}
 	if p.ValueLabel != "" && len(p.Series) > 0 && p.Series[0].Name != "" {
 		t.Notes = append(t.Notes, "Values: "+p.ValueLabel+".")
+	}
+	if p.validate() == nil {
+		var cut []string
+		flags := p.suspectBars()
+		for j, c := range p.Categories {
+			for i := range p.Series {
+				if flags[i][j] {
+					cut = append(cut, c)
+					break
+				}
+			}
+		}
+		if len(cut) > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("Suspect (over %dx the median of its neighbours), drawn cut at the edge of the plot: %s.", suspectFactor, strings.Join(cut, ", ")))
+		}
 	}
 	return t
 }

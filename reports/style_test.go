@@ -120,6 +120,24 @@ func TestSuspectPoint(t *testing.T) {
 	}
 }
 
+// TestSuspectBar: in an error-per-size bar plot one glitch size does not
+// set the scale; it is cut at the edge and labelled, and the table says so.
+func TestSuspectBar(t *testing.T) {
+	cats := []string{"4K", "8K", "16K", "32K", "64K", "128K"}
+	p := BarPlot{Title: "error per size", CategoryLabel: "size", ValueLabel: "error (%)", Categories: cats,
+		Series: []BarSeries{{Name: "before", Values: []float64{-10, -19, 245, -8, -20, -22}}, {Name: "after", Values: []float64{4, -4, 315, 10, -1, 16}}}}
+	f := mustBuild(t, p)
+	if f.plot.Y.Max > 50 {
+		t.Errorf("y max %v: the glitch set the scale", f.plot.Y.Max)
+	}
+	if !slices.Contains(svgTexts(mustSVG(t, p)), "suspect, off scale: 245 / 315") {
+		t.Error("the cut bars are not labelled")
+	}
+	if notes := strings.Join(p.DataTable().Notes, " "); !strings.Contains(notes, "edge of the plot: 16K.") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
 // TestCoincidentLines: a series on top of another is dashed and says so.
 func TestCoincidentLines(t *testing.T) {
 	var a, b, c []BWPoint
