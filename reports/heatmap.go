@@ -297,7 +297,7 @@ func (p HeatMapPlot) build(colors *palette) (*figure, error) {
 		rev[n-1-i] = l
 	}
 	pl.NominalY(rev...)
-	categoryAxis(pl, p.Labels, cell)
+	f.height += categoryAxis(pl, p.Labels, cell)
 	pl.X.Min, pl.X.Max = -0.5, float64(n)-0.5
 	if len(sxy) > 0 {
 		pl.X.Max = float64(n) + 0.6 // room for the row sums

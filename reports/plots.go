@@ -587,7 +587,7 @@ func (p BarPlot) build(pal *palette) (*figure, error) {
 			pl.Add(lb)
 		}
 	}
-	categoryAxis(pl, p.Categories, slot)
+	f.height += categoryAxis(pl, p.Categories, slot)
 	pl.X.Min, pl.X.Max = -0.5, float64(k)-0.5
 	pl.Y.Min = lo * 1.1
 	pl.Y.Max = hi * 1.12

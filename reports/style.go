@@ -107,8 +107,10 @@ func clipLabel(s string) string {
 // categoryAxis puts labels on the nominal x axis of pl at 0..n-1, each slot
 // wide, so that they never overlap: straight when the widest fits its slot,
 // slanted when it does not, and, when even slanted labels would touch,
-// only every k-th label (unlabelled ticks keep the others' places).
-func categoryAxis(pl *plot.Plot, labels []string, slot vg.Length) {
+// only every k-th label (unlabelled ticks keep the others' places). It
+// returns the height the slanted labels take, 0 when they are straight,
+// so that the figure can grow by it instead of squashing the data.
+func categoryAxis(pl *plot.Plot, labels []string, slot vg.Length) vg.Length {
 	shown := make([]string, len(labels))
 	widest := vg.Length(0)
 	for i, l := range labels {
@@ -117,7 +119,7 @@ func categoryAxis(pl *plot.Plot, labels []string, slot vg.Length) {
 	}
 	pl.NominalX(shown...)
 	if widest <= slot*0.95 {
-		return
+		return 0
 	}
 	angle := math.Pi / 6
 	if widest*vg.Length(math.Cos(angle)) > vg.Points(60)+slot/2 {
@@ -133,8 +135,9 @@ func categoryAxis(pl *plot.Plot, labels []string, slot vg.Length) {
 	if slot < need {
 		step = int(math.Ceil(float64(need / slot)))
 	}
+	tall := widest * vg.Length(math.Sin(angle))
 	if step == 1 {
-		return
+		return tall
 	}
 	ticks := make(plot.ConstantTicks, len(shown))
 	for i, l := range shown {
@@ -144,6 +147,7 @@ func categoryAxis(pl *plot.Plot, labels []string, slot vg.Length) {
 		}
 	}
 	pl.X.Tick.Marker = ticks
+	return tall
 }
 
 // padLinear widens [lo, hi] by frac of its span on each side (by frac of
