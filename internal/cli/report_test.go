@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -496,5 +497,134 @@ func TestPredictReportRepeatedSizes(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPredictReportRows: rows whose busiest link idles most of the call
+// say latency-bound; NCCL's algorithm and protocol switches are marked on
+// both curves and explained; a time that steps back is explained.
+func TestPredictReportRows(t *testing.T) {
+	busy := func(u float64) []sim.LinkUse { return []sim.LinkUse{{Link: "node0/nic0->fabric/switch", Busy: u}} }
+	lat := sim.Point{BottleneckClass: "NIC", Bottleneck: "node0/nic0->fabric/switch", Utilisation: busy(0.02)}
+	if got := rowBottleneck(lat); !strings.HasPrefix(got, "latency-bound (busiest: NIC node0/nic0->fabric/switch, 2% busy") {
+		t.Errorf("8-byte row: %q", got)
+	}
+	bw := sim.Point{BottleneckClass: "NIC", Bottleneck: "node0/nic0->fabric/switch", Utilisation: busy(1)}
+	if got := rowBottleneck(bw); got != "NIC: node0/nic0->fabric/switch" {
+		t.Errorf("1G row: %q", got)
+	}
+	ceil := sim.Point{BottleneckClass: "channel ceiling", Bottleneck: "per-channel copy ceiling of one CTA"}
+	if latencyBound(ceil) {
+		t.Error("a per-channel ceiling is a bandwidth limit, not latency")
+	}
+	ch := func(a model.Algo, p model.Proto, n int) model.Choice {
+		return model.Choice{Algo: a, Proto: p, Channels: n}
+	}
+	pts := []sim.Point{
+		{Size: 4 << 20, TimeUs: 300, Choice: ch(model.AlgoTree, model.ProtoLL128, 4)},
+		{Size: 8 << 20, TimeUs: 449, Choice: ch(model.AlgoTree, model.ProtoLL128, 4)},
+		{Size: 16 << 20, TimeUs: 258, Choice: ch(model.AlgoRing, model.ProtoSimple, 8)},
+		{Size: 32 << 20, TimeUs: 500, Choice: ch(model.AlgoRing, model.ProtoSimple, 8)},
+	}
+	marks, text := choiceSwitches(pts)
+	if len(marks) != 1 || marks[0].Size != 16<<20 || marks[0].Label != "ring/simple" {
+		t.Errorf("marks %+v", marks)
+	}
+	if !strings.Contains(text, "tree/ll128 to ring/simple at 16M") {
+		t.Errorf("switch text %q", text)
+	}
+	if got := timeStepText(pts); !strings.Contains(got, "16M takes 258 us against 449 us for 8M: NCCL switches from tree/ll128 to ring/simple") {
+		t.Errorf("time step text %q", got)
+	}
+	if m, s := choiceSwitches(pts[:2]); m != nil || s != "" {
+		t.Error("marks without a switch")
+	}
+}
+
+// TestAssumptionsApply: the assumptions list the terms of the cluster's
+// NVLink and PCIe generations and NIC kind, and collapse the others; one
+// node has no network terms; a term a profile changed always shows.
+func TestAssumptionsApply(t *testing.T) {
+	build := func(o scenarios.Overrides) *model.Cluster {
+		spec, err := o.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	names := func(as []reports.Assumption) []string {
+		var out []string
+		for _, a := range as {
+			if n, _, ok := strings.Cut(a.Term, ":"); ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	params := sim.DefaultParams()
+	if err := params.Set("net.eff.efa", 0.7); err != nil {
+		t.Fatal(err)
+	}
+	as := modelAssumptions(params, "2.30", "default", sim.EngineAnalytic, "p.yaml", nil)
+	h100 := build(scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib"})
+	keep, other := splitAssumptions(as, []*model.Cluster{h100}, nil)
+	k, o := names(keep), names(other)
+	for _, want := range []string{"nvlink.eff.4", "pcie.eff.5", "net.eff.ib", "lat.step.net.simple", "nvls.eff.hopper", "net.eff.efa"} {
+		if !slices.Contains(k, want) {
+			t.Errorf("%s not among the applicable terms %q", want, k)
+		}
+	}
+	for _, want := range []string{"nvlink.eff.2", "pcie.eff.6", "net.eff.roce", "lat.net.tcp", "socket.gbps", "nvls.eff.blackwell"} {
+		if !slices.Contains(o, want) {
+			t.Errorf("%s not collapsed; collapsed: %q", want, o)
+		}
+	}
+	if len(keep)+len(other) != len(as) {
+		t.Errorf("%d + %d terms for %d", len(keep), len(other), len(as))
+	}
+	one := build(scenarios.Overrides{Node: "dgx-h100", Nodes: 1})
+	_, other = splitAssumptions(as, []*model.Cluster{one}, nil)
+	if o := names(other); !slices.Contains(o, "net.eff.ib") || !slices.Contains(o, "lat.step.net.ll") {
+		t.Errorf("one node keeps network terms; collapsed: %q", o)
+	}
+	// Two designs: a term stays if it applies to either.
+	roce := build(scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "2x100G-roce"})
+	keep, _ = splitAssumptions(as, []*model.Cluster{h100, roce}, nil)
+	if k := names(keep); !slices.Contains(k, "net.eff.roce") || !slices.Contains(k, "nvlink.eff.3") {
+		t.Errorf("terms of the second design collapsed: %q", k)
+	}
+}
+
+// TestReportTopologyEverywhere: every report of a cluster carries the
+// topology picture, with the bottleneck named where the report has one.
+func TestReportTopologyEverywhere(t *testing.T) {
+	moc := corpus + "/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt"
+	snellius := corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt"
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"predict", "--engine", "analytic", "-b", "1M", "-e", "64M", "-f", "8"}, ExitOK, "bottleneck: node0/nic0-&gt;fabric/switch (NIC), 99.7% busy"},
+		{compareArgs, ExitOK, "Topology of ib with its bottleneck"},
+		{[]string{"scale", "--node", "dgx-h100", "--nics", "4x400G-roce", "--max-nodes", "4"}, ExitOK, "Topology at 4 nodes"},
+		{[]string{"validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc}, ExitFailed, "the red link is the model&#39;s bottleneck"},
+		{[]string{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius}, ExitOK, "The cluster the measurements come from"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.args[0], func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.html")
+			if code, _, stderr := runAt(t, append(append([]string{}, tc.args...), "--report", out)...); code != tc.code {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			page := readFile(t, out)
+			if !strings.Contains(page, "NVLink domain") || !strings.Contains(page, tc.want) {
+				t.Errorf("no topology picture with %q", tc.want)
+			}
+		})
 	}
 }
