@@ -81,7 +81,7 @@ func TestMoneyLabels(t *testing.T) {
 		}
 	}
 	// A Pareto plot in USD labels its cost axis in dollars.
-	f := mustBuild(t, ParetoPlot{Title: "p", CostLabel: "total cost (USD)", Points: []DesignPoint{{"a", 4.6e6, 10}, {"b", 9.2e6, 20}}})
+	f := mustBuild(t, ParetoPlot{Title: "p", CostLabel: "total cost (USD)", Points: []DesignPoint{{"a", 4.6e6, 10}, {"b", 9.2e6, 20}}, Frontier: []int{0, 1}})
 	labels := tickLabels(f.plot.X)
 	if len(labels) == 0 || !strings.HasPrefix(labels[0], "$") || !slices.ContainsFunc(labels, func(l string) bool { return strings.HasSuffix(l, "M") }) {
 		t.Errorf("cost ticks %q, want $...M", labels)

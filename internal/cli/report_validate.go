@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/sim"
@@ -29,7 +30,7 @@ type validateInputs struct {
 // band, time against size and the point-by-point table; the diagnoses with
 // their evidence and fixes; what the files show by themselves; and measured
 // bandwidth matrices as heat maps.
-func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params sim.Params, arts []*calibrate.Artifact, in validateInputs) (*reports.Document, error) {
+func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params sim.Params, arts []*ingest.Artifact, in validateInputs) (*reports.Document, error) {
 	if v == nil {
 		return nil, fmt.Errorf("validate: --report: no results to report")
 	}
@@ -80,7 +81,7 @@ func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params s
 	}
 	doc.Sections = append(doc.Sections, ds)
 	if len(v.Findings) > 0 {
-		fs := make([]calibrate.Finding, len(v.Findings))
+		fs := make([]ingest.Finding, len(v.Findings))
 		copy(fs, v.Findings)
 		for i := range fs {
 			fs[i].Line = 0 // the evidence already names file and line
@@ -145,7 +146,7 @@ func validateSummary(v *calibrate.Validation) (string, *reports.Verdict) {
 			gbps(worst.MeasuredBusBW), gbps(worst.ModelBusBW), signedPct(worst.Error), errorMeaning(worst.Error))
 	}
 	for _, d := range v.Diagnoses {
-		if d.Severity == calibrate.SevInfo {
+		if d.Severity == ingest.SevInfo {
 			continue
 		}
 		fmt.Fprintf(&b, " Most likely cause: %s", strings.TrimSuffix(d.Title, "."))
@@ -291,7 +292,7 @@ func validateTopology(v *calibrate.Validation, cl *model.Cluster) reports.Topolo
 
 // diagnosisCiting returns the first diagnosis that quotes file finding f as
 // evidence (calibrate quotes it as "message [evidence]"), or nil.
-func diagnosisCiting(ds []calibrate.Diagnosis, f calibrate.Finding) *calibrate.Diagnosis {
+func diagnosisCiting(ds []calibrate.Diagnosis, f ingest.Finding) *calibrate.Diagnosis {
 	quote := f.Message + " [" + f.Evidence + "]"
 	for i := range ds {
 		for _, ev := range ds[i].Evidence {
