@@ -111,7 +111,7 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 	stats.Notes = append(append([]string(nil), ds.Notes...), fr.Notes...)
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Fit statistics", Blocks: []reports.Block{stats}})
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Topology", Blocks: []reports.Block{
-		topologyPicture("The cluster the measurements come from: "+prof.Cluster, cl, nil)}})
+		topologyPicture("The cluster the measurements come from: "+prof.Cluster, "", cl, nil)}})
 	return doc, nil
 }
 

@@ -223,7 +223,7 @@ func (r *compareResult) bottleneckSection() reports.Section {
 			Title:   "Busiest links of " + d.name + " at " + model.FormatBytes(r.Request.Sizes[last]),
 			Caption: fmt.Sprintf("Share of the call time each link is busy (%s/%s on %d channels); bottleneck: %s.", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, bottleneckPhrase(pt)),
 			Links:   linkUtils(pt),
-		}, topologyPicture("Topology of "+d.name+" with its bottleneck at "+model.FormatBytes(r.Request.Sizes[last]), d.Env.Cluster, &pt))
+		}, topologyPicture("Topology of "+d.name, "at "+model.FormatBytes(r.Request.Sizes[last]), d.Env.Cluster, &pt))
 	}
 	return s
 }

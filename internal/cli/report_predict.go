@@ -87,7 +87,7 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 		}})
 	}
 	bs := bottleneckSection(p, last, one)
-	bs.Blocks = append(bs.Blocks, topologyPicture("Topology of "+where+" with the bottleneck at "+model.FormatBytes(last.Size), c, &last))
+	bs.Blocks = append(bs.Blocks, topologyPicture("Topology of "+where, "at "+model.FormatBytes(last.Size), c, &last))
 	doc.Sections = append(doc.Sections, bs)
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Results", Blocks: resultsBlocks(p)})
 	return doc, nil
@@ -117,8 +117,10 @@ func oneNodePoint(ctx context.Context, envr *sim.Env, req sim.Request) *sim.Poin
 }
 
 // topologyPicture draws cluster c with the bottleneck of pt (nil for
-// none) highlighted when it is a link of c.
-func topologyPicture(title string, c *model.Cluster, pt *sim.Point) reports.TopologyPlot {
+// none) highlighted when it is a link of c; the title then ends in
+// " with the bottleneck " + at (at: "at 1G", "" for nothing). A bottleneck
+// that is no link (a per-channel ceiling) is named in the caption.
+func topologyPicture(title, at string, c *model.Cluster, pt *sim.Point) reports.TopologyPlot {
 	tp := reports.TopologyPlot{Title: title, Cluster: c, Utilization: math.NaN(),
 		Caption: "The cluster as the model built it. Hover over a part for its name; the red link is the bottleneck."}
 	if pt != nil && isLink(c, pt.Bottleneck) {
@@ -126,9 +128,14 @@ func topologyPicture(title string, c *model.Cluster, pt *sim.Point) reports.Topo
 		if len(pt.Utilisation) > 0 && pt.Utilisation[0].Link == pt.Bottleneck {
 			tp.Utilization = math.Min(pt.Utilisation[0].Busy, 1)
 		}
+		if at != "" {
+			tp.Title += " with the bottleneck " + at
+		}
+		return tp
 	}
-	if tp.Bottleneck == "" {
-		tp.Caption = "The cluster as the model built it. Hover over a part for its name."
+	tp.Caption = "The cluster as the model built it. Hover over a part for its name."
+	if pt != nil && pt.Bottleneck != "" {
+		tp.Caption += " No link is the bottleneck: the " + strings.TrimSuffix(pt.Bottleneck, ".") + " is."
 	}
 	return tp
 }

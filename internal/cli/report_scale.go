@@ -84,7 +84,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	}
 	doc.Sections = append(doc.Sections, r.barsSection(), reports.Section{Title: "Results", Blocks: []reports.Block{r.resultsTable()}})
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Topology", Blocks: []reports.Block{
-		topologyPicture(fmt.Sprintf("Topology at %d nodes (%d GPUs)", last.Nodes, last.GPUs()), last.Env.Cluster, &bp)}})
+		topologyPicture(fmt.Sprintf("Topology at %d nodes (%d GPUs)", last.Nodes, last.GPUs()), "", last.Env.Cluster, &bp)}})
 	if r.Workload != nil {
 		doc.Sections = append(doc.Sections, r.callsSection(last))
 	}

@@ -612,7 +612,7 @@ func TestReportTopologyEverywhere(t *testing.T) {
 		want string
 	}{
 		{[]string{"predict", "--engine", "analytic", "-b", "1M", "-e", "64M", "-f", "8"}, ExitOK, "bottleneck: node0/nic0-&gt;fabric/switch (NIC), 99.7% busy"},
-		{compareArgs, ExitOK, "Topology of ib with its bottleneck"},
+		{compareArgs, ExitOK, "Topology of ib with the bottleneck at 512M"},
 		{[]string{"scale", "--node", "dgx-h100", "--nics", "4x400G-roce", "--max-nodes", "4"}, ExitOK, "Topology at 4 nodes"},
 		{[]string{"validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc}, ExitFailed, "the red link is the model&#39;s bottleneck"},
 		{[]string{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius}, ExitOK, "The cluster the measurements come from"},
@@ -628,5 +628,20 @@ func TestReportTopologyEverywhere(t *testing.T) {
 				t.Errorf("no topology picture with %q", tc.want)
 			}
 		})
+	}
+	// A bottleneck that is no link is named in the caption, not claimed in
+	// the title.
+	ceil := &sim.Point{BottleneckClass: "channel ceiling", Bottleneck: "per-channel host-memory read ceiling"}
+	spec, err := scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 1}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := topologyPicture("Topology", "at 64M", c, ceil)
+	if tp.Title != "Topology" || tp.Bottleneck != "" || !strings.Contains(tp.Caption, "No link is the bottleneck: the per-channel host-memory read ceiling is.") {
+		t.Errorf("title %q, bottleneck %q, caption %q", tp.Title, tp.Bottleneck, tp.Caption)
 	}
 }

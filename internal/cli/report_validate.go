@@ -283,7 +283,7 @@ func validateTopology(v *calibrate.Validation, cl *model.Cluster) reports.Topolo
 			break
 		}
 	}
-	tp := topologyPicture("The cluster as it should be: "+v.Cluster, cl, pt)
+	tp := topologyPicture("The cluster as it should be: "+v.Cluster, "", cl, pt)
 	if tp.Bottleneck != "" {
 		tp.Caption = "The healthy cluster as the model built it; the red link is the model's bottleneck at the largest measured size of the bandwidth regime. Hover over a part for its name."
 	}
