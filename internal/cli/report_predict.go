@@ -449,6 +449,9 @@ func termApplies(c *model.Cluster) func(name string) bool {
 		}
 	}
 	net := c.NumNodes() > 1
+	// NCCL's tuning column of the GPU (tuning.cc: Turing and Ada use the
+	// Volta and Ampere columns), named as the chan.cap terms name it.
+	column := [...]string{model.ArchVolta: "volta", model.ArchAmpere: "ampere", model.ArchHopper: "hopper", model.ArchBlackwell: "blackwell"}[model.ArchIndex(c.GPUModel().SM)]
 	return func(name string) bool {
 		parts := strings.Split(name, ".")
 		switch {
@@ -479,6 +482,8 @@ func termApplies(c *model.Cluster) func(name string) bool {
 			return nvlinks
 		case name == "smp.eff":
 			return sockets > 1
+		case len(parts) == 4 && parts[0] == "chan" && parts[1] == "cap":
+			return parts[3] == column
 		}
 		return true
 	}

@@ -575,12 +575,12 @@ func TestAssumptionsApply(t *testing.T) {
 	h100 := build(scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib"})
 	keep, other := splitAssumptions(as, []*model.Cluster{h100}, nil)
 	k, o := names(keep), names(other)
-	for _, want := range []string{"nvlink.eff.4", "pcie.eff.5", "net.eff.ib", "lat.step.net.simple", "nvls.eff.hopper", "net.eff.efa"} {
+	for _, want := range []string{"nvlink.eff.4", "pcie.eff.5", "net.eff.ib", "lat.step.net.simple", "nvls.eff.hopper", "net.eff.efa", "chan.cap.simple.hopper"} {
 		if !slices.Contains(k, want) {
 			t.Errorf("%s not among the applicable terms %q", want, k)
 		}
 	}
-	for _, want := range []string{"nvlink.eff.2", "pcie.eff.6", "net.eff.roce", "lat.net.tcp", "socket.gbps", "nvls.eff.blackwell"} {
+	for _, want := range []string{"nvlink.eff.2", "pcie.eff.6", "net.eff.roce", "lat.net.tcp", "socket.gbps", "nvls.eff.blackwell", "chan.cap.ll.ampere", "chan.cap.simple.volta"} {
 		if !slices.Contains(o, want) {
 			t.Errorf("%s not collapsed; collapsed: %q", want, o)
 		}
