@@ -245,7 +245,7 @@ func fixtureCluster() *model.Cluster {
 
 func fixtureTopology() TopologyPlot {
 	return TopologyPlot{Title: "Topology of 16 x dgx-h100 under a 4:1 leaf-spine fabric", Cluster: fixtureCluster(),
-		Bottleneck: "fabric/leaf1->fabric/spine", Class: "fabric", Utilization: 0.991,
+		Bottleneck: "fabric/leaf1->fabric/spine0", Class: "fabric", Utilization: 0.991,
 		Caption: "The red link is the bottleneck."}
 }
 
