@@ -236,7 +236,7 @@ func TestTopologyPlot(t *testing.T) {
 	p := fixtureTopology()
 	svg := mustSVG(t, p)
 	texts := svgTexts(svg)
-	for _, want := range []string{"spine", "leaf0", "leaf3", "node0 · dgx-h100", "node15 · dgx-h100", "12 more nodes", "99.1% busy", "NVLink domain"} {
+	for _, want := range []string{"spine0", "leaf0", "leaf3", "node0 · dgx-h100", "node15 · dgx-h100", "12 more nodes", "99.1% busy", "NVLink domain"} {
 		if !slices.Contains(texts, want) {
 			t.Errorf("picture lacks %q; texts %q", want, texts)
 		}

@@ -232,32 +232,31 @@ func (p TopologyPlot) render(*palette) ([]byte, error) {
 	}
 	nodes := shownNodes(c.NumNodes(), hotNode)
 
-	// Fabric switches: spine(s) and leaves, or one switch.
-	var spines, leaves []*model.Element
+	// Fabric switches by tier: cores on top, spines, then the leaves (or
+	// the single switch) the NICs are cabled to.
+	var tiers [3][]*model.Element
+	tierOf := map[model.ElemID]int{}
 	for i := range topo.Elements {
 		e := &topo.Elements[i]
 		if e.Kind != model.KindSwitch {
 			continue
 		}
-		if strings.Contains(e.Name, "spine") {
-			spines = append(spines, e)
-		} else {
-			leaves = append(leaves, e)
+		t := 0
+		switch {
+		case strings.Contains(e.Name, "core"):
+			t = 2
+		case strings.Contains(e.Name, "spine"):
+			t = 1
 		}
+		tiers[t] = append(tiers[t], e)
+		tierOf[e.ID] = t
 	}
 	// uplink[nic element] = switch element the NIC is cabled to.
 	uplink := map[model.ElemID]model.ElemID{}
-	leafUp := map[model.ElemID]bool{}
 	for _, l := range topo.Links {
 		a, b := topo.Elem(l.From), topo.Elem(l.To)
-		if l.Kind != model.LinkNet {
-			continue
-		}
-		if a.Kind == model.KindNIC && b.Kind == model.KindSwitch {
+		if l.Kind == model.LinkNet && a.Kind == model.KindNIC && b.Kind == model.KindSwitch {
 			uplink[a.ID] = b.ID
-		}
-		if a.Kind == model.KindSwitch && b.Kind == model.KindSwitch && slices.Contains(spines, b) {
-			leafUp[a.ID] = true
 		}
 	}
 
@@ -271,64 +270,100 @@ func (p TopologyPlot) render(*palette) ([]byte, error) {
 	}
 	y += 10
 
-	// Switch rows.
-	pos := map[model.ElemID][2]float64{} // bottom centre of each drawn switch
+	// Lay the switch rows out: upper tiers of more than four switches are
+	// one box, leaves past eight are counted in a last box.
 	const swH = 20.0
-	if len(spines) > 0 {
-		sw := math.Min(inner*0.5, 220)
-		x := topoWidth/2 - sw/2
-		hot := p.isHot(spines[0], hotFrom, hotTo)
-		w.rect(x, y, sw, swH, topoBox, pick(hot, topoHot, topoInk), pick(hot, 2.0, 1.0), 3, spines[0].Name)
-		label := "spine"
-		if len(spines) > 1 {
-			label = fmt.Sprintf("%d spines", len(spines))
+	type swBox struct {
+		x, top, w float64
+		label     string
+		muted     bool
+		members   []*model.Element
+	}
+	var boxes []swBox
+	boxOf := map[model.ElemID]int{}
+	tierWord := [3][2]string{{"leaf", "leaves"}, {"spine", "spines"}, {"core switch", "core switches"}}
+	for t := 2; t >= 0; t-- {
+		sws := tiers[t]
+		if len(sws) == 0 {
+			continue
 		}
-		w.text(topoWidth/2, y+14, label, 9, topoInk, "middle", false)
-		for _, s := range spines {
-			pos[s.ID] = [2]float64{topoWidth / 2, y + swH}
+		var row []swBox
+		switch {
+		case t > 0 && len(sws) > 4:
+			row = []swBox{{label: fmt.Sprintf("%d %s", len(sws), tierWord[t][1]), members: sws}}
+		case t == 0 && len(sws) > topoMaxDraw:
+			for _, e := range sws[:topoMaxDraw-1] {
+				row = append(row, swBox{members: []*model.Element{e}})
+			}
+			row = append(row, swBox{label: fmt.Sprintf("+%d %s", len(sws)-(topoMaxDraw-1), tierWord[t][1]), muted: true, members: sws[topoMaxDraw-1:]})
+		default:
+			for _, e := range sws {
+				row = append(row, swBox{members: []*model.Element{e}})
+			}
+		}
+		bw := math.Min((inner-float64(len(row)-1)*8)/float64(len(row)), 160)
+		if len(row) == 1 {
+			bw = math.Min(inner*0.5, 220)
+		}
+		x0 := topoWidth/2 - (float64(len(row))*bw+float64(len(row)-1)*8)/2
+		for i := range row {
+			row[i].x, row[i].top, row[i].w = x0+float64(i)*(bw+8), y, bw
+			if row[i].label == "" {
+				name := strings.TrimPrefix(row[i].members[0].Name, "fabric/")
+				if name == "switch" {
+					name = "network switch"
+				}
+				row[i].label = name
+			}
+			for _, e := range row[i].members {
+				boxOf[e.ID] = len(boxes)
+			}
+			boxes = append(boxes, row[i])
 		}
 		y += swH + 34
+		if t == 0 {
+			y += 12
+		}
 	}
-	if len(leaves) > 0 {
-		shown := leaves
-		more := 0
-		if len(leaves) > topoMaxDraw {
-			shown, more = leaves[:topoMaxDraw-1], len(leaves)-(topoMaxDraw-1)
+	// Cables between tiers first, boxes over them.
+	type pair struct{ a, b int }
+	drawnPair := map[pair]bool{}
+	hotDrawn := false
+	for _, l := range topo.Links {
+		a, b := topo.Elem(l.From), topo.Elem(l.To)
+		if l.Kind != model.LinkNet || a.Kind != model.KindSwitch || b.Kind != model.KindSwitch || tierOf[b.ID] != tierOf[a.ID]+1 {
+			continue
 		}
-		cols := len(shown)
-		if more > 0 {
-			cols++
+		lo, hi := boxes[boxOf[a.ID]], boxes[boxOf[b.ID]]
+		hot := !hotDrawn && (a == hotFrom && b == hotTo || a == hotTo && b == hotFrom)
+		k := pair{boxOf[a.ID], boxOf[b.ID]}
+		if drawnPair[k] && !hot {
+			continue // parallel cables between the same boxes: one line
 		}
-		lw := math.Min((inner-float64(cols-1)*8)/float64(cols), 160)
-		total := float64(cols)*lw + float64(cols-1)*8
-		x0 := topoWidth/2 - total/2
-		for i, l := range shown {
-			x := x0 + float64(i)*(lw+8)
-			hot := p.isHot(l, hotFrom, hotTo)
-			if leafUp[l.ID] && len(spines) > 0 {
-				sp := pos[spines[0].ID]
-				upHot := hot && (p.isHot(spines[0], hotFrom, hotTo))
-				w.line(x+lw/2, y, sp[0], sp[1], pick(upHot, topoHot, topoLine), pick(upHot, 3.0, 1.5), l.Name+" ↔ spine")
-				if upHot {
-					w.text((x+lw/2+sp[0])/2+4, (y+sp[1])/2, utilLabel(p.Utilization), 9, topoHot, "start", true)
-				}
-			}
-			w.rect(x, y, lw, swH, topoBox, pick(hot, topoHot, topoInk), pick(hot, 2.0, 1.0), 3, l.Name)
-			name := strings.TrimPrefix(l.Name, "fabric/")
-			if name == "switch" {
-				name = "network switch"
-			}
-			w.text(x+lw/2, y+14, fitText(name, 9, lw-4), 9, topoInk, "middle", false)
-			pos[l.ID] = [2]float64{x + lw/2, y + swH}
+		drawnPair[k] = true
+		hotDrawn = hotDrawn || hot
+		x1, y1, x2, y2 := lo.x+lo.w/2, lo.top, hi.x+hi.w/2, hi.top+swH
+		w.line(x1, y1, x2, y2, pick(hot, topoHot, topoLine), pick(hot, 3.0, 1.5), a.Name+" ↔ "+b.Name)
+		if hot {
+			w.text((x1+x2)/2+6, (y1+y2)/2, utilLabel(p.Utilization), 9, topoHot, "start", true)
 		}
-		if more > 0 {
-			x := x0 + float64(len(shown))*(lw+8)
-			w.text(x+lw/2, y+14, fitText(fmt.Sprintf("… %d more leaves", more), 9, lw), 9, topoMuted, "middle", false)
-			for _, l := range leaves[len(shown):] {
-				pos[l.ID] = [2]float64{x + lw/2, y + swH}
-			}
+	}
+	pos := map[model.ElemID][2]float64{} // bottom centre of the box that holds each switch
+	for _, b := range boxes {
+		hot := slices.ContainsFunc(b.members, func(e *model.Element) bool { return p.isHot(e, hotFrom, hotTo) })
+		title := b.members[0].Name
+		if len(b.members) > 1 {
+			title = fmt.Sprintf("%s … %s", b.members[0].Name, b.members[len(b.members)-1].Name)
 		}
-		y += swH + 46
+		if b.muted {
+			w.text(b.x+b.w/2, b.top+14, fitText(b.label, 9, b.w), 9, topoMuted, "middle", false)
+		} else {
+			w.rect(b.x, b.top, b.w, swH, topoBox, pick(hot, topoHot, topoInk), pick(hot, 2.0, 1.0), 3, title)
+			w.text(b.x+b.w/2, b.top+14, fitText(b.label, 9, b.w-4), 9, topoInk, "middle", false)
+		}
+		for _, e := range b.members {
+			pos[e.ID] = [2]float64{b.x + b.w/2, b.top + swH}
+		}
 	}
 
 	// Node boxes.
