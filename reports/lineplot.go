@@ -257,17 +257,27 @@ func checkMarks(marks []SizeMark) error {
 }
 
 // addMarks draws the size marks as grey dotted vertical lines over the
-// y range [ylo, yhi], labelled upright next to the line at the top.
-func (f *figure) addMarks(marks []SizeMark, ylo, yhi float64, logY bool) error {
+// y range [ylo, yhi], each labelled upright next to its line: at the top
+// where the curves (at) run in the lower half of the plot at that size, at
+// the bottom where they run in the upper half, so the label stays off them.
+func (f *figure) addMarks(marks []SizeMark, ylo, yhi float64, logY bool, at []plotter.XYs) error {
 	if len(marks) == 0 {
 		return nil
 	}
-	top := yhi - (yhi-ylo)*0.02
-	if logY {
-		top = math.Exp(math.Log(yhi) - (math.Log(yhi)-math.Log(ylo))*0.02)
+	frac := func(y float64) float64 {
+		if logY {
+			return (math.Log(y) - math.Log(ylo)) / (math.Log(yhi) - math.Log(ylo))
+		}
+		return (y - ylo) / (yhi - ylo)
 	}
-	var xys plotter.XYs
-	var labels []string
+	unfrac := func(t float64) float64 {
+		if logY {
+			return math.Exp(math.Log(ylo) + t*(math.Log(yhi)-math.Log(ylo)))
+		}
+		return ylo + t*(yhi-ylo)
+	}
+	var top, bottom plotter.XYs
+	var topL, bottomL []string
 	for _, m := range marks {
 		x := float64(m.Size)
 		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: ylo}, {X: x, Y: yhi}})
@@ -276,23 +286,56 @@ func (f *figure) addMarks(marks []SizeMark, ylo, yhi float64, logY bool) error {
 		}
 		l.LineStyle = draw.LineStyle{Color: greyColor(), Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
 		f.plot.Add(l)
-		xys = append(xys, plotter.XY{X: x, Y: top})
-		labels = append(labels, m.Label)
+		high := false
+		for _, xys := range at {
+			for _, p := range xys {
+				if p.X == x && frac(p.Y) > 0.5 {
+					high = true
+				}
+			}
+		}
+		if high {
+			bottom, bottomL = append(bottom, plotter.XY{X: x, Y: unfrac(0.02)}), append(bottomL, m.Label)
+		} else {
+			top, topL = append(top, plotter.XY{X: x, Y: unfrac(0.98)}), append(topL, m.Label)
+		}
 	}
-	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-	if err != nil {
-		return err
+	for k, xys := range []plotter.XYs{top, bottom} {
+		if len(xys) == 0 {
+			continue
+		}
+		labels := [][]string{topL, bottomL}[k]
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		if err != nil {
+			return err
+		}
+		for j := range lb.TextStyle {
+			lb.TextStyle[j].Font = sans(8, false)
+			lb.TextStyle[j].Color = color.RGBA{0x55, 0x55, 0x55, 0xFF}
+			lb.TextStyle[j].Rotation = -math.Pi / 2
+			lb.TextStyle[j].YAlign = draw.YTop
+			// rotated a quarter turn clockwise, the text runs down from
+			// its start at the top, or ends at the bottom
+			lb.TextStyle[j].XAlign = draw.XLeft
+			if k == 1 {
+				lb.TextStyle[j].XAlign = draw.XRight
+			}
+		}
+		lb.Offset = vg.Point{X: -2}
+		f.plot.Add(lb)
 	}
-	for j := range lb.TextStyle {
-		lb.TextStyle[j].Font = sans(8, false)
-		lb.TextStyle[j].Color = color.RGBA{0x55, 0x55, 0x55, 0xFF}
-		lb.TextStyle[j].Rotation = -math.Pi / 2
-		lb.TextStyle[j].XAlign = draw.XLeft
-		lb.TextStyle[j].YAlign = draw.YTop
-	}
-	lb.Offset = vg.Point{X: -2}
-	f.plot.Add(lb)
 	return nil
+}
+
+// seriesXYs returns the drawn points of every series.
+func seriesXYs[K cmp.Ordered, P linePoint[K], S lineSeries[K, P]](series []S) []plotter.XYs {
+	out := make([]plotter.XYs, len(series))
+	for i, s := range series {
+		for _, pt := range s.pts() {
+			out[i] = append(out[i], pt.xy())
+		}
+	}
+	return out
 }
 
 // marksNote is the data-table note listing the marks.

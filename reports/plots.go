@@ -253,7 +253,7 @@ func (p BusBWPlot) build(pal *palette) (*figure, error) {
 	if err := f.markSuspects(sus, pl.Y.Max); err != nil {
 		return nil, err
 	}
-	if err := f.addMarks(p.Marks, pl.Y.Min, pl.Y.Max, false); err != nil {
+	if err := f.addMarks(p.Marks, pl.Y.Min, pl.Y.Max, false, seriesXYs(p.Series)); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -380,7 +380,7 @@ func (p TimePlot) build(pal *palette) (*figure, error) {
 	if math.Floor(math.Log10(pl.Y.Max)) < math.Ceil(math.Log10(pl.Y.Min)) {
 		pl.Y.Min, pl.Y.Max = log10Range(ylo, yhi) // keep a labelled decade in view
 	}
-	if err := f.addMarks(p.Marks, pl.Y.Min, pl.Y.Max, true); err != nil {
+	if err := f.addMarks(p.Marks, pl.Y.Min, pl.Y.Max, true, seriesXYs(p.Series)); err != nil {
 		return nil, err
 	}
 	return f, nil
