@@ -209,17 +209,23 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (
 		if err != nil || r0.pr.skipped == 0 {
 			return r0, err
 		}
-		r1, err := one(window + 1)
-		if err != nil || r1.pr.skipped == 0 {
-			return r1, err
-		}
-		p1 := r1.time - r0.time
 		// No periodic pipeline repeats units faster than one unit's bytes
 		// take on its busiest link; a shorter period means the window ends
 		// before the pipeline has filled (its last phases do not yet
 		// overlap). A period equal to that bound is a saturated bottleneck,
 		// which every further unit crosses at the same cost.
 		bound := unitBound(r0.pr.sched, e.caps, int32(window-1))
+		if !record {
+			// Only the times are needed from here: free the schedule before
+			// the next run builds its own.
+			r0.pr.sched, r0.res.OpStart, r0.res.OpEnd = nil, nil, nil
+		}
+		r1, err := one(window + 1)
+		if err != nil || r1.pr.skipped == 0 {
+			return r1, err
+		}
+		p1 := r1.time - r0.time
+		r1.pr.sched = nil
 		saturated := math.Abs(float64(p1)-bound) <= periodTol
 		events := r0.res.Events + r1.res.Events
 		spread := model.Time(0)
