@@ -81,3 +81,34 @@ func TestPredictTraceBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestScaleClusterEveryRowDES: predict on the 128-node leaf-spine example
+// cluster times every row with the DES (with -short one size; the whole
+// 8 B..8 GiB sweep otherwise).
+func TestScaleClusterEveryRowDES(t *testing.T) {
+	args := []string{"predict", "--cluster", "../../examples/scale/dgx-h100-128.yaml", "--format", "json"}
+	want := 31
+	if testing.Short() {
+		args = append(args, "-b", "1M", "-e", "1M")
+		want = 1
+	}
+	code, out, errs := collsim(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Ranks   int `json:"ranks"`
+		Results []struct {
+			Size   int64  `json:"size_bytes"`
+			Engine string `json:"engine"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Results) != want || res.Ranks != 1024 {
+		t.Fatalf("json: %v, %d rows on %d ranks", err, len(res.Results), res.Ranks)
+	}
+	for _, r := range res.Results {
+		if r.Engine != "des" {
+			t.Errorf("%d B: engine %q", r.Size, r.Engine)
+		}
+	}
+}
