@@ -21,23 +21,31 @@ type crossCase struct {
 
 // gap names the effect the closed form cannot see in a row and bounds its
 // size (the largest |DES - analytic| / analytic the row may show); rows
-// without one are held to 5%. The bounds are the largest differences this
-// table shows, rounded up.
-func gap(c crossCase, size model.Bytes) (effect string, bound float64) {
+// without one are held to 5%. The bounds are the largest differences the
+// table showed on 1, 2 and 16 nodes, rounded up; both effects are latency
+// and pipeline-fill terms that shrink as the size grows (at 8 GiB on 16-128
+// dgx-h100 nodes the engines agree within 0.3%, TestScaleCurve).
+func gap(c crossCase, size model.Bytes, ranks int) (effect string, bound float64) {
+	const ringLat = "ring step latency: the closed form pays each step's slice and hop latency in series; the DES overlaps hop latency with the other slices' sends and the next loop"
+	const fill = "pipeline fill: the closed form fills the chain or tree hop by hop at the rate one channel group gets on an idle hop; the DES shares each hop with the groups that reach it at once"
+	ring := c.algo == model.AlgoRing && c.coll != model.Broadcast
+	chain := c.coll == model.Broadcast
 	if size >= 1<<30 {
-		if c.algo == model.AlgoRing && c.coll != model.Broadcast && c.preset == "gb200-nvl72" && c.nodes > 1 {
-			return "ring step latency on 144+ ranks: the closed form pays every step's slice and hop latency in series, the DES overlaps the latency of one loop with the sends of the next", 0.12
-		}
-		if c.coll == model.Broadcast && c.preset == "gb200-nvl72" && c.nodes > 1 {
-			return "chain fill over 143+ hops: the closed form fills the pipeline hop by hop at an idle hop's rate, the DES shares each hop with the channel groups that reach it at once", 0.16
+		switch {
+		case ring && ranks >= 128:
+			return ringLat, 0.20
+		case chain && ranks >= 128:
+			return fill, 0.16
 		}
 		return "", 0.05
 	}
 	switch {
-	case c.algo == model.AlgoTree || c.algo == model.AlgoNVLSTree || c.coll == model.Broadcast:
-		return "pipeline fill at 64 MiB (few chunks per channel): the closed form fills the chain and tree hop by hop at an idle hop's rate; the DES overlaps the first chunks' hops with the next chunks", 0.20
-	case c.algo == model.AlgoRing && c.nodes > 1:
-		return "ring step latency at 64 MiB: the closed form pays each step's slice and hop latency in series; the DES overlaps hop latency with the other slices' sends", 0.15
+	case chain && c.nodes > 1:
+		return fill, 0.45
+	case c.algo == model.AlgoTree || c.algo == model.AlgoNVLSTree || chain:
+		return fill, 0.27
+	case ring && c.nodes > 1:
+		return ringLat, 0.22
 	}
 	return "", 0.05
 }
@@ -98,7 +106,7 @@ func runCross(t *testing.T, nodes []int, sizes []model.Bytes) {
 			an := predictReq(t, e, req, size)
 			rel := (d.TimeUs - an.TimeUs) / an.TimeUs
 			fmt.Fprintf(&table, "%-34s %6s %12.1f %12.1f %+7.2f%%\n", c.key(), model.FormatBytes(size), d.TimeUs, an.TimeUs, 100*rel)
-			effect, bound := gap(c, size)
+			effect, bound := gap(c, size, e.Cluster.NumRanks())
 			if math.Abs(rel) <= bound {
 				continue
 			}
