@@ -54,6 +54,9 @@ type NCCLDevice struct {
 	Device int    `json:"device"`
 	BusID  string `json:"bus_id,omitempty"`
 	Name   string `json:"name,omitempty"`
+	// Choice says how a rank of a multi-process run chose its GPU ("the
+	// only visible GPU", "SLURM_LOCALID=3 of 8 visible GPUs", ...).
+	Choice string `json:"choice,omitempty"`
 }
 
 // Sweep is one collective's table.
@@ -119,6 +122,7 @@ func newTiming(c model.Collective, size int64, secs float64, n int) Timing {
 // ncclRank is one rank this process drives.
 type ncclRank struct {
 	rank, dev  int
+	choice     string // how the GPU was chosen (multi-process runs)
 	comm       Comm
 	s          Stream
 	send, recv Buffer
@@ -149,10 +153,11 @@ func (r *runner) probeNCCL(ctx context.Context) error {
 	if r.nranks > 1 {
 		res.Mode = "multi-process"
 		nranks = r.nranks
-		if r.localRank >= len(devs) {
-			return fmt.Errorf("rank %d is local rank %d on %s, which has only %d GPUs", r.rank, r.localRank, r.machine.Hostname, len(devs))
+		d, how, err := pickGPU(devs, r.localRank, r.o.Getenv)
+		if err != nil {
+			return fmt.Errorf("rank %d on %s: %w", r.rank, r.machine.Hostname, err)
 		}
-		local = []*ncclRank{{rank: r.rank, dev: devs[r.localRank].Index}}
+		local = []*ncclRank{{rank: r.rank, dev: d.Index, choice: how}}
 	} else {
 		for i, d := range devs {
 			local = append(local, &ncclRank{rank: i, dev: d.Index})
@@ -163,7 +168,7 @@ func (r *runner) probeNCCL(ctx context.Context) error {
 	// Who is where: every rank's GPU, gathered to every rank.
 	mine := make([]NCCLDevice, len(local))
 	for i, l := range local {
-		mine[i] = NCCLDevice{Rank: l.rank, Host: r.machine.Hostname, Pid: r.o.Pid, Device: l.dev, BusID: busOf(devs, l.dev), Name: r.gpuName(busOf(devs, l.dev))}
+		mine[i] = NCCLDevice{Rank: l.rank, Host: r.machine.Hostname, Pid: r.o.Pid, Device: l.dev, BusID: busOf(devs, l.dev), Name: r.gpuName(busOf(devs, l.dev)), Choice: l.choice}
 	}
 	if res.Devices, err = r.gatherDevices(ctx, mine); err != nil {
 		return err

@@ -52,6 +52,10 @@ type Options struct {
 	Tool string
 	// BackendName is recorded in the report ("native", "fake").
 	BackendName string
+	// Getenv reads the launcher's variables (SLURM_LOCALID,
+	// OMPI_COMM_WORLD_LOCAL_RANK, LOCAL_RANK) and NCCL's settings (nil:
+	// os.Getenv).
+	Getenv func(string) string
 }
 
 // DefaultOptions are the defaults of the collsim hwbench command.
@@ -156,6 +160,9 @@ func Run(ctx context.Context, b Backend, o Options) (*Report, error) {
 	}
 	if o.Tool == "" {
 		o.Tool = "collsim hwbench"
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 	if err := o.validate(); err != nil {
 		return nil, err

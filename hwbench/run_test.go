@@ -26,6 +26,7 @@ func fakeOptions(dir string) Options {
 	o.Pid = 4242
 	o.Tool = "collsim hwbench test"
 	o.BackendName = "fake"
+	o.Getenv = func(string) string { return "" } // not this test process's launcher
 	return o
 }
 

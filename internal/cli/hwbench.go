@@ -17,7 +17,7 @@ func hwbenchCommand(e *env) *cli.Command {
 		Name:  "hwbench",
 		Usage: "measure this machine: topology, copy and peer-to-peer bandwidth, NCCL sweeps, GPUDirect RDMA",
 		UsageText: "collsim hwbench [--probes topo,copy,p2p,nccl,gdr] [--out hwbench.json] [--minbytes 8 --maxbytes 1G --stepfactor 2]\n" +
-			"   collsim hwbench --rank R --nranks N --coordinator HOST:PORT ...   (or SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/SIZE)",
+			"   collsim hwbench --rank R --nranks N --coordinator HOST:PORT ...   (or SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/SIZE, torchrun RANK/WORLD_SIZE)",
 		Description: "Loads libcudart, libnvidia-ml, libnccl.so.2 and libibverbs.so.1 at run time (LD_LIBRARY_PATH); a probe whose\n" +
 			"library is missing is skipped. The JSON report is rewritten after every probe; the nccl probe also writes\n" +
 			"nccl-tests text. Progress goes to stderr. See docs/hwbench.md.",
@@ -32,7 +32,7 @@ func hwbenchCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "warmup", Aliases: []string{"w"}, Value: def.Warmup, Usage: "untimed warm-up iterations per measurement"},
 			&cli.StringFlag{Name: "copybytes", Value: model.FormatBytes(def.CopyBytes), Usage: "size of one copy in the copy and p2p probes"},
 			&cli.IntFlag{Name: "rank", Usage: "this process's rank in a multi-process run"},
-			&cli.IntFlag{Name: "nranks", Usage: "number of processes (default: SLURM_NTASKS or OMPI_COMM_WORLD_SIZE, else 1)"},
+			&cli.IntFlag{Name: "nranks", Usage: "number of processes (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE or WORLD_SIZE, else 1)"},
 			&cli.StringFlag{Name: "coordinator", Usage: "rank 0's `HOST:PORT` for a multi-process run"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
 			&cli.BoolFlag{Name: "fake", Hidden: true, Usage: "measure a simulated machine (tests, demos)"},
