@@ -144,6 +144,23 @@ type Runtime interface {
 	SetPeerAccess(dev, peer int, on bool) error
 	// NewStream creates a stream on GPU dev.
 	NewStream(dev int) (Stream, error)
+	// ExportDMABuf exports device buffer b as a DMA-BUF file descriptor
+	// (cuMemGetHandleForAddressRange, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD),
+	// the range widened to page boundaries as NCCL does. Close it with
+	// CloseDMABuf.
+	ExportDMABuf(b Buffer) (DMABuf, error)
+	// CloseDMABuf closes a descriptor ExportDMABuf returned.
+	CloseDMABuf(d DMABuf) error
+}
+
+// DMABuf is GPU memory exported as a DMA-BUF: descriptor FD covers Length
+// bytes from virtual address Base; the buffer it was made for starts
+// Offset bytes in.
+type DMABuf struct {
+	FD     int
+	Base   uint64
+	Length uint64
+	Offset uint64
 }
 
 // Stream is an ordered queue of GPU work on one device.
@@ -221,8 +238,12 @@ type Route struct {
 // Loopback is two connected RC queue pairs on one port.
 type Loopback interface {
 	// Register registers a buffer (host memory, or GPU memory when
-	// GPUDirect RDMA works) for RDMA.
+	// nvidia-peermem makes GPUDirect RDMA work) for RDMA with ibv_reg_mr.
 	Register(b Buffer) (Region, error)
+	// RegisterDMABuf registers GPU buffer b through its DMA-BUF export d
+	// with ibv_reg_dmabuf_mr (iova b's address), the path NCCL takes when
+	// the kernel, driver and rdma-core support it.
+	RegisterDMABuf(b Buffer, d DMABuf) (Region, error)
 	// WriteBandwidth RDMA-writes size bytes from src to dst iters times
 	// with depth writes in flight and returns the elapsed host time.
 	WriteBandwidth(src, dst Region, size int64, iters, depth int) (time.Duration, error)

@@ -29,9 +29,15 @@ type FakeConfig struct {
 	NICs     int
 	NICRate  int
 	Ethernet bool
-	// NoGPUDirect makes registering GPU memory fail and leaves the
-	// nvidia_peermem module out.
+	// NoGPUDirect makes registering GPU memory fail both ways (NoPeerMem
+	// and NoDMABuf together).
 	NoGPUDirect bool
+	// NoPeerMem leaves the nvidia_peermem module out, so ibv_reg_mr of
+	// GPU memory fails.
+	NoPeerMem bool
+	// NoDMABuf makes the driver report no DMA-BUF support, so the
+	// DMA-BUF export fails.
+	NoDMABuf bool
 	// Missing lists libraries to pretend are absent: "nvml", "cudart",
 	// "nccl", "ibverbs".
 	Missing []string
@@ -58,6 +64,7 @@ type Fake struct {
 	peer    map[[2]int]bool
 	ids     int
 	seenIDs [][]byte
+	fds     int
 }
 
 // Bandwidths (GB/s) and latencies of the fake's timing model.
@@ -282,7 +289,7 @@ func (f *Fake) build() {
 	file("proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Fake Xeon\n")
 	file("proc/sys/kernel/osrelease", "6.8.0-fake\n")
 	file("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fake\n")
-	if !f.cfg.NoGPUDirect {
+	if !f.peerMemOff() {
 		file("sys/module/nvidia_peermem/refcnt", "0\n")
 	}
 	f.files = m
@@ -410,6 +417,33 @@ func (r fakeRuntime) SetPeerAccess(dev, peer int, on bool) error {
 	r.f.mu.Lock()
 	defer r.f.mu.Unlock()
 	r.f.peer[[2]int{dev, peer}] = on
+	return nil
+}
+
+func (f *Fake) peerMemOff() bool { return f.cfg.NoGPUDirect || f.cfg.NoPeerMem }
+func (f *Fake) dmaBufOff() bool  { return f.cfg.NoGPUDirect || f.cfg.NoDMABuf }
+
+func (r fakeRuntime) ExportDMABuf(b Buffer) (DMABuf, error) {
+	if b.Kind != DeviceMem {
+		return DMABuf{}, fmt.Errorf("fake cuda: DMA-BUF export of %s memory", b.Kind)
+	}
+	if r.f.dmaBufOff() {
+		return DMABuf{}, fmt.Errorf("the driver reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0 on GPU %d (fake)", b.Device)
+	}
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	if _, ok := r.f.live[b.Addr]; !ok {
+		return DMABuf{}, fmt.Errorf("fake cuda: cuMemGetHandleForAddressRange: %#x is not an allocation", b.Addr)
+	}
+	r.f.fds++
+	base := b.Addr &^ 4095
+	return DMABuf{FD: 100 + r.f.fds, Base: base, Length: (b.Addr + uint64(b.Size) + 4095) &^ 4095 - base, Offset: b.Addr - base}, nil
+}
+
+func (r fakeRuntime) CloseDMABuf(d DMABuf) error {
+	if d.FD < 100 {
+		return fmt.Errorf("fake cuda: close of unknown descriptor %d", d.FD)
+	}
 	return nil
 }
 
@@ -633,15 +667,28 @@ type fakeLoopback struct {
 	gbps float64
 }
 
-type fakeRegion struct{ b Buffer }
+type fakeRegion struct {
+	b   Buffer
+	via string // "host", "peermem" or "dmabuf"
+}
 
 func (fakeRegion) Close() error { return nil }
 
 func (l *fakeLoopback) Register(b Buffer) (Region, error) {
-	if b.Kind == DeviceMem && l.f.cfg.NoGPUDirect {
-		return nil, fmt.Errorf("verbs: ibv_reg_mr: %d bytes at %#x: ibv_reg_mr: Bad address", b.Size, b.Addr)
+	if b.Kind == DeviceMem {
+		if l.f.peerMemOff() {
+			return nil, fmt.Errorf("verbs: ibv_reg_mr: %d bytes at %#x: ibv_reg_mr: Bad address", b.Size, b.Addr)
+		}
+		return fakeRegion{b, "peermem"}, nil
 	}
-	return fakeRegion{b}, nil
+	return fakeRegion{b, "host"}, nil
+}
+
+func (l *fakeLoopback) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
+	if b.Kind != DeviceMem || d.FD < 100 || d.Base+d.Offset != b.Addr || d.Offset+uint64(b.Size) > d.Length {
+		return nil, fmt.Errorf("verbs: ibv_reg_dmabuf_mr: %d bytes at offset %d of fd %d: Invalid argument", b.Size, d.Offset, d.FD)
+	}
+	return fakeRegion{b, "dmabuf"}, nil
 }
 
 func (l *fakeLoopback) rates(src, dst Region) (bw float64, lat time.Duration) {

@@ -235,6 +235,29 @@ func (r nativeRuntime) SetPeerAccess(dev, peer int, on bool) error {
 	return r.rt.DisablePeerAccess(dev, peer)
 }
 
+func (r nativeRuntime) ExportDMABuf(b Buffer) (DMABuf, error) {
+	if b.Kind != DeviceMem {
+		return DMABuf{}, fmt.Errorf("hwbench: DMA-BUF export of %s memory", b.Kind)
+	}
+	ok, err := r.rt.DriverAttribute(cuda.AttrDMABufSupported, b.Device)
+	if err != nil {
+		return DMABuf{}, err
+	}
+	if ok == 0 {
+		return DMABuf{}, fmt.Errorf("the driver reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0 on GPU %d (DMA-BUF needs the open GPU kernel modules and Linux 5.12 or later)", b.Device)
+	}
+	page := uint64(os.Getpagesize())
+	base := b.Addr &^ (page - 1)
+	end := (b.Addr + uint64(b.Size) + page - 1) &^ (page - 1)
+	fd, err := r.rt.DMABufFD(cuda.Ptr(base), end-base)
+	if err != nil {
+		return DMABuf{}, err
+	}
+	return DMABuf{FD: fd, Base: base, Length: end - base, Offset: b.Addr - base}, nil
+}
+
+func (r nativeRuntime) CloseDMABuf(d DMABuf) error { return cuda.CloseFD(d.FD) }
+
 func (r nativeRuntime) NewStream(dev int) (Stream, error) {
 	s, err := r.rt.StreamCreate(dev)
 	if err != nil {
@@ -454,6 +477,14 @@ func (r nativeRegion) Close() error { return r.mr.Close() }
 
 func (l *nativeLoopback) Register(b Buffer) (Region, error) {
 	mr, err := l.lb.Register(b.Addr, uint64(b.Size))
+	if err != nil {
+		return nil, err
+	}
+	return nativeRegion{mr}, nil
+}
+
+func (l *nativeLoopback) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
+	mr, err := l.lb.RegisterDMABuf(d.Offset, uint64(b.Size), b.Addr, d.FD)
 	if err != nil {
 		return nil, err
 	}

@@ -161,6 +161,9 @@ typedef struct {
 	void *(*create_qp)(void *, struct hb_qp_init_attr *);
 	int (*modify_qp)(void *, struct hb_qp_attr *, int);
 	int (*destroy_qp)(void *);
+	// ibv_reg_dmabuf_mr(pd, offset, length, iova, fd, access): rdma-core
+	// v34+ (IBVERBS_1.12); NULL when the library predates it.
+	void *(*reg_dmabuf_mr)(void *, uint64_t, size_t, uint64_t, int, int);
 } hb_verbs;
 
 #define P(x) ((void *)(uintptr_t)(x))
@@ -314,6 +317,18 @@ static uintptr_t hb_reg_mr(hb_verbs *f, hb_lb *lb, uintptr_t addr, size_t len, u
 }
 static int hb_dereg_mr(hb_verbs *f, uintptr_t mr) { return f->dereg_mr(P(mr)); }
 
+// hb_reg_dmabuf_mr registers len bytes at offset off of the DMA-BUF fd,
+// addressed by RDMA at iova.
+static uintptr_t hb_reg_dmabuf_mr(hb_verbs *f, hb_lb *lb, uint64_t off, size_t len, uint64_t iova, int fd,
+                                  uint32_t *lkey, uint32_t *rkey, char *err, size_t n) {
+	errno = 0;
+	struct hb_mr *mr = f->reg_dmabuf_mr(lb->pd, off, len, iova, fd, HB_ACCESS);
+	if (!mr) { seterr(err, n, "ibv_reg_dmabuf_mr"); return 0; }
+	*lkey = mr->lkey;
+	*rkey = mr->rkey;
+	return (uintptr_t)mr;
+}
+
 static int64_t now_ns(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -405,13 +420,13 @@ type Lib struct {
 	f   *C.hb_verbs
 }
 
-var symbols = dl.Syms(
+var symbols = append(dl.Syms(
 	"ibv_get_device_list", "ibv_free_device_list", "ibv_get_device_name",
 	"ibv_open_device", "ibv_close_device", "ibv_query_device",
 	"ibv_query_port", // the exported compat symbol; see the package comment
 	"ibv_query_gid", "ibv_alloc_pd", "ibv_dealloc_pd", "ibv_reg_mr", "ibv_dereg_mr",
 	"ibv_create_cq", "ibv_destroy_cq", "ibv_create_qp", "ibv_modify_qp", "ibv_destroy_qp",
-)
+), dl.Sym{Name: "ibv_reg_dmabuf_mr", Optional: true})
 
 // Load opens libibverbs.so.1. A missing library is an error wrapping
 // dl.ErrLibraryNotFound.
@@ -442,6 +457,7 @@ func LoadFrom(sonames []string) (*Lib, error) {
 	f.create_qp = a("ibv_create_qp")
 	f.modify_qp = a("ibv_modify_qp")
 	f.destroy_qp = a("ibv_destroy_qp")
+	f.reg_dmabuf_mr = a("ibv_reg_dmabuf_mr")
 	return &Lib{lib: lib, f: f}, nil
 }
 
@@ -632,6 +648,26 @@ func (lb *Loopback) Register(addr, n uint64) (*MR, error) {
 		return nil, &Error{Op: "ibv_reg_mr", Msg: fmt.Sprintf("%d bytes at %#x: %s", n, addr, cerr(buf))}
 	}
 	return &MR{lb: lb, mr: mr, addr: addr, size: n, lkey: uint32(lkey), rkey: uint32(rkey)}, nil
+}
+
+// HasDMABuf reports whether the library has ibv_reg_dmabuf_mr (rdma-core
+// v34 and later).
+func (l *Lib) HasDMABuf() bool { return l.lib.Has("ibv_reg_dmabuf_mr") }
+
+// RegisterDMABuf registers n bytes at offset off of DMA-BUF descriptor fd
+// (GPU memory exported by cuMemGetHandleForAddressRange) for local and
+// remote access at virtual address iova, which is how writes address it.
+func (lb *Loopback) RegisterDMABuf(off, n, iova uint64, fd int) (*MR, error) {
+	if !lb.c.l.HasDMABuf() {
+		return nil, &Error{Op: "ibv_reg_dmabuf_mr", Msg: lb.c.l.Soname() + " predates it (rdma-core v34+)"}
+	}
+	buf := make([]C.char, errLen)
+	var lkey, rkey C.uint32_t
+	mr := C.hb_reg_dmabuf_mr(lb.c.l.f, lb.lb, C.uint64_t(off), C.size_t(n), C.uint64_t(iova), C.int(fd), &lkey, &rkey, &buf[0], errLen)
+	if mr == 0 {
+		return nil, &Error{Op: "ibv_reg_dmabuf_mr", Msg: fmt.Sprintf("%d bytes at offset %d of fd %d: %s", n, off, fd, cerr(buf))}
+	}
+	return &MR{lb: lb, mr: mr, addr: iova, size: n, lkey: uint32(lkey), rkey: uint32(rkey)}, nil
 }
 
 // Close deregisters the region.

@@ -61,6 +61,14 @@ type MR struct{}
 // Register fails with dl.ErrUnsupported.
 func (lb *Loopback) Register(addr, n uint64) (*MR, error) { return nil, dl.ErrUnsupported }
 
+// HasDMABuf reports false in this build.
+func (l *Lib) HasDMABuf() bool { return false }
+
+// RegisterDMABuf fails with dl.ErrUnsupported.
+func (lb *Loopback) RegisterDMABuf(off, n, iova uint64, fd int) (*MR, error) {
+	return nil, dl.ErrUnsupported
+}
+
 // Close does nothing.
 func (m *MR) Close() error { return nil }
 
