@@ -437,7 +437,7 @@ func (r fakeRuntime) ExportDMABuf(b Buffer) (DMABuf, error) {
 	}
 	r.f.fds++
 	base := b.Addr &^ 4095
-	return DMABuf{FD: 100 + r.f.fds, Base: base, Length: (b.Addr + uint64(b.Size) + 4095) &^ 4095 - base, Offset: b.Addr - base}, nil
+	return DMABuf{FD: 100 + r.f.fds, Base: base, Length: (b.Addr+uint64(b.Size)+4095)&^4095 - base, Offset: b.Addr - base}, nil
 }
 
 func (r fakeRuntime) CloseDMABuf(d DMABuf) error {
