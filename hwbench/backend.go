@@ -151,6 +151,11 @@ type Runtime interface {
 	ExportDMABuf(b Buffer) (DMABuf, error)
 	// CloseDMABuf closes a descriptor ExportDMABuf returned.
 	CloseDMABuf(d DMABuf) error
+	// Hold queues a spin kernel on s that keeps the stream from starting
+	// the work queued after it until release is called (CUDA's
+	// p2pBandwidthLatencyTest method), so that work runs back to back,
+	// not as fast as the host issues it.
+	Hold(s Stream) (release func() error, err error)
 }
 
 // DMABuf is GPU memory exported as a DMA-BUF: descriptor FD covers Length

@@ -38,6 +38,13 @@ type FakeConfig struct {
 	// NoDMABuf makes the driver report no DMA-BUF support, so the
 	// DMA-BUF export fails.
 	NoDMABuf bool
+	// IssueCost is the host time every stream call takes (0: none); with
+	// it, small copies issued one by one are timed at the issue rate
+	// unless a spin kernel holds the stream.
+	IssueCost time.Duration
+	// NoSpinKernel makes Hold fail, as on a machine where the spin
+	// kernel cannot be loaded.
+	NoSpinKernel bool
 	// Missing lists libraries to pretend are absent: "nvml", "cudart",
 	// "nccl", "ibverbs".
 	Missing []string
@@ -461,6 +468,7 @@ type fakeStream struct {
 	dev    int
 	t      float64 // seconds
 	closed bool
+	held   bool
 }
 
 type fakeEvent struct {
@@ -470,11 +478,36 @@ type fakeEvent struct {
 
 func (s *fakeStream) Device() int { return s.dev }
 
-// catchUp makes new work start no earlier than the host's present.
+// catchUp charges the host's issue cost and makes new work start no
+// earlier than the host's present, unless a spin kernel holds the stream.
 func (s *fakeStream) catchUp() {
 	s.f.mu.Lock()
-	s.t = max(s.t, s.f.now)
+	s.f.now += s.f.cfg.IssueCost.Seconds()
+	if !s.held {
+		s.t = max(s.t, s.f.now)
+	}
 	s.f.mu.Unlock()
+}
+
+func (r fakeRuntime) Hold(st Stream) (func() error, error) {
+	s, ok := st.(*fakeStream)
+	if !ok {
+		return nil, fmt.Errorf("fake cuda: foreign stream")
+	}
+	if r.f.cfg.NoSpinKernel {
+		return nil, fmt.Errorf("fake cuda: cuModuleLoadData: device kernel image is invalid")
+	}
+	s.catchUp()
+	s.held = true
+	return func() error {
+		// The queued work starts now, back to back: its events keep
+		// their spacing.
+		s.f.mu.Lock()
+		s.held = false
+		s.f.now = max(s.f.now, s.t)
+		s.f.mu.Unlock()
+		return nil
+	}, nil
 }
 
 // copyCost is the simulated time of a copy of n bytes from src to dst.

@@ -156,3 +156,39 @@ func TestRunLauncherBinding(t *testing.T) {
 		})
 	}
 }
+
+// TestP2PLatencyMethod checks the latency method on a fake whose host takes
+// 5 us to issue each call while a 4-byte copy takes about 2 us: with the
+// spin kernel the copies run back to back and the matrix shows the copy
+// latency; without it (no kernel could be loaded) the figure is the issue
+// cost, and the result says which method it used.
+func TestP2PLatencyMethod(t *testing.T) {
+	issue := 5 * time.Microsecond
+	for _, tc := range []struct {
+		name   string
+		noSpin bool
+		method string
+		want   float64 // us
+	}{
+		{"spin kernel", false, "spin-kernel", fakeCopyLatency.Seconds()*1e6 + 4/(fakeP2PNVLink*1e3)},
+		{"fallback", true, "back-to-back", issue.Seconds() * 1e6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := fakeOptions(t.TempDir())
+			o.Probes = []string{"p2p"}
+			o.CopyBytes = model.MiB
+			rep, err := Run(context.Background(), NewFake(FakeConfig{GPUs: 2, IssueCost: issue, NoSpinKernel: tc.noSpin}), o)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			p := rep.P2P
+			if p.LatencyMethod != tc.method || (tc.noSpin != (p.LatencyNote != "")) {
+				t.Errorf("method %q note %q, want %q", p.LatencyMethod, p.LatencyNote, tc.method)
+			}
+			lat := p.Matrices[5] // P2P=Enabled latency
+			if got := float64(lat.Values[0][1]); !near(got, tc.want, 0.02) {
+				t.Errorf("latency 0->1 = %.3f us, want %.3f", got, tc.want)
+			}
+		})
+	}
+}

@@ -258,6 +258,35 @@ func (r nativeRuntime) ExportDMABuf(b Buffer) (DMABuf, error) {
 
 func (r nativeRuntime) CloseDMABuf(d DMABuf) error { return cuda.CloseFD(d.FD) }
 
+// holdTimeoutClocks bounds the spin kernel: about 5 s at 2 GHz, should the
+// host never release it.
+const holdTimeoutClocks = 10_000_000_000
+
+func (r nativeRuntime) Hold(s Stream) (func() error, error) {
+	ns, ok := s.(*nativeStream)
+	if !ok {
+		return nil, fmt.Errorf("hwbench: stream of another backend")
+	}
+	host, dev, err := r.rt.MappedFlag()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.rt.LaunchDelay(ns.dev, ns.s, dev, holdTimeoutClocks); err != nil {
+		r.rt.FreeHost(host)
+		return nil, err
+	}
+	return func() error {
+		cuda.SetFlag(host, 1)
+		// The kernel may still read the flag: free it once the stream
+		// has passed it.
+		err := r.rt.StreamSynchronize(ns.dev, ns.s)
+		if ferr := r.rt.FreeHost(host); err == nil {
+			err = ferr
+		}
+		return err
+	}, nil
+}
+
 func (r nativeRuntime) NewStream(dev int) (Stream, error) {
 	s, err := r.rt.StreamCreate(dev)
 	if err != nil {
