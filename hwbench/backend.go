@@ -101,6 +101,9 @@ type Buffer struct {
 	Device int
 	Addr   uint64
 	Size   int64
+	// NUMA is the node pinned host memory was bound to (AllocPinned); -1
+	// when it was not bound (then the kernel placed it).
+	NUMA int
 }
 
 // Slice returns the n bytes of b that start at offset off. It panics when
@@ -136,6 +139,10 @@ type Runtime interface {
 	Devices() ([]DeviceInfo, error)
 	// Alloc allocates n zeroed bytes of kind (on GPU dev for DeviceMem).
 	Alloc(kind MemKind, dev int, n int64) (Buffer, error)
+	// AllocPinned allocates n bytes of pinned host memory bound to NUMA
+	// node numa (numa < 0: unbound). The buffer's NUMA is the node, or -1
+	// when the kernel refused the binding.
+	AllocPinned(n int64, numa int) (Buffer, error)
 	// Free releases a buffer Alloc returned.
 	Free(b Buffer) error
 	// CanAccessPeer reports whether dev can map peer's memory.

@@ -88,6 +88,9 @@ const (
 	fakeNCCLBusBW   = 360.0
 	fakeRDMAEff     = 0.96 // of the line rate
 	fakeRDMAGPUEff  = 0.93
+	// fakeFarNUMA scales a pinned copy whose host memory sits on the
+	// other socket (the fake's figure, not a measurement).
+	fakeFarNUMA = 0.8
 )
 
 var (
@@ -293,6 +296,7 @@ func (f *Fake) build() {
 		}
 		f.hcas = append(f.hcas, HCA{Name: name, NUMA: -1, FirmwareVersion: "28.39.1002", NodeGUID: guid, Ports: []HCAPort{port}})
 	}
+	file("sys/devices/system/node/online", map[int]string{1: "0\n", 2: "0-1\n"}[ns])
 	file("proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Fake Xeon\n")
 	file("proc/sys/kernel/osrelease", "6.8.0-fake\n")
 	file("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fake\n")
@@ -394,9 +398,23 @@ func (r fakeRuntime) Alloc(kind MemKind, dev int, n int64) (Buffer, error) {
 	}
 	r.f.mu.Lock()
 	defer r.f.mu.Unlock()
-	b := Buffer{Kind: kind, Device: dev, Addr: r.f.next, Size: n}
+	b := Buffer{Kind: kind, Device: dev, Addr: r.f.next, Size: n, NUMA: -1}
 	r.f.next += uint64(n+4095)&^4095 + 4096
 	r.f.live[b.Addr] = b
+	return b, nil
+}
+
+func (r fakeRuntime) AllocPinned(n int64, numa int) (Buffer, error) {
+	b, err := r.Alloc(PinnedMem, 0, n)
+	if err != nil {
+		return b, err
+	}
+	if numa >= 0 && numa < r.f.sockets() {
+		b.NUMA = numa
+		r.f.mu.Lock()
+		r.f.live[b.Addr] = b
+		r.f.mu.Unlock()
+	}
 	return b, nil
 }
 
@@ -539,7 +557,22 @@ func (f *Fake) copyCost(dst, src Buffer, n int64) float64 {
 			bw, lat = fakeP2PStaged, fakeStagedLatency.Seconds()
 		}
 	}
+	if h, d := hostAndDevice(dst, src); h.Kind == PinnedMem && h.NUMA >= 0 && d.Device < len(f.inv.GPUs) && f.inv.GPUs[d.Device].NUMA != h.NUMA {
+		bw *= fakeFarNUMA
+	}
 	return lat + float64(n)/(bw*1e9)
+}
+
+// hostAndDevice returns the host and the device side of a host-device copy
+// (zero Buffers otherwise).
+func hostAndDevice(dst, src Buffer) (host, dev Buffer) {
+	switch {
+	case src.Kind != DeviceMem && dst.Kind == DeviceMem:
+		return src, dst
+	case src.Kind == DeviceMem && dst.Kind != DeviceMem:
+		return dst, src
+	}
+	return Buffer{Kind: DeviceMem}, Buffer{}
 }
 
 func (s *fakeStream) Copy(dst, src Buffer, n int64) error {

@@ -39,6 +39,9 @@ type GDRPort struct {
 	// first choice), "peermem" (ibv_reg_mr through nvidia-peermem) or
 	// "none". DMABuf and PeerMem are each way's outcome: "ok" or why not.
 	Mechanism string `json:"gpudirect_mechanism,omitempty"`
+	// HostNUMA is the node the host rows' pinned memory was bound to:
+	// the HCA's (sysfs numa_node); -1 when unknown or not bound.
+	HostNUMA int `json:"host_numa"`
 	DMABuf    string `json:"dmabuf,omitempty"`
 	PeerMem   string `json:"peermem,omitempty"`
 	// Bandwidth and Latency rows; GPU rows are absent without GPUDirect.
@@ -212,7 +215,11 @@ func (r *runner) probeGDR(ctx context.Context) error {
 			}
 			gp := GDRPort{HCA: h.Name, Port: p.Port, LinkLayer: p.LinkLayer, RateGbps: p.RateGbps}
 			gp.GPU, gp.Path = closestGPU(bySys[h.Name], devs, cache)
-			if err := r.gdrPort(rt, rd, &gp, p); err != nil {
+			nicNUMA := -1
+			if s := bySys[h.Name]; s != nil && s.pci != nil {
+				nicNUMA = s.pci.NUMA
+			}
+			if err := r.gdrPort(rt, rd, &gp, p, nicNUMA); err != nil {
 				gp.Error = err.Error()
 				failures = append(failures, fmt.Sprintf("%s port %d: %v", h.Name, p.Port, err))
 			}
@@ -296,7 +303,7 @@ func registerWith(rt Runtime, lb Loopback, b Buffer, mech string) (Region, error
 	return reg, err
 }
 
-func (r *runner) gdrPort(rt Runtime, rd RDMA, gp *GDRPort, p HCAPort) error {
+func (r *runner) gdrPort(rt Runtime, rd RDMA, gp *GDRPort, p HCAPort, nicNUMA int) error {
 	route, err := chooseRoute(p)
 	if err != nil {
 		return err
@@ -317,11 +324,13 @@ func (r *runner) gdrPort(rt Runtime, rd RDMA, gp *GDRPort, p HCAPort) error {
 			regs[i].Close()
 		}
 	}()
+	gp.HostNUMA = -1
 	for k := 0; k < 2; k++ {
-		b, err := a.alloc(PinnedMem, 0, size)
+		b, err := a.allocPinned(size, nicNUMA)
 		if err != nil {
 			return err
 		}
+		gp.HostNUMA = b.NUMA
 		reg, err := lb.Register(b)
 		if err != nil {
 			return err

@@ -183,7 +183,7 @@ func (r nativeRuntime) Devices() ([]DeviceInfo, error) {
 }
 
 func (r nativeRuntime) Alloc(kind MemKind, dev int, n int64) (Buffer, error) {
-	b := Buffer{Kind: kind, Device: dev, Size: n}
+	b := Buffer{Kind: kind, Device: dev, Size: n, NUMA: -1}
 	if kind != DeviceMem {
 		b.Device = 0
 	}
@@ -198,7 +198,7 @@ func (r nativeRuntime) Alloc(kind MemKind, dev int, n int64) (Buffer, error) {
 			}
 		}
 	case PinnedMem:
-		p, err = r.rt.MallocHost(sz)
+		p, _, err = r.rt.MallocHostNUMA(sz, -1)
 	case PageableMem:
 		p, err = cuda.MallocPageable(sz)
 	default:
@@ -208,6 +208,18 @@ func (r nativeRuntime) Alloc(kind MemKind, dev int, n int64) (Buffer, error) {
 		return Buffer{}, fmt.Errorf("allocating %s of %s memory: %w", model.FormatBytes(model.Bytes(n)), kind, err)
 	}
 	b.Addr = uint64(p)
+	return b, nil
+}
+
+func (r nativeRuntime) AllocPinned(n int64, numa int) (Buffer, error) {
+	p, bound, err := r.rt.MallocHostNUMA(uint64(max(n, 1)), numa)
+	if err != nil {
+		return Buffer{}, fmt.Errorf("allocating %s of pinned memory on NUMA node %d: %w", model.FormatBytes(model.Bytes(n)), numa, err)
+	}
+	b := Buffer{Kind: PinnedMem, Addr: uint64(p), Size: n, NUMA: -1}
+	if bound {
+		b.NUMA = numa
+	}
 	return b, nil
 }
 
