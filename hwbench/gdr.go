@@ -41,9 +41,9 @@ type GDRPort struct {
 	Mechanism string `json:"gpudirect_mechanism,omitempty"`
 	// HostNUMA is the node the host rows' pinned memory was bound to:
 	// the HCA's (sysfs numa_node); -1 when unknown or not bound.
-	HostNUMA int `json:"host_numa"`
-	DMABuf    string `json:"dmabuf,omitempty"`
-	PeerMem   string `json:"peermem,omitempty"`
+	HostNUMA int    `json:"host_numa"`
+	DMABuf   string `json:"dmabuf,omitempty"`
+	PeerMem  string `json:"peermem,omitempty"`
 	// Bandwidth and Latency rows; GPU rows are absent without GPUDirect.
 	Bandwidth []RDMABandwidth `json:"bandwidth,omitempty"`
 	Latency   []RDMALatency   `json:"latency,omitempty"`
