@@ -127,7 +127,8 @@ type DeviceInfo struct {
 	ComputeCapability string `json:"compute_capability,omitempty"`
 	SMs               int    `json:"sms,omitempty"`
 	CopyEngines       int    `json:"copy_engines,omitempty"`
-	// MemoryBytes and FreeBytes are the device memory at probe time.
+	// MemoryBytes and FreeBytes are the device memory at probe time, as
+	// NVML reports it (0 without NVML).
 	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
 	FreeBytes   uint64 `json:"free_bytes,omitempty"`
 }
@@ -223,8 +224,12 @@ type Comm interface {
 	// rank for AllGather and ReduceScatter, total otherwise). Broadcast
 	// uses root 0.
 	Launch(op model.Collective, send, recv Buffer, count int64, s Stream) error
-	// Close destroys the communicator.
+	// Close destroys the communicator after its work (ncclCommDestroy).
 	Close() error
+	// Abort frees the communicator without waiting for outstanding work
+	// (ncclCommAbort): after a failed collective, ncclCommDestroy may
+	// block on work that never finishes.
+	Abort() error
 }
 
 // RDMA is the part of ibverbs the gdr probe and topology use.
@@ -289,6 +294,7 @@ type GPUInfo struct {
 	// BusID is the PCI address in sysfs form ("0000:18:00.0").
 	BusID             string `json:"bus_id"`
 	MemoryBytes       uint64 `json:"memory_bytes,omitempty"`
+	FreeBytes         uint64 `json:"free_bytes,omitempty"`
 	NUMA              int    `json:"numa"`
 	ComputeCapability string `json:"compute_capability,omitempty"`
 	// PCIe is the GPU's own link, current and maximum; the current

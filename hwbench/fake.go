@@ -45,6 +45,9 @@ type FakeConfig struct {
 	// NoSpinKernel makes Hold fail, as on a machine where the spin
 	// kernel cannot be loaded.
 	NoSpinKernel bool
+	// FailCollective makes every launch of the named collective
+	// ("allgather") fail, as a broken NCCL transport would.
+	FailCollective string
 	// Missing lists libraries to pretend are absent: "nvml", "cudart",
 	// "nccl", "ibverbs".
 	Missing []string
@@ -72,6 +75,8 @@ type Fake struct {
 	ids     int
 	seenIDs [][]byte
 	fds     int
+	// destroyed and aborted count ncclCommDestroy and ncclCommAbort calls.
+	destroyed, aborted int
 }
 
 // Bandwidths (GB/s) and latencies of the fake's timing model.
@@ -676,6 +681,9 @@ func (c *fakeComm) Launch(op model.Collective, send, recv Buffer, count int64, s
 	if send.Kind != DeviceMem || recv.Kind != DeviceMem || send.Device != c.dev || recv.Device != c.dev {
 		return fmt.Errorf("fake nccl: buffers must be on GPU %d", c.dev)
 	}
+	if c.f.cfg.FailCollective == op.String() {
+		return fmt.Errorf("fake nccl: nccl%s: unhandled system error (ncclResult 2)", op)
+	}
 	per := count * ncclElemSize
 	total := per * int64(c.nranks)
 	var sendNeed, recvNeed, size int64
@@ -692,6 +700,10 @@ func (c *fakeComm) Launch(op model.Collective, send, recv Buffer, count int64, s
 	if send.Size < sendNeed || recv.Size < recvNeed {
 		return fmt.Errorf("fake nccl: %s of %d elements needs %d/%d bytes, got %d/%d", op, count, sendNeed, recvNeed, send.Size, recv.Size)
 	}
+	if count == 0 {
+		// NCCL returns at once for zero elements, enqueuing nothing.
+		return nil
+	}
 	t := fakeNCCLLatency.Seconds()
 	if f := op.BusBWFactor(c.nranks); f > 0 {
 		t += float64(size) * f / (fakeNCCLBusBW * 1e9)
@@ -701,7 +713,27 @@ func (c *fakeComm) Launch(op model.Collective, send, recv Buffer, count int64, s
 	return nil
 }
 
-func (c *fakeComm) Close() error { return nil }
+func (c *fakeComm) Close() error {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	c.f.destroyed++
+	return nil
+}
+
+func (c *fakeComm) Abort() error {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	c.f.aborted++
+	return nil
+}
+
+// CommEnds returns how many communicators were destroyed
+// (ncclCommDestroy) and aborted (ncclCommAbort).
+func (f *Fake) CommEnds() (destroyed, aborted int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.destroyed, f.aborted
+}
 
 type fakeRDMA struct{ f *Fake }
 

@@ -39,11 +39,11 @@ type GDRPort struct {
 	// first choice), "peermem" (ibv_reg_mr through nvidia-peermem) or
 	// "none". DMABuf and PeerMem are each way's outcome: "ok" or why not.
 	Mechanism string `json:"gpudirect_mechanism,omitempty"`
+	DMABuf    string `json:"dmabuf,omitempty"`
+	PeerMem   string `json:"peermem,omitempty"`
 	// HostNUMA is the node the host rows' pinned memory was bound to:
 	// the HCA's (sysfs numa_node); -1 when unknown or not bound.
-	HostNUMA int    `json:"host_numa"`
-	DMABuf   string `json:"dmabuf,omitempty"`
-	PeerMem  string `json:"peermem,omitempty"`
+	HostNUMA int `json:"host_numa"`
 	// Bandwidth and Latency rows; GPU rows are absent without GPUDirect.
 	Bandwidth []RDMABandwidth `json:"bandwidth,omitempty"`
 	Latency   []RDMALatency   `json:"latency,omitempty"`

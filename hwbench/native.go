@@ -108,7 +108,7 @@ func (n *Native) Inventory() (*Inventory, error) {
 		}
 		inv := &Inventory{Driver: info.Driver, CUDADriver: cuda.VersionString(info.CUDADriver), NVML: info.NVMLVersion}
 		for _, g := range info.GPUs {
-			gi := GPUInfo{Index: g.Index, Name: g.Name, UUID: g.UUID, BusID: g.BusID, MemoryBytes: g.MemoryBytes, NUMA: g.NUMA,
+			gi := GPUInfo{Index: g.Index, Name: g.Name, UUID: g.UUID, BusID: g.BusID, MemoryBytes: g.MemoryBytes, FreeBytes: g.FreeBytes, NUMA: g.NUMA,
 				PCIe: PCIeLink{Gen: g.PCIeGen, Width: g.PCIeWidth, MaxGen: g.PCIeMaxGen, MaxWidth: g.PCIeMax}}
 			if g.CCMajor > 0 {
 				gi.ComputeCapability = fmt.Sprintf("%d.%d", g.CCMajor, g.CCMinor)
@@ -131,7 +131,7 @@ func (n *Native) Inventory() (*Inventory, error) {
 }
 
 // Runtime returns the CUDA runtime.
-func (n *Native) Runtime() (Runtime, error) { return nativeRuntime{n.rt}, nil }
+func (n *Native) Runtime() (Runtime, error) { return nativeRuntime{n.rt, n}, nil }
 
 func (n *Native) nccl() (*nccl.Lib, error) {
 	n.ncclOnce.Do(func() { n.ncclLib, n.ncclErr = nccl.Load() })
@@ -156,7 +156,10 @@ func (n *Native) RDMA() (RDMA, error) {
 	return nativeRDMA{n.verbsLib}, nil
 }
 
-type nativeRuntime struct{ rt *cuda.Runtime }
+type nativeRuntime struct {
+	rt *cuda.Runtime
+	n  *Native
+}
 
 func (r nativeRuntime) Devices() ([]DeviceInfo, error) {
 	n, err := r.rt.DeviceCount()
@@ -176,8 +179,18 @@ func (r nativeRuntime) Devices() ([]DeviceInfo, error) {
 		}
 		d.SMs, _ = r.rt.Attribute(cuda.AttrMultiProcessorCount, i)
 		d.CopyEngines, _ = r.rt.Attribute(cuda.AttrAsyncEngineCount, i)
-		d.FreeBytes, d.MemoryBytes, _ = r.rt.MemInfo(i)
 		out[i] = d
+	}
+	// Memory comes from NVML: cudaMemGetInfo would create a context on
+	// every GPU from every process (64 on an 8-GPU node with 8 ranks).
+	if inv, err := r.n.Inventory(); err == nil {
+		for i := range out {
+			for _, g := range inv.GPUs {
+				if g.BusID == out[i].BusID {
+					out[i].MemoryBytes, out[i].FreeBytes = g.MemoryBytes, g.FreeBytes
+				}
+			}
+		}
 	}
 	return out, nil
 }
@@ -457,6 +470,7 @@ func (c *nativeComm) Launch(op model.Collective, send, recv Buffer, count int64,
 }
 
 func (c *nativeComm) Close() error { return c.l.Destroy(c.c) }
+func (c *nativeComm) Abort() error { return c.l.Abort(c.c) }
 
 type nativeRDMA struct{ l *verbs.Lib }
 

@@ -112,6 +112,11 @@ func SweepSizes(min, max model.Bytes, factor int) []model.Bytes {
 
 // newTiming computes algbw and busbw for size bytes in seconds on n ranks.
 func newTiming(c model.Collective, size int64, secs float64, n int) Timing {
+	if size == 0 && secs >= 0 {
+		// A zero-byte row (AllGather of fewer bytes than ranks x 16):
+		// NCCL returns at once, nccl-tests prints the time and 0 GB/s.
+		return Timing{TimeUs: Num(secs * 1e6), AlgBW: 0, BusBW: 0}
+	}
 	if secs <= 0 {
 		return Timing{TimeUs: nan(), AlgBW: nan(), BusBW: nan()}
 	}
@@ -128,7 +133,7 @@ type ncclRank struct {
 	send, recv Buffer
 }
 
-func (r *runner) probeNCCL(ctx context.Context) error {
+func (r *runner) probeNCCL(ctx context.Context) (err error) {
 	rt, err := r.b.Runtime()
 	if err != nil {
 		return err
@@ -252,7 +257,15 @@ func (r *runner) probeNCCL(ctx context.Context) error {
 	}
 	defer func() {
 		for _, l := range local {
-			if l.comm != nil {
+			if l.comm == nil {
+				continue
+			}
+			if err != nil {
+				// A failed collective may leave work that never ends;
+				// ncclCommDestroy would wait for it.
+				l.comm.Abort()
+				res.Notes = append(res.Notes, fmt.Sprintf("rank %d: communicator aborted after: %s", l.rank, oneLine(err.Error())))
+			} else {
 				l.comm.Close()
 			}
 		}

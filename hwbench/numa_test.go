@@ -56,3 +56,62 @@ func TestCopyNUMABinding(t *testing.T) {
 		t.Errorf("one socket: %+v", r)
 	}
 }
+
+// TestNCCLAbortOnFailure checks that a failed collective ends the
+// communicators with ncclCommAbort, not a ncclCommDestroy that may block,
+// and that a good run destroys them.
+func TestNCCLAbortOnFailure(t *testing.T) {
+	for _, tc := range []struct {
+		fail               string
+		destroyed, aborted int
+	}{{"", 4, 0}, {"allgather", 0, 4}} {
+		f := NewFake(FakeConfig{FailCollective: tc.fail})
+		o := fakeOptions(t.TempDir())
+		o.Probes = []string{"nccl"}
+		o.MaxBytes = 4096
+		rep, err := Run(context.Background(), f, o)
+		if (err != nil) != (tc.fail != "") {
+			t.Fatalf("fail %q: Run error %v", tc.fail, err)
+		}
+		if d, a := f.CommEnds(); d != tc.destroyed || a != tc.aborted {
+			t.Errorf("fail %q: %d destroyed, %d aborted; want %d, %d", tc.fail, d, a, tc.destroyed, tc.aborted)
+		}
+		if tc.fail != "" && (statusOf(rep)["nccl"] != StatusFailed || len(rep.NCCL.Notes) == 0) {
+			t.Errorf("status %v notes %q", statusOf(rep), rep.NCCL.Notes)
+		}
+	}
+}
+
+// TestZeroByteRows checks that AllGather rows smaller than ranks x 16
+// bytes (zero elements per rank) read 0 GB/s, not NaN.
+func TestZeroByteRows(t *testing.T) {
+	o := fakeOptions(t.TempDir())
+	o.Probes = []string{"nccl"}
+	o.MinBytes, o.MaxBytes = 8, 1024
+	rep, err := Run(context.Background(), NewFake(FakeConfig{GPUs: 8}), o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var zero int
+	for _, sw := range rep.NCCL.Sweeps {
+		for _, row := range sw.Rows {
+			for _, tm := range []Timing{row.OOP, row.IP} {
+				if math.IsNaN(float64(tm.TimeUs)) || math.IsNaN(float64(tm.BusBW)) {
+					t.Errorf("%s %d bytes: NaN %+v", sw.Collective, row.Size, tm)
+				}
+			}
+			if row.Size == 0 {
+				zero++
+				if row.OOP.AlgBW != 0 || row.OOP.BusBW != 0 {
+					t.Errorf("%s zero-byte row %+v", sw.Collective, row.OOP)
+				}
+			}
+		}
+	}
+	if zero == 0 {
+		t.Error("no zero-byte row in the sweep (8 ranks from 8 bytes)")
+	}
+	if math.IsNaN(float64(rep.NCCL.Sweeps[1].AvgBusBW)) {
+		t.Error("average busbw is NaN")
+	}
+}
