@@ -80,6 +80,13 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Doc
 	if len(failedProbes) > 0 {
 		doc.Verdict = &reports.Verdict{Status: reports.StatusFail, Label: fmt.Sprintf("%d probe(s) failed", len(failedProbes))}
 	}
+	// A pass needs something that passed: measurements compared with a
+	// model. Without one the run measured (or, on the fake, simulated)
+	// and compared nothing, and the verdict says so.
+	if doc.Verdict != nil && doc.Verdict.Status == reports.StatusPass {
+		doc.Verdict = hwbenchNothingCompared(rep, len(okProbes))
+		doc.Summary += " " + doc.Verdict.Detail
+	}
 
 	m := rep.Machine
 	doc.Inputs = []reports.KV{{Key: "machine", Value: host}}
@@ -131,4 +138,20 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Doc
 		doc.Sections = append(doc.Sections, sec)
 	}
 	return doc, nil
+}
+
+// hwbenchNothingCompared is the verdict of a run with no failure and no
+// comparison with a model: informational, saying what was and was not
+// done.
+func hwbenchNothingCompared(rep *hwbench.Report, ok int) *reports.Verdict {
+	if rep.Backend == "fake" {
+		return &reports.Verdict{Status: reports.StatusInfo, Label: "simulated machine: nothing measured, nothing compared",
+			Detail: "The numbers come from hwbench's simulated machine; nothing was measured or compared with a model."}
+	}
+	if ok == 0 {
+		return &reports.Verdict{Status: reports.StatusInfo, Label: "nothing measured",
+			Detail: "No probe ran, so nothing was measured or compared."}
+	}
+	return &reports.Verdict{Status: reports.StatusInfo, Label: "measured; nothing compared with a model",
+		Detail: "Nothing was compared with a model: run collsim hwbench --validate-against CLUSTER.yaml, or collsim validate on this report, for a verdict."}
 }
