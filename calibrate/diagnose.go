@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 )
@@ -104,23 +105,23 @@ type DiagnoseInput struct {
 	Series []Series
 	Checks []*SeriesCheck
 	// Findings and Logs are what the measured files (and --log) show.
-	Findings []Finding
-	Logs     []*NCCLLog
+	Findings []ingest.Finding
+	Logs     []*ingest.NCCLLog
 	// Tolerance is the gate's |error| limit (default 0.10).
 	Tolerance float64
 }
 
 // findingCauses maps file findings to the diagnoses they support.
 var findingCauses = map[string]string{
-	FindSHMInsteadOfP2P: DiagSHM,
-	FindP2PUnavailable:  DiagSHM,
-	FindSocketNotIB:     DiagSocket,
-	FindNoGDR:           DiagNoGDR,
-	FindGDRLevelRaised:  DiagGDRFar,
-	FindNICFarFromGPU:   DiagGDRFar,
-	FindFewerNICs:       DiagFewerNICs,
-	FindNoNVLS:          DiagNoNVLS,
-	FindNICPlateau:      DiagFewerNICs, // warning only: the plateau matches fewer NICs than installed
+	ingest.FindSHMInsteadOfP2P: DiagSHM,
+	ingest.FindP2PUnavailable:  DiagSHM,
+	ingest.FindSocketNotIB:     DiagSocket,
+	ingest.FindNoGDR:           DiagNoGDR,
+	ingest.FindGDRLevelRaised:  DiagGDRFar,
+	ingest.FindNICFarFromGPU:   DiagGDRFar,
+	ingest.FindFewerNICs:       DiagFewerNICs,
+	ingest.FindNoNVLS:          DiagNoNVLS,
+	ingest.FindNICPlateau:      DiagFewerNICs, // warning only: the plateau matches fewer NICs than installed
 }
 
 // checklistOrder ranks causes that explain a measurement equally well:
@@ -196,7 +197,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	// Evidence the files carry.
 	for _, f := range in.Findings {
 		code, ok := findingCauses[f.Code]
-		if !ok || f.Severity == SevInfo {
+		if !ok || f.Severity == ingest.SevInfo {
 			continue
 		}
 		d := get(code)
@@ -254,7 +255,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 			}
 		}
 		if len(rs) > 0 {
-			sc.residual, sc.baseline = medianOf(rs), medianOf(bs)
+			sc.residual, sc.baseline = Median(rs), Median(bs)
 		} else {
 			sc.residual, sc.baseline = medianAbsLog(flat(pred), flat(meas)), r0
 		}
@@ -338,19 +339,19 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	for code, d := range out {
 		switch {
 		case expected[code] != "" && !d.Explains:
-			d.Severity = SevInfo
+			d.Severity = ingest.SevInfo
 			d.Evidence = append(d.Evidence, expected[code]+": expected for this hardware, not a fault")
 		case d.Explains && leading(d):
-			d.Severity = SevError
+			d.Severity = ingest.SevError
 			anyExplains = true
 		case d.Explains:
 			// Another cause explains the curve as well or better, and the
 			// files point at that one.
-			d.Severity = SevWarning
+			d.Severity = ingest.SevWarning
 			anyExplains = true
 			d.Evidence = append(d.Evidence, "an alternative explanation: the curve alone cannot tell it from the causes listed above")
 		default:
-			d.Severity = SevWarning
+			d.Severity = ingest.SevWarning
 		}
 		list = append(list, *d)
 	}
@@ -361,7 +362,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	below, above := failingPoints(in.Checks, in.Tolerance, skip)
 	if (!anyExplains && slower > in.Tolerance) || below != "" {
 		d := get(DiagBelowModel)
-		d.Severity = SevWarning
+		d.Severity = ingest.SevWarning
 		if slower > in.Tolerance && !anyExplains {
 			d.Evidence = append(d.Evidence, fmt.Sprintf("measured busbw is %.0f%% below the model over the gate points (median); no checklist misconfiguration reproduces it%s",
 				(1-math.Exp(-slower))*100, bottleneckNote(in.Checks)))
@@ -373,7 +374,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	}
 	if slower < -in.Tolerance || above != "" {
 		d := get(DiagAboveModel)
-		d.Severity = SevInfo
+		d.Severity = ingest.SevInfo
 		if slower < -in.Tolerance {
 			d.Evidence = append(d.Evidence, fmt.Sprintf("measured busbw is %.0f%% above the model over the gate points (median)", (math.Exp(-slower)-1)*100))
 		}
@@ -386,11 +387,11 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 		switch {
 		case d.Explains && d.FromFiles:
 			return 0
-		case d.Explains && d.Severity == SevError:
+		case d.Explains && d.Severity == ingest.SevError:
 			return 1
 		case d.Explains:
 			return 2
-		case d.Severity == SevWarning && d.Code != DiagBelowModel:
+		case d.Severity == ingest.SevWarning && d.Code != DiagBelowModel:
 			return 3
 		case d.Code == DiagBelowModel:
 			return 4
@@ -425,7 +426,7 @@ func hasString(list []string, s string) bool {
 // ruledOut returns, per diagnosis code, why the NCCL logs contradict it
 // (the log shows the transport working as it should), empty when they do
 // not.
-func ruledOut(logs []*NCCLLog) map[string]string {
+func ruledOut(logs []*ingest.NCCLLog) map[string]string {
 	out := map[string]string{}
 	for _, l := range logs {
 		if l == nil {
@@ -524,7 +525,7 @@ func medianAbsLog(pred, meas []float64) float64 {
 	for i := range pred {
 		v[i] = math.Abs(math.Log(math.Max(pred[i], 1e-9) / meas[i]))
 	}
-	return medianOf(v)
+	return Median(v)
 }
 
 // medianLog is the median of log(a/b).
@@ -533,7 +534,7 @@ func medianLog(a, b []float64) float64 {
 	for i := range a {
 		v[i] = math.Log(a[i] / math.Max(b[i], 1e-9))
 	}
-	return medianOf(v)
+	return Median(v)
 }
 
 // curveText states how a re-prediction compares with the measurement at
@@ -728,11 +729,11 @@ func roceFabric(cl *model.Cluster, in DiagnoseInput) *Diagnosis {
 		var prev *PointCheck
 		for i := range c.Points {
 			p := &c.Points[i]
-			if p.Size < CliffMinSize || p.Ratio <= 0 {
+			if p.Size < ingest.CliffMinSize || p.Ratio <= 0 {
 				continue
 			}
 			if prev != nil && prev.Ratio > 0 {
-				if drop := 1 - p.Ratio/prev.Ratio; drop > DefaultCliffThreshold {
+				if drop := 1 - p.Ratio/prev.Ratio; drop > ingest.DefaultCliffThreshold {
 					ev = append(ev, fmt.Sprintf("%s: measured/model busbw falls by %.0f%% from %s to %s (line %d)", c.Series, drop*100,
 						model.FormatBytes(model.Bytes(prev.Size)), model.FormatBytes(model.Bytes(p.Size)), p.Line))
 				}

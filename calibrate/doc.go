@@ -1,12 +1,11 @@
-// Package calibrate reads what real machines print and holds the model to it.
+// Package calibrate holds the model to what real machines print.
 //
-// Parsers turn nccl-tests output (text and -J JSON), NCCL_DEBUG=INFO logs,
-// nvidia-smi topo -m, NCCL topology XML, p2pBandwidthLatencyTest, nvbandwidth,
-// perftest, ibstat/ibstatus and collsim hwbench JSON into Artifacts: measurement
-// records, topologies and findings. Fitting (gonum/optimize, gonum/stat) turns
-// records into a calibration profile, and the gap analysis compares model and
-// measurement point by point and names likely causes.
+// It works on the records package ingest reads: BuildDataset turns
+// Artifacts into series and link observations, Fit (gonum/optimize,
+// gonum/mat) turns them into a calibration profile, and Validate compares
+// model and measurement point by point and names likely causes. The corpus
+// accuracy harness is in calibrate/accuracy.
 //
-// calibrate imports model and sim; it never imports hwbench: hwbench JSON is
-// one of its input formats, so fitting works on a laptop.
+// calibrate imports ingest, model and sim; it never imports hwbench or
+// scenarios, so fitting works on a laptop with nothing but the files.
 package calibrate

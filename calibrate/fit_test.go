@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
@@ -37,7 +38,7 @@ func powersOfTwo(lo, hi int64) []int64 {
 // synthetic returns an nccl-tests artifact whose out-of-place times are
 // the model's predictions for spec with params: a measurement collsim
 // reproduces exactly, so fits and diagnoses have a known answer.
-func synthetic(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Collective, sizes []int64) *calibrate.Artifact {
+func synthetic(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Collective, sizes []int64) *ingest.Artifact {
 	t.Helper()
 	cl, err := spec.Build()
 	if err != nil {
@@ -55,13 +56,13 @@ func synthetic(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Co
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &calibrate.Run{Collective: coll, CollectiveName: coll.TestName(), Binary: coll.TestName() + "_perf", Line: 1,
+	r := &ingest.Run{Collective: coll, CollectiveName: coll.TestName(), Binary: coll.TestName() + "_perf", Line: 1,
 		Ranks: cl.NumRanks(), DType: "float", DTypeSize: 4, OutOfBounds: 0}
 	for i, pt := range pts {
-		res := calibrate.Result{TimeUs: pt.TimeUs, AlgBW: pt.AlgBW, BusBW: pt.BusBW, Valid: true}
-		r.Rows = append(r.Rows, calibrate.Row{Line: 2 + i, Size: int64(pt.Size), Count: pt.Count, OOP: res, IP: res})
+		res := ingest.Result{TimeUs: pt.TimeUs, AlgBW: pt.AlgBW, BusBW: pt.BusBW, Valid: true}
+		r.Rows = append(r.Rows, ingest.Row{Line: 2 + i, Size: int64(pt.Size), Count: pt.Count, OOP: res, IP: res})
 	}
-	return &calibrate.Artifact{File: "synthetic.txt", Kind: calibrate.KindNCCLTests, Runs: []*calibrate.Run{r}}
+	return &ingest.Artifact{File: "synthetic.txt", Kind: ingest.KindNCCLTests, Runs: []*ingest.Run{r}}
 }
 
 // paramsWith returns the default parameters with the given terms set.
@@ -80,7 +81,7 @@ func paramsWith(t *testing.T, set map[string]float64) sim.Params {
 // (see synthetic) on spec.
 func syntheticDataset(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Collective, sizes []int64) *calibrate.Dataset {
 	t.Helper()
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{synthetic(t, spec, p, coll, sizes)}, spec)
+	ds, err := calibrate.BuildDataset([]*ingest.Artifact{synthetic(t, spec, p, coll, sizes)}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,8 +235,8 @@ func TestProfileRoundTrip(t *testing.T) {
 // TestBuildDatasetMismatch: measurements from another cluster are refused
 // with a message that says which fact differs.
 func TestBuildDatasetMismatch(t *testing.T) {
-	raw := filepath.Join("testdata", "raw")
-	snellius2x4, err := calibrate.ParseFile(filepath.Join(raw, "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt"))
+	raw := filepath.Join("..", "ingest", "testdata", "raw")
+	snellius2x4, err := ingest.ParseFile(filepath.Join(raw, "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func TestBuildDatasetMismatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := calibrate.BuildDataset([]*calibrate.Artifact{snellius2x4}, clusterOf(t, tc.o))
+			_, err := calibrate.BuildDataset([]*ingest.Artifact{snellius2x4}, clusterOf(t, tc.o))
 			if !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want ErrMismatch saying %q", err, tc.want)
 			}
@@ -277,7 +278,7 @@ func TestRunsSkippedWithNotes(t *testing.T) {
 	for i := range empty.Runs[0].Rows {
 		empty.Runs[0].Rows[i].OOP.Valid = false
 	}
-	arts := []*calibrate.Artifact{good, other, empty}
+	arts := []*ingest.Artifact{good, other, empty}
 	wantNotes := []string{"skipped: eight.txt:1 (all_reduce_perf): rank count: the run has 8 ranks, the cluster has 4", "empty.txt:1 all_reduce_perf: no out-of-place row with a positive time"}
 
 	ds, err := calibrate.BuildDataset(arts, spec)
@@ -303,7 +304,7 @@ func TestRunsSkippedWithNotes(t *testing.T) {
 		}
 	}
 
-	only := []*calibrate.Artifact{other}
+	only := []*ingest.Artifact{other}
 	if _, err := calibrate.BuildDataset(only, spec); !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), "rank count") {
 		t.Errorf("BuildDataset of an 8-rank run alone: err = %v, want the rank-count mismatch", err)
 	}
@@ -315,11 +316,11 @@ func TestRunsSkippedWithNotes(t *testing.T) {
 // TestBuildDatasetLinkObservations: bandwidth matrices become link
 // observations of the efficiency terms they measure.
 func TestBuildDatasetLinkObservations(t *testing.T) {
-	a, err := calibrate.ParseFile(filepath.Join("testdata", "raw", "p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt"))
+	a, err := ingest.ParseFile(filepath.Join("..", "ingest", "testdata", "raw", "p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 1}))
+	ds, err := calibrate.BuildDataset([]*ingest.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestBuildDatasetLinkObservations(t *testing.T) {
 
 // BenchmarkFit times a fit on the 2-node Snellius AllReduce run (31 sizes).
 func BenchmarkFit(b *testing.B) {
-	a, err := calibrate.ParseFile(filepath.Join("testdata", "raw", "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt"))
+	a, err := ingest.ParseFile(filepath.Join("..", "ingest", "testdata", "raw", "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func BenchmarkFit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, spec)
+	ds, err := calibrate.BuildDataset([]*ingest.Artifact{a}, spec)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -371,11 +372,11 @@ func BenchmarkFit(b *testing.B) {
 // fixture: 4x H100 on NVSwitch) gives nccl-tests series and link
 // observations; pageable and within-GPU copies are left out with a note.
 func TestBuildDatasetHWBench(t *testing.T) {
-	a, err := calibrate.ParseFile(filepath.Join("testdata", "hwbench_fake.json"))
+	a, err := ingest.ParseFile(filepath.Join("..", "ingest", "testdata", "hwbench_fake.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "dgx-h100", GPUsPerNode: 4}))
+	ds, err := calibrate.BuildDataset([]*ingest.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "dgx-h100", GPUsPerNode: 4}))
 	if err != nil {
 		t.Fatal(err)
 	}

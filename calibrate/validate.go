@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 )
@@ -215,7 +216,7 @@ type ValidateOptions struct {
 	Engine sim.EngineKind
 	// Log is an optional NCCL_DEBUG=INFO artifact from the same run
 	// (validate --log); its findings join the evidence.
-	Log *Artifact
+	Log *ingest.Artifact
 	// Profile names the calibration profile applied to the parameters, for
 	// the report.
 	Profile string
@@ -236,7 +237,7 @@ type Validation struct {
 	// Diagnoses are the likely causes of the gap, best explanation first.
 	Diagnoses []Diagnosis `json:"diagnoses"`
 	// Findings are what the measured files (and --log) show by themselves.
-	Findings []Finding `json:"findings,omitempty"`
+	Findings []ingest.Finding `json:"findings,omitempty"`
 	// Notes say what was skipped and why.
 	Notes []string `json:"notes,omitempty"`
 	// Pass is true when every gate point of every series is within the
@@ -253,7 +254,7 @@ var ErrNoGate = errors.New("no size of at least 8 MiB to judge bandwidth")
 // Measurements that do not match the cluster are refused (errors wrap
 // ErrMismatch); a run of another rank count is skipped when another run
 // matches.
-func Validate(ctx context.Context, arts []*Artifact, spec model.ClusterSpec, params sim.Params, opt ValidateOptions) (*Validation, error) {
+func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSpec, params sim.Params, opt ValidateOptions) (*Validation, error) {
 	if opt.Tolerance <= 0 {
 		opt.Tolerance = 0.10
 	}
@@ -271,7 +272,7 @@ func Validate(ctx context.Context, arts []*Artifact, spec model.ClusterSpec, par
 	v := &Validation{Cluster: DescribeCluster(cl), Engine: string(opt.Engine), Tolerance: opt.Tolerance, Profile: opt.Profile, Pass: true}
 	var series []Series
 	var rankErrs []error
-	var logs []*NCCLLog
+	var logs []*ingest.NCCLLog
 	for _, a := range arts {
 		if a == nil {
 			continue
@@ -343,8 +344,8 @@ func Validate(ctx context.Context, arts []*Artifact, spec model.ClusterSpec, par
 }
 
 // prefixFindings returns a's findings with the file name in the evidence.
-func prefixFindings(a *Artifact) []Finding {
-	out := make([]Finding, len(a.Findings))
+func prefixFindings(a *ingest.Artifact) []ingest.Finding {
+	out := make([]ingest.Finding, len(a.Findings))
 	for i, f := range a.Findings {
 		f.Evidence = strings.TrimSpace(fmt.Sprintf("%s:%d: %s", path.Base(a.File), f.Line, f.Evidence))
 		out[i] = f

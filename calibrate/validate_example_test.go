@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
 )
@@ -14,7 +15,7 @@ import (
 // one 400G RoCE port each. It fails, and the diagnosis names the cause
 // with the change that reproduces the measurement.
 func ExampleValidate() {
-	a, err := calibrate.ParseFile("testdata/raw/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt")
+	a, err := ingest.ParseFile("../ingest/testdata/raw/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -24,7 +25,7 @@ func ExampleValidate() {
 		fmt.Println(err)
 		return
 	}
-	v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, spec, sim.DefaultParams(), calibrate.ValidateOptions{Tolerance: 0.10})
+	v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, spec, sim.DefaultParams(), calibrate.ValidateOptions{Tolerance: 0.10})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -48,12 +49,12 @@ func ExampleFit() {
 		fmt.Println(err)
 		return
 	}
-	a, err := calibrate.ParseFile("testdata/raw/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt")
+	a, err := ingest.ParseFile("../ingest/testdata/raw/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	ds, err := calibrate.BuildDataset([]*calibrate.Artifact{a}, cs)
+	ds, err := calibrate.BuildDataset([]*ingest.Artifact{a}, cs)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,14 +8,15 @@ import (
 	"testing"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
 )
 
-func rawFile(t *testing.T, name string) *calibrate.Artifact {
+func rawFile(t *testing.T, name string) *ingest.Artifact {
 	t.Helper()
-	a, err := calibrate.ParseFile(filepath.Join("testdata", "raw", name))
+	a, err := ingest.ParseFile(filepath.Join("..", "ingest", "testdata", "raw", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestValidateDegradedRuns(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{rawFile(t, tc.file)}, clusterOf(t, tc.healthy), sim.DefaultParams(), calibrate.ValidateOptions{})
+			v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{rawFile(t, tc.file)}, clusterOf(t, tc.healthy), sim.DefaultParams(), calibrate.ValidateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +85,7 @@ func TestValidateDegradedRuns(t *testing.T) {
 				t.Errorf("diagnoses %v do not name %s", codes(v.Diagnoses), tc.want)
 			}
 			if tc.first {
-				if d := v.Diagnoses[0]; d.Code != tc.want || d.Severity != calibrate.SevError || !d.Explains {
+				if d := v.Diagnoses[0]; d.Code != tc.want || d.Severity != ingest.SevError || !d.Explains {
 					t.Errorf("most likely cause %s (%s, explains %v), want %s explaining the curve", d.Code, d.Severity, d.Explains, tc.want)
 				}
 			}
@@ -98,7 +99,7 @@ func TestValidateDegradedRuns(t *testing.T) {
 func TestValidateHealthyRun(t *testing.T) {
 	a := rawFile(t, "nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt")
 	a.Runs = a.Runs[:1] // the all_reduce table
-	v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "dgx-h100", NCCLVersion: "2.29"}), sim.DefaultParams(), calibrate.ValidateOptions{})
+	v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "dgx-h100", NCCLVersion: "2.29"}), sim.DefaultParams(), calibrate.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestValidateHealthyRun(t *testing.T) {
 		t.Errorf("gate %q with %d points; the run has 9 sizes of 64 MiB to 16 GiB", s.Gate, s.Regime(calibrate.RegimeBandwidth).Points)
 	}
 	for _, d := range v.Diagnoses {
-		if d.Severity == calibrate.SevError {
+		if d.Severity == ingest.SevError {
 			t.Errorf("error diagnosis on a healthy run: %+v", d)
 		}
 	}
@@ -120,7 +121,7 @@ func TestValidateHealthyRun(t *testing.T) {
 // 8-32 MiB decide, reported as the "mid" regime and said so.
 func TestValidateMidRegime(t *testing.T) {
 	a := rawFile(t, "nccltests_v100sxm2_1x4_nvlink_abci_1.txt")
-	v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "v100-4gpu-nvlink", NCCLVersion: "2.8"}), sim.DefaultParams(), calibrate.ValidateOptions{Tolerance: 0.5})
+	v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, clusterOf(t, scenarios.Overrides{Node: "v100-4gpu-nvlink", NCCLVersion: "2.8"}), sim.DefaultParams(), calibrate.ValidateOptions{Tolerance: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestValidateMismatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, clusterOf(t, tc.o), sim.DefaultParams(), calibrate.ValidateOptions{})
+			_, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, clusterOf(t, tc.o), sim.DefaultParams(), calibrate.ValidateOptions{})
 			if !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want ErrMismatch saying %q", err, tc.want)
 			}
@@ -188,7 +189,7 @@ func TestDiagnoseSynthetic(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			broken := clusterOf(t, tc.broken(tc.healthy))
 			a := synthetic(t, broken, sim.DefaultParams(), tc.coll, powersOfTwo(1<<20, 4<<30))
-			v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, clusterOf(t, tc.healthy), sim.DefaultParams(), calibrate.ValidateOptions{})
+			v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, clusterOf(t, tc.healthy), sim.DefaultParams(), calibrate.ValidateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +216,7 @@ func TestDiagnoseRoCEJitter(t *testing.T) {
 			a.Runs[0].Rows[i].OOP.TimeUs *= 1.7
 		}
 	}
-	v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, healthy, sim.DefaultParams(), calibrate.ValidateOptions{})
+	v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, healthy, sim.DefaultParams(), calibrate.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestDiagnosePCIeBound(t *testing.T) {
 		slow.PCIeEff[g] *= 0.5
 	}
 	a := synthetic(t, healthy, slow, model.AllReduce, powersOfTwo(64<<20, 1<<30))
-	v, err := calibrate.Validate(context.Background(), []*calibrate.Artifact{a}, healthy, sim.DefaultParams(), calibrate.ValidateOptions{})
+	v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, healthy, sim.DefaultParams(), calibrate.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // sysfs, copy and peer-to-peer bandwidth through the CUDA runtime, NCCL
 // collective sweeps with the nccl-tests timing method, and GPUDirect RDMA
 // through ibverbs. It writes a JSON report (format "collsim-hwbench/1")
-// that calibrate reads, and nccl-tests text for the NCCL sweeps.
+// that ingest (and so calibrate and inspect) reads, and nccl-tests text for the NCCL sweeps.
 //
 // Run runs the probes ("topo", "copy", "p2p", "nccl", "gdr") on a Backend
 // and rewrites the report after every step. Open returns the native

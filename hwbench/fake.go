@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
-	"testing/fstest"
 	"time"
 
 	"github.com/collsim/collsim/model"
@@ -60,7 +59,7 @@ type FakeConfig struct {
 // numbers are plausible for an H100 server, not measurements.
 type Fake struct {
 	cfg   FakeConfig
-	files fstest.MapFS
+	files *memFS
 	inv   *Inventory
 	hcas  []HCA
 
@@ -159,9 +158,9 @@ func (f *Fake) sockets() int {
 // 0x10+0x80s) with a root port and one PCIe switch; the socket's GPUs and
 // NICs sit on the switch's downstream ports.
 func (f *Fake) build() {
-	m := fstest.MapFS{}
-	file := func(name, data string) { m[name] = &fstest.MapFile{Data: []byte(data)} }
-	link := func(name, target string) { m[name] = &fstest.MapFile{Data: []byte(target), Mode: fs.ModeSymlink} }
+	m := map[string]memEntry{}
+	file := func(name, data string) { m[name] = memEntry{data: []byte(data)} }
+	link := func(name, target string) { m[name] = memEntry{data: []byte(target), link: true} }
 	pciFiles := func(dir string, numa int, class, vendor string, gen int) {
 		file(dir+"/numa_node", fmt.Sprintf("%d\n", numa))
 		file(dir+"/class", class+"\n")
@@ -308,7 +307,7 @@ func (f *Fake) build() {
 	if !f.peerMemOff() {
 		file("sys/module/nvidia_peermem/refcnt", "0\n")
 	}
-	f.files = m
+	f.files = newMemFS(m)
 }
 
 // Hostname returns the configured host name.

@@ -11,17 +11,17 @@ import (
 	"github.com/collsim/collsim/model"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata (and calibrate/testdata/hwbench_fake.*)")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata (and ingest/testdata/hwbench_fake.*)")
 
 // The fixture is what the probes write for the default fake machine (4 x
 // H100 on NVSwitch, 2 NDR NICs) with small settings: the report and its
-// nccl-tests text. calibrate's tests read a copy of the report, so its
+// nccl-tests text. ingest's tests read a copy of the report, so its
 // converter is tested against what hwbench really writes.
 const (
 	fixtureJSON      = "testdata/hwbench_fake.json"
 	fixtureText      = "testdata/hwbench_fake.json.nccl-tests.txt"
-	calibrateFixture = "../calibrate/testdata/hwbench_fake.json"
-	calibrateText    = "../calibrate/testdata/hwbench_fake.nccl-tests.txt"
+	calibrateFixture = "../ingest/testdata/hwbench_fake.json"
+	calibrateText    = "../ingest/testdata/hwbench_fake.nccl-tests.txt"
 )
 
 func fixtureRun(t *testing.T) (report, text []byte) {

@@ -14,7 +14,7 @@ import (
 )
 
 // Format is the value of the top-level "format" field of every hwbench JSON
-// file; calibrate recognises the file by it.
+// file; ingest recognises the file by it.
 const Format = "collsim-hwbench/1"
 
 // Report is the JSON document hwbench writes. It is rewritten after every
@@ -135,7 +135,7 @@ func round6(f float64) float64 {
 
 // Node is a model.NodeSpec that marshals to JSON with the spec's YAML field
 // names ("gpu", "sockets", "host_bridges", ...), so the "node" object of a
-// report can be pasted into a scenario file. calibrate reads it back with a
+// report can be pasted into a scenario file. ingest reads it back with a
 // YAML decoder (JSON is YAML).
 type Node struct {
 	model.NodeSpec

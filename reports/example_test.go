@@ -92,19 +92,3 @@ func ExampleWriteFile() {
 	// predict.md
 	// true
 }
-
-func ExampleParetoFrontier() {
-	designs := []reports.DesignPoint{
-		{Name: "IB NDR 1:1", Cost: 2950, Throughput: 361},
-		{Name: "IB NDR 2:1", Cost: 2700, Throughput: 300},
-		{Name: "RoCE 400G 1:1", Cost: 2600, Throughput: 342},
-		{Name: "Eth 200G", Cost: 2100, Throughput: 120},
-	}
-	for _, i := range reports.ParetoFrontier(designs) {
-		fmt.Println(designs[i].Name)
-	}
-	// Output:
-	// Eth 200G
-	// RoCE 400G 1:1
-	// IB NDR 1:1
-}

@@ -184,7 +184,7 @@ func TestWriteFileMarkdownOrder(t *testing.T) {
 	delete(oldFigs, "r.md")
 
 	changed := fixtureSweep()
-	changed.Sections[0].Blocks[0] = ParetoPlot{Title: "Cost against AllReduce throughput", Points: fixturePareto().Points[:3]}
+	changed.Sections[0].Blocks[0] = ParetoPlot{Title: "Cost against AllReduce throughput", Points: fixturePareto().Points[:3], Frontier: []int{2, 0}}
 	var order []string
 	failMD := func(p string, data []byte) error {
 		order = append(order, filepath.Base(p))

@@ -103,6 +103,9 @@ func fixturePareto() ParetoPlot {
 			{"IB HDR 1:1", 2400, 198},
 			{"Eth 200G", 2100, 120},
 		},
+		// study.ParetoFrontier of the points: the IB HDR and IB NDR 2:1
+		// designs are dominated.
+		Frontier: []int{5, 3, 2, 0},
 	}
 }
 

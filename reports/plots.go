@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -625,9 +624,9 @@ func (p ScalingPlot) DataTable() Table {
 // ---- cost vs throughput ----
 
 // ParetoPlot draws the designs of a sweep as cost against throughput and
-// marks the Pareto frontier (see ParetoFrontier): frontier points are
-// coloured, labelled with their names and connected in order of cost;
-// dominated points are grey.
+// marks the Pareto frontier the caller computed (study.ParetoFrontier):
+// frontier points are coloured, labelled with their names and connected in
+// the order given; the other points are grey.
 type ParetoPlot struct {
 	Title   string
 	Caption string
@@ -640,6 +639,9 @@ type ParetoPlot struct {
 	// Points are the designs; names must be present and distinct, values
 	// finite.
 	Points []DesignPoint
+	// Frontier are the indices into Points of the Pareto-optimal designs,
+	// distinct, in order of cost (as study.ParetoFrontier returns them).
+	Frontier []int
 }
 
 // DesignPoint is one design of a sweep: what it costs and what it delivers.
@@ -672,44 +674,6 @@ func (p ParetoPlot) throughputLabel() string {
 	return p.ThroughputLabel
 }
 
-// ParetoFrontier returns the indices of the points that no other point
-// dominates, in order of increasing cost (ties: higher throughput first,
-// then index). A point dominates another when it costs no more, delivers at
-// least as much, and is strictly better in one of the two; so identical
-// points are all on the frontier. Points with a NaN or infinite value are
-// never on it. It runs in O(n log n) time and does not modify points.
-func ParetoFrontier(points []DesignPoint) []int {
-	idx := make([]int, 0, len(points))
-	for i, p := range points {
-		if finite(p.Cost) && finite(p.Throughput) {
-			idx = append(idx, i)
-		}
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		pa, pb := points[a], points[b]
-		if c := cmp.Compare(pa.Cost, pb.Cost); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(pb.Throughput, pa.Throughput); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	var out []int
-	for _, i := range idx {
-		p := points[i]
-		if len(out) == 0 {
-			out = append(out, i)
-			continue
-		}
-		last := points[out[len(out)-1]]
-		if p.Throughput > last.Throughput || p.Throughput == last.Throughput && p.Cost == last.Cost {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 func (p ParetoPlot) validate() error {
 	if len(p.Points) == 0 {
 		return errors.New("no points")
@@ -726,6 +690,16 @@ func (p ParetoPlot) validate() error {
 			return fmt.Errorf("design %q: cost %v and throughput %v must be finite", d.Name, d.Cost, d.Throughput)
 		}
 	}
+	if len(p.Frontier) == 0 {
+		return errors.New("no frontier: give the indices of the Pareto-optimal points")
+	}
+	seen := make(map[int]bool, len(p.Frontier))
+	for _, i := range p.Frontier {
+		if i < 0 || i >= len(p.Points) || seen[i] {
+			return fmt.Errorf("frontier index %d is out of range or repeated (%d points)", i, len(p.Points))
+		}
+		seen[i] = true
+	}
 	return nil
 }
 
@@ -735,7 +709,7 @@ func (p ParetoPlot) build() (*figure, error) {
 	}
 	f := newFigure(p.Title, p.costLabel(), p.throughputLabel(), true, true)
 	pl := f.plot
-	front := ParetoFrontier(p.Points)
+	front := p.Frontier
 	on := make(map[int]bool, len(front))
 	for _, i := range front {
 		on[i] = true
@@ -803,7 +777,7 @@ func (p ParetoPlot) build() (*figure, error) {
 // is on the Pareto frontier.
 func (p ParetoPlot) DataTable() Table {
 	on := map[int]bool{}
-	for _, i := range ParetoFrontier(p.Points) {
+	for _, i := range p.Frontier {
 		on[i] = true
 	}
 	t := Table{

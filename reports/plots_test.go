@@ -250,55 +250,6 @@ func TestBarPlot(t *testing.T) {
 		t.Errorf("columns %q", got)
 	}
 }
-
-func TestParetoFrontier(t *testing.T) {
-	tests := []struct {
-		name   string
-		points []DesignPoint
-		want   []int
-	}{
-		{"empty", nil, nil},
-		{"one", []DesignPoint{{"a", 1, 1}}, []int{0}},
-		// b costs more and delivers less than a.
-		{"dominated", []DesignPoint{{"a", 1, 10}, {"b", 2, 5}}, []int{0}},
-		// A trade-off: both on the frontier, ordered by cost.
-		{"trade-off", []DesignPoint{{"dear", 3, 30}, {"cheap", 1, 10}}, []int{1, 0}},
-		// Same cost, less throughput: dominated.
-		{"same cost", []DesignPoint{{"a", 1, 10}, {"b", 1, 9}}, []int{0}},
-		// Same throughput, more cost: dominated.
-		{"same throughput", []DesignPoint{{"a", 2, 10}, {"b", 1, 10}}, []int{1}},
-		// Identical points dominate neither each other: both stay.
-		{"duplicates", []DesignPoint{{"a", 1, 10}, {"b", 1, 10}, {"c", 2, 5}}, []int{0, 1}},
-		{"NaN ignored", []DesignPoint{{"a", math.NaN(), 100}, {"b", 1, 1}}, []int{1}},
-		// The sweep fixture: IB HDR is beaten by RoCE 2:1 (cheaper, faster),
-		// IB NDR 2:1 by RoCE 1:1.
-		{"fixture", fixturePareto().Points, []int{5, 3, 2, 0}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := ParetoFrontier(tt.points)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("ParetoFrontier = %v, want %v", got, tt.want)
-			}
-			// Cross-check against the definition, O(n^2).
-			for i, p := range tt.points {
-				if !finite(p.Cost) || !finite(p.Throughput) {
-					continue
-				}
-				dominated := false
-				for j, q := range tt.points {
-					if i != j && q.Cost <= p.Cost && q.Throughput >= p.Throughput && (q.Cost < p.Cost || q.Throughput > p.Throughput) {
-						dominated = true
-					}
-				}
-				if dominated == slices.Contains(got, i) {
-					t.Errorf("point %d (%s): dominated=%v but on frontier=%v", i, p.Name, dominated, !dominated)
-				}
-			}
-		})
-	}
-}
-
 func TestParetoPlot(t *testing.T) {
 	p := fixturePareto()
 	f := mustBuild(t, p)
@@ -459,6 +410,9 @@ func TestPlotValidation(t *testing.T) {
 		{"scaling gpus", ScalingPlot{Title: "t", Series: []ScalingSeries{{Name: "s", Points: []ScalingPoint{{0, 1}}}}}, "GPU count 0"},
 		{"pareto empty", ParetoPlot{Title: "t"}, "no points"},
 		{"pareto nan", ParetoPlot{Title: "t", Points: []DesignPoint{{"a", math.NaN(), 1}}}, "must be finite"},
+		{"pareto no frontier", ParetoPlot{Title: "t", Points: []DesignPoint{{"a", 1, 1}}}, "no frontier"},
+		{"pareto frontier range", ParetoPlot{Title: "t", Points: []DesignPoint{{"a", 1, 1}}, Frontier: []int{0, 1}}, "frontier index 1 is out of range"},
+		{"pareto frontier repeated", ParetoPlot{Title: "t", Points: []DesignPoint{{"a", 1, 1}, {"b", 2, 2}}, Frontier: []int{0, 0}}, "frontier index 0 is out of range or repeated"},
 		{"links range", LinkUtilPlot{Title: "t", Links: []LinkUtil{{"l", 1.5}}}, "outside [0, 1]"},
 		{"heat shape", HeatMapPlot{Title: "t", Labels: []string{"a", "b"}, Values: [][]float64{{1, 2}}}, "1 rows of values for 2 labels"},
 		{"heat row", HeatMapPlot{Title: "t", Labels: []string{"a", "b"}, Values: [][]float64{{1, 2}, {1}}}, `row 2 ("b") has 1 values`},
@@ -523,8 +477,8 @@ func TestDegeneratePlots(t *testing.T) {
 		BarPlot{Title: "all n/a", Categories: []string{"a"}, Series: []BarSeries{{Values: []float64{math.NaN()}}}},
 		BarPlot{Title: "crowded", Categories: []string{"a very long category name one", "a very long category name two", "a very long category name three", "a very long category name four"}, Series: []BarSeries{{Values: []float64{1, 2, 3, 4}}}},
 		ScalingPlot{Title: "one", Series: []ScalingSeries{{Name: "s", Points: []ScalingPoint{{1, 1.2}}}}},
-		ParetoPlot{Title: "one", Points: []DesignPoint{{"a", 0, 0}}},
-		ParetoPlot{Title: "same", Points: []DesignPoint{{"a", 5, 5}, {"b", 5, 5}}},
+		ParetoPlot{Title: "one", Points: []DesignPoint{{"a", 0, 0}}, Frontier: []int{0}},
+		ParetoPlot{Title: "same", Points: []DesignPoint{{"a", 5, 5}, {"b", 5, 5}}, Frontier: []int{0, 1}},
 		LinkUtilPlot{Title: "edges", Links: []LinkUtil{{"idle", 0}, {"full", 1}}},
 		HeatMapPlot{Title: "one", Labels: []string{"g"}, Values: [][]float64{{math.NaN()}}},
 	}

@@ -13,12 +13,16 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// DefaultScenario is the cluster `collsim predict` uses when no cluster is
-// given: four DGX A100 nodes with only two 100G RoCEv2 NICs each, the
-// typical under-provisioned first cluster whose cross-node AllReduce crawls.
+// defaultScenario is default.yaml; DefaultScenario hands out copies.
 //
 //go:embed default.yaml
-var DefaultScenario []byte
+var defaultScenario []byte
+
+// DefaultScenario returns the YAML of the cluster `collsim predict` uses
+// when no cluster is given: four DGX A100 nodes with only two 100G RoCEv2
+// NICs each, the typical under-provisioned first cluster whose cross-node
+// AllReduce crawls. Each call returns a fresh copy.
+func DefaultScenario() []byte { return append([]byte(nil), defaultScenario...) }
 
 // DefaultScenarioName is the file name errors in the embedded scenario cite.
 const DefaultScenarioName = "default.yaml (embedded)"
@@ -351,7 +355,7 @@ func (o Overrides) Resolve() (model.ClusterSpec, error) {
 	case o.Topo != nil:
 		spec = model.ClusterSpec{Name: o.Topo.Name, Node: *o.Topo, Nodes: 1}
 	default:
-		if spec, err = Load(DefaultScenarioName, DefaultScenario); err != nil {
+		if spec, err = Load(DefaultScenarioName, defaultScenario); err != nil {
 			return spec, err
 		}
 	}

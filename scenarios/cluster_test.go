@@ -10,7 +10,7 @@ import (
 )
 
 func TestDefaultScenario(t *testing.T) {
-	spec, err := Load(DefaultScenarioName, DefaultScenario)
+	spec, err := Load(DefaultScenarioName, DefaultScenario())
 	if err != nil {
 		t.Fatal(err)
 	}

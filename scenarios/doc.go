@@ -8,8 +8,8 @@
 // scenario. Workload describes a data-parallel training step (DDP or FSDP
 // gradient and parameter collectives, compute time, overlap) and turns
 // predicted collective times into step times; Sweep expands a grid of
-// designs around a base cluster; PriceCatalog prices a design (GPUs, NICs,
-// switch ports, servers, energy), with an embedded catalog of EXAMPLE
-// prices. Timing the collectives is the caller's job (internal/cli with
-// sim). scenarios imports model only.
+// designs around a base cluster; PriceCatalog holds the prices of GPUs,
+// NICs, switch ports, servers and energy, with an embedded catalog of
+// EXAMPLE prices. Pricing a design and timing its collectives is the
+// caller's job (package study, with sim). scenarios imports model only.
 package scenarios

@@ -6,7 +6,7 @@ import "testing"
 // every refusal is an error. Seeded with the embedded default and valid and
 // broken documents.
 func FuzzLoad(f *testing.F) {
-	f.Add(DefaultScenario)
+	f.Add(DefaultScenario())
 	for _, s := range []string{
 		"node: dgx-h100\nnodes: 2\nnics: 8x400G-ib\n",
 		"node:\n  template: pcie-gpu-server\n  gpu: L40S\nnodes: 3\nfabric: {kind: leaf-spine, nodes_per_leaf: 2, oversubscription: 3}\n",

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/calibrate/accuracy"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -43,7 +43,7 @@ func accuracyCommand(e *env) *cli.Command {
 			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
-				return badInputf("accuracy: --engine: %v", err)
+				return badInputf("accuracy: --engine: %w", err)
 			}
 			rpath, err := reportPath(c, "accuracy")
 			if err != nil {
@@ -55,7 +55,7 @@ func accuracyCommand(e *env) *cli.Command {
 					only = append(only, p)
 				}
 			}
-			rep, err := calibrate.RunAccuracy(c.Context, file, calibrate.AccuracyOptions{Engine: engine, Only: only})
+			rep, err := accuracy.Run(c.Context, file, accuracy.Options{Engine: engine, Only: only})
 			if err != nil {
 				return badInput(err)
 			}

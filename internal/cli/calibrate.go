@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
@@ -34,10 +35,10 @@ func measuredFiles(c *cli.Context, cmd string) ([]string, error) {
 
 // parseFiles parses measurement files; a file that cannot be read or
 // recognised is bad input.
-func parseFiles(files []string, cmd string) ([]*calibrate.Artifact, error) {
-	var arts []*calibrate.Artifact
+func parseFiles(files []string, cmd string) ([]*ingest.Artifact, error) {
+	var arts []*ingest.Artifact
 	for _, f := range files {
-		a, err := calibrate.ParseFile(f)
+		a, err := ingest.ParseFile(f)
 		if err != nil {
 			return nil, badInput(fmt.Errorf("%s: %w", cmd, err))
 		}
@@ -48,7 +49,7 @@ func parseFiles(files []string, cmd string) ([]*calibrate.Artifact, error) {
 
 // measuredVersion returns the NCCL version the measured files state (the
 // first run or log that names one), empty when none does.
-func measuredVersion(arts []*calibrate.Artifact) string {
+func measuredVersion(arts []*ingest.Artifact) string {
 	for _, a := range arts {
 		for _, r := range a.Runs {
 			if r.NCCLVersion != "" {
@@ -64,7 +65,7 @@ func measuredVersion(arts []*calibrate.Artifact) string {
 
 // useMeasuredVersion models the NCCL release the measurements ran with
 // when neither --nccl-version nor the cluster file chose one, and says so.
-func useMeasuredVersion(spec *model.ClusterSpec, arts []*calibrate.Artifact) string {
+func useMeasuredVersion(spec *model.ClusterSpec, arts []*ingest.Artifact) string {
 	if spec.NCCLVersion != "" {
 		return ""
 	}
@@ -86,7 +87,7 @@ func calibrateCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "terms", Usage: "fit only these terms: comma-separated `NAMES` or prefixes ending in * (lat.*,net.eff.ib)"},
 		&cli.IntFlag{Name: "max-evals", Value: 3000, Usage: "give up after `N` model evaluations (the fit then fails and writes nothing)"},
 		&cli.BoolFlag{Name: "list-terms", Usage: "list the model's fittable terms with bounds and defaults, and exit"},
-		&cli.StringFlag{Name: "format", Value: "table", Usage: "report format: table or json"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "report format: table or json (--list-terms: also markdown)"},
 		reportFlag(),
 	)
 	return &cli.Command{
@@ -103,7 +104,7 @@ func calibrateCommand(e *env) *cli.Command {
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			if c.Bool("list-terms") {
-				return listTerms(e.stdout)
+				return listTerms(e.stdout, c.String("format"))
 			}
 			format := c.String("format")
 			if format != "table" && format != "json" {
@@ -119,7 +120,7 @@ func calibrateCommand(e *env) *cli.Command {
 			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
-				return badInputf("calibrate: --engine: %v", err)
+				return badInputf("calibrate: --engine: %w", err)
 			}
 			var terms []string
 			for _, t := range strings.Split(c.String("terms"), ",") {
@@ -197,17 +198,6 @@ func calibrateCommand(e *env) *cli.Command {
 			return writeReport("calibrate", rpath, doc)
 		},
 	}
-}
-
-// listTerms prints every fittable term.
-func listTerms(w io.Writer) error {
-	p := sim.DefaultParams()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TERM\tDEFAULT\tBOUNDS\tUNIT\tMEANING")
-	for _, t := range p.Terms() {
-		fmt.Fprintf(tw, "%s\t%g\t[%g, %g]\t%s\t%s\n", t.Name, *t.Value, t.Lo, t.Hi, t.Unit, t.Doc)
-	}
-	return tw.Flush()
 }
 
 func fmtStdErr(v float64) string {

@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/calibrate/accuracy"
 )
 
 // calRaw is the calibrate package's copy of shared/data/raw.
-const calRaw = "../../calibrate/testdata/raw"
+const calRaw = "../../ingest/testdata/raw"
 
 // collsim runs the CLI in-process.
 func collsim(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -149,7 +150,7 @@ func TestCalibrateListTerms(t *testing.T) {
 // TestAccuracyCommand runs the harness on two cases (the full corpus is
 // calibrate's TestAccuracyHarness).
 func TestAccuracyCommand(t *testing.T) {
-	code, out, errs := collsim(t, "accuracy", "--cases", "../../calibrate/testdata/cases.yaml", "--only", "moc_,bcm_")
+	code, out, errs := collsim(t, "accuracy", "--cases", "../../ingest/testdata/cases.yaml", "--only", "moc_,bcm_")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
@@ -158,8 +159,8 @@ func TestAccuracyCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	code, out, _ = collsim(t, "accuracy", "--cases", "../../calibrate/testdata/cases.yaml", "--only", "thanos_", "--format", "json")
-	var rep calibrate.AccuracyReport
+	code, out, _ = collsim(t, "accuracy", "--cases", "../../ingest/testdata/cases.yaml", "--only", "thanos_", "--format", "json")
+	var rep accuracy.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Cases) != 2 {
 		t.Fatalf("exit %d, json %v, %d cases", code, err, len(rep.Cases))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
@@ -50,7 +51,7 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		return model.ClusterSpec{}, badInputf("--gpus-per-node must be at least 1, got %d", c.Int("gpus-per-node"))
 	}
 	if f := c.String("topo"); f != "" {
-		ti, err := calibrate.LoadTopology(f)
+		ti, err := ingest.LoadTopology(f)
 		if err != nil {
 			return model.ClusterSpec{}, badInput(err)
 		}
@@ -61,17 +62,20 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		if gpu == "" {
 			return model.ClusterSpec{}, badInputf("%s does not name the GPU model: add --gpu MODEL", f)
 		}
-		speed, kind := "200G", model.NICIB
+		count, speed, kind := 0, "200G", model.NICIB
 		if n := c.String("nics"); n != "" {
-			_, sp, k, err := scenarios.ParseNICs(n)
-			if err != nil {
-				return model.ClusterSpec{}, badInputf("--nics: %v", err)
+			var err error
+			if count, speed, kind, err = scenarios.ParseNICs(n); err != nil {
+				return model.ClusterSpec{}, badInputf("--nics: %w", err)
 			}
-			speed, kind = sp, k
 		}
 		ns, err := ti.NodeSpec(gpu, speed, kind)
 		if err != nil {
-			return model.ClusterSpec{}, badInputf("%s: %v", f, err)
+			return model.ClusterSpec{}, badInputf("%s: %w", f, err)
+		}
+		if count > 0 {
+			// --nics is parsed once: applied here, not again by Resolve.
+			ns, o.NICs = ns.WithNICs(count, speed, kind), ""
 		}
 		o.Topo = &ns
 	}

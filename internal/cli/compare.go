@@ -2,11 +2,11 @@ package cli
 
 import (
 	"encoding/csv"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -14,20 +14,8 @@ import (
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/study"
 	"github.com/urfave/cli/v2"
-)
-
-// Limits of compare.
-const (
-	maxCompareDesigns = 16
-	// largeFrom is where the bandwidth regime starts: compare judges the
-	// faster design on the sizes from here up (64 MiB, the regime
-	// docs/calibrate.md scores bandwidth on).
-	largeFrom = 64 * model.MiB
-	// tieRatio: designs within 0.5% of the fastest are called a tie (the
-	// analytic and DES engines agree within 5% at these sizes, so smaller
-	// gaps are not a ranking).
-	tieRatio = 0.995
 )
 
 func compareCommand(e *env) *cli.Command {
@@ -75,8 +63,8 @@ type design struct {
 	args []string
 	from string
 	ctx  *cli.Context
-	env  *sim.Env
-	pts  []sim.Point
+	// CompareDesignResult is the design modelled, set by runCompare.
+	*study.CompareDesignResult
 }
 
 // designFlagSet parses a design's options: the cluster options every
@@ -109,7 +97,7 @@ func parseDesigns(specs, clusters []string, profile string) ([]*design, error) {
 			return err
 		}
 		if err := set.Parse(args); err != nil {
-			return badInputf("compare: design %q: %v (ARGS are cluster options: --node, --nodes, --nics, --gpu, --gpus-per-node, --set, --nccl-version, --cluster, --topo, --profile)", name, err)
+			return badInputf("compare: design %q: %w (ARGS are cluster options: --node, --nodes, --nics, --gpu, --gpus-per-node, --set, --nccl-version, --cluster, --topo, --profile)", name, err)
 		}
 		if set.NArg() > 0 {
 			return badInputf("compare: design %q: unexpected argument %q (ARGS are cluster options such as --node dgx-h100 --nodes 16)", name, set.Arg(0))
@@ -130,7 +118,7 @@ func parseDesigns(specs, clusters []string, profile string) ([]*design, error) {
 		}
 		args, err := splitArgs(rest)
 		if err != nil {
-			return nil, badInputf("compare: design %q: %v", name, err)
+			return nil, badInputf("compare: design %q: %w", name, err)
 		}
 		if err := add(name, "--design", args); err != nil {
 			return nil, err
@@ -148,102 +136,105 @@ func parseDesigns(specs, clusters []string, profile string) ([]*design, error) {
 	switch {
 	case len(out) < 2:
 		return nil, badInputf("compare: give at least two designs (--design NAME=ARGS or --cluster FILE, repeatable), got %d", len(out))
-	case len(out) > maxCompareDesigns:
-		return nil, badInputf("compare: %d designs is more than %d; split the comparison", len(out), maxCompareDesigns)
+	case len(out) > study.MaxCompareDesigns:
+		return nil, badInputf("compare: %d designs is more than %d; split the comparison", len(out), study.MaxCompareDesigns)
 	}
 	return out, nil
 }
 
 // compareResult is a compare run ready to print.
 type compareResult struct {
-	req     sim.Request
+	*study.CompareResult
 	dtype   string
 	designs []*design
 	// sizes is the size option as given, for the report.
 	sizes string
 }
 
-// runCompare builds every design and predicts the request on each, in
-// parallel; the first failing design (in order) names itself in the error.
+// runCompare resolves every design's cluster options in order, then has
+// study.Compare model them. A design whose options do not resolve is
+// reported only if no design before it fails to model, so the error is
+// that of the first failing design, as when each design resolved and
+// modelled on its own.
 func runCompare(c *cli.Context, ds []*design, req sim.Request) (*compareResult, error) {
-	err := forEach(c.Context, len(ds), func(i int) error {
-		d := ds[i]
+	var opts []study.CompareDesign
+	var resolveErr error
+	for _, d := range ds {
 		d.ctx.Context = c.Context
-		envr, err := buildEnv(d.ctx)
-		if err != nil {
-			return d.wrap(err)
+		spec, err := clusterSpec(d.ctx)
+		var params sim.Params
+		if err == nil {
+			params, err = profileParams(d.ctx.String("profile"))
 		}
-		pts, err := envr.Sweep(c.Context, req)
 		if err != nil {
-			return d.wrap(err)
+			resolveErr = wrapKeep(fmt.Sprintf("compare: design %q", d.name), err)
+			break
 		}
-		d.env, d.pts = envr, pts
-		return nil
-	})
+		opts = append(opts, study.CompareDesign{Name: d.name, Spec: spec, Params: params})
+	}
+	if resolveErr != nil {
+		if len(opts) > 0 {
+			if _, err := study.Compare(c.Context, study.CompareOptions{Designs: opts, Request: req}); err != nil {
+				return nil, err
+			}
+		}
+		return nil, resolveErr
+	}
+	res, err := study.Compare(c.Context, study.CompareOptions{Designs: opts, Request: req})
 	if err != nil {
 		return nil, err
 	}
-	return &compareResult{req: req, dtype: strings.ToLower(c.String("datatype")), designs: ds}, nil
+	for i, d := range ds {
+		d.CompareDesignResult = res.Designs[i]
+	}
+	return &compareResult{CompareResult: res, dtype: strings.ToLower(c.String("datatype")), designs: ds}, nil
 }
 
-// wrap names the design in an error, keeping its exit code.
-func (d *design) wrap(err error) error {
-	return wrapKeep(fmt.Sprintf("compare: design %q", d.name), err)
+// wrapKeep prefixes err with what, keeping its exit code.
+func wrapKeep(what string, err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return &exitError{code: ee.code, err: fmt.Errorf("%s: %w", what, ee.err)}
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
-// large returns the indices of the sizes compare judges designs on: those
-// of at least largeFrom, or the largest alone when none is.
-func (r *compareResult) large() []int {
-	var out []int
-	for i, s := range r.req.Sizes {
-		if s >= largeFrom {
-			out = append(out, i)
-		}
-	}
-	if len(out) == 0 && len(r.req.Sizes) > 0 {
-		out = []int{len(r.req.Sizes) - 1}
-	}
-	return out
-}
+// large returns the indices of the sizes compare judges designs on.
+func (r *compareResult) large() []int { return r.Large() }
 
 // meanLarge is a design's mean busbw over the large sizes.
-func (r *compareResult) meanLarge(d *design) float64 {
-	idx := r.large()
-	var s float64
-	for _, i := range idx {
-		s += d.pts[i].BusBW
-	}
-	return s / float64(max(len(idx), 1))
-}
+func (r *compareResult) meanLarge(d *design) float64 { return r.MeanLarge(d.CompareDesignResult) }
 
 // ranking returns the designs by mean large-size busbw, fastest first
 // (ties in the given order).
 func (r *compareResult) ranking() []*design {
-	out := append([]*design(nil), r.designs...)
-	sort.SliceStable(out, func(i, j int) bool { return r.meanLarge(out[i]) > r.meanLarge(out[j]) })
+	byRes := map[*study.CompareDesignResult]*design{}
+	for _, d := range r.designs {
+		byRes[d.CompareDesignResult] = d
+	}
+	var out []*design
+	for _, rd := range r.Ranking() {
+		out = append(out, byRes[rd])
+	}
 	return out
-}
-
-// largeLabel says which sizes count as large: ">= 64M (5 sizes)".
-func (r *compareResult) largeLabel() string {
-	idx := r.large()
-	if len(r.req.Sizes) > 0 && r.req.Sizes[idx[0]] < largeFrom {
-		return "at " + model.FormatBytes(r.req.Sizes[idx[0]]) + ", the largest size"
-	}
-	if len(idx) == 1 {
-		return fmt.Sprintf("at >= %s (1 size)", model.FormatBytes(largeFrom))
-	}
-	return fmt.Sprintf("at >= %s (%d sizes)", model.FormatBytes(largeFrom), len(idx))
 }
 
 // ratio is busbw of design d at size i relative to the first design; ok
 // is false when the first design's busbw is not positive.
 func (r *compareResult) ratio(d *design, i int) (float64, bool) {
-	ref := r.designs[0].pts[i].BusBW
-	if ref <= 0 {
-		return 0, false
+	return r.Ratio(d.CompareDesignResult, i)
+}
+
+// largeLabel says which sizes count as large: ">= 64M (5 sizes)".
+func (r *compareResult) largeLabel() string {
+	idx := r.large()
+	if len(r.Request.Sizes) > 0 && r.Request.Sizes[idx[0]] < study.LargeFrom {
+		return "at " + model.FormatBytes(r.Request.Sizes[idx[0]]) + ", the largest size"
 	}
-	return d.pts[i].BusBW / ref, true
+	if len(idx) == 1 {
+		return fmt.Sprintf("at >= %s (1 size)", model.FormatBytes(study.LargeFrom))
+	}
+	return fmt.Sprintf("at >= %s (%d sizes)", model.FormatBytes(study.LargeFrom), len(idx))
 }
 
 // summaryLines are the conclusions: which design is faster at large
@@ -254,20 +245,20 @@ func (r *compareResult) summaryLines() []string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Faster %s: %s, %s GB/s mean busbw", r.largeLabel(), best.name, fmtF(r.meanLarge(best), 1))
 	for _, d := range rank[1:] {
-		f := r.meanLarge(d) / r.meanLarge(best)
+		f, isTie := r.Fraction(d.CompareDesignResult)
 		tie := ""
-		if f >= tieRatio {
+		if isTie {
 			tie = ", a tie"
 		}
 		fmt.Fprintf(&b, "; %s %s GB/s (%sx%s)", d.name, fmtF(r.meanLarge(d), 1), fmtF(f, 2), tie)
 	}
 	lines := []string{b.String() + "."}
-	last := len(r.req.Sizes) - 1
+	last := len(r.Request.Sizes) - 1
 	var parts []string
 	for _, d := range r.designs {
-		parts = append(parts, d.name+": "+bottleneckPhrase(d.pts[last]))
+		parts = append(parts, d.name+": "+bottleneckPhrase(d.Points[last]))
 	}
-	lines = append(lines, fmt.Sprintf("Bottleneck at %s: %s.", model.FormatBytes(r.req.Sizes[last]), strings.Join(parts, "; ")))
+	lines = append(lines, fmt.Sprintf("Bottleneck at %s: %s.", model.FormatBytes(r.Request.Sizes[last]), strings.Join(parts, "; ")))
 	return lines
 }
 
@@ -285,12 +276,12 @@ func bottleneckPhrase(pt sim.Point) string {
 
 // designLine describes a design in one line for the table header.
 func designLine(d *design) string {
-	ci := clusterInfo(d.env)
-	return fmt.Sprintf("%s; %d ranks; fabric %s; NCCL %s model", scenarios.Describe(d.env.Cluster.Spec), d.env.Cluster.NumRanks(), ci.Fabric, ci.NCCLVersion)
+	ci := clusterInfo(d.Env)
+	return fmt.Sprintf("%s; %d ranks; fabric %s; NCCL %s model", scenarios.Describe(d.Env.Cluster.Spec), d.Env.Cluster.NumRanks(), ci.Fabric, ci.NCCLVersion)
 }
 
 func (r *compareResult) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "# collsim %s compare (engine %s): %s_perf, %s, %d designs\n", Version, r.req.Engine, r.req.Coll.TestName(), r.dtype, len(r.designs))
+	fmt.Fprintf(w, "# collsim %s compare (engine %s): %s_perf, %s, %d designs\n", Version, r.Request.Engine, r.Request.Coll.TestName(), r.dtype, len(r.designs))
 	for _, d := range r.designs {
 		fmt.Fprintf(w, "#   %s: %s\n", d.name, designLine(d))
 	}
@@ -309,10 +300,10 @@ func (r *compareResult) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w, head1)
 	fmt.Fprintln(w, head2)
-	for i, s := range r.req.Sizes {
+	for i, s := range r.Request.Sizes {
 		line := fmt.Sprintf("%12d", s)
 		for j, d := range r.designs {
-			line += "  " + ncclNum(d.pts[i].BusBW, widths[j])
+			line += "  " + ncclNum(d.Points[i].BusBW, widths[j])
 		}
 		for j, d := range r.designs[1:] {
 			v, ok := r.ratio(d, i)
@@ -362,23 +353,23 @@ func (r *compareResult) writeJSON(w io.Writer) error {
 		Fastest        string              `json:"fastest"`
 		Summary        []string            `json:"summary"`
 	}
-	d := doc{Collective: r.req.Coll.String(), Engine: string(r.req.Engine), Datatype: r.dtype,
-		LargeFromBytes: int64(r.req.Sizes[r.large()[0]]), Fastest: r.ranking()[0].name, Summary: r.summaryLines()}
+	d := doc{Collective: r.Request.Coll.String(), Engine: string(r.Request.Engine), Datatype: r.dtype,
+		LargeFromBytes: int64(r.Request.Sizes[r.large()[0]]), Fastest: r.ranking()[0].name, Summary: r.summaryLines()}
 	for _, ds := range r.designs {
-		p := newPrediction(ds.env, r.req, ds.pts, r.dtype)
-		dj := compareDesignJSON{Name: ds.name, From: ds.from, Args: append([]string{}, ds.args...), Cluster: clusterInfo(ds.env),
-			Ranks: ds.env.Cluster.NumRanks(), Summary: p.summary, LargeBusBW: round(r.meanLarge(ds), 3)}
-		for _, pt := range ds.pts {
+		p := newPrediction(ds.Env, r.Request, ds.Points, r.dtype)
+		dj := compareDesignJSON{Name: ds.name, From: ds.from, Args: append([]string{}, ds.args...), Cluster: clusterInfo(ds.Env),
+			Ranks: ds.Env.Cluster.NumRanks(), Summary: p.summary, LargeBusBW: round(r.meanLarge(ds), 3)}
+		for _, pt := range ds.Points {
 			dj.Results = append(dj.Results, pointJSON(pt))
 		}
-		last := ds.pts[len(ds.pts)-1]
+		last := ds.Points[len(ds.Points)-1]
 		dj.BottleneckClass, dj.Bottleneck = last.BottleneckClass, last.Bottleneck
 		d.Designs = append(d.Designs, dj)
 	}
-	for i, s := range r.req.Sizes {
+	for i, s := range r.Request.Sizes {
 		row := compareRowJSON{RequestedBytes: int64(s)}
 		for _, ds := range r.designs {
-			row.BusBW = append(row.BusBW, round(ds.pts[i].BusBW, 3))
+			row.BusBW = append(row.BusBW, round(ds.Points[i].BusBW, 3))
 			v, ok := r.ratio(ds, i)
 			row.Ratio = append(row.Ratio, optRound(v, ok, 4))
 		}
@@ -391,12 +382,12 @@ func (r *compareResult) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"design", "requested_bytes", "size_bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "ratio_to_first", "algo", "proto", "channels", "bottleneck_class", "bottleneck"})
 	for _, d := range r.designs {
-		for i, pt := range d.pts {
+		for i, pt := range d.Points {
 			ratio := ""
 			if v, ok := r.ratio(d, i); ok {
 				ratio = fmtF(v, 4)
 			}
-			_ = cw.Write([]string{d.name, strconv.FormatInt(int64(r.req.Sizes[i]), 10), strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10),
+			_ = cw.Write([]string{d.name, strconv.FormatInt(int64(r.Request.Sizes[i]), 10), strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10),
 				fmtF(pt.TimeUs, 3), fmtF(pt.AlgBW, 3), fmtF(pt.BusBW, 3), ratio,
 				pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.BottleneckClass, pt.Bottleneck})
 		}

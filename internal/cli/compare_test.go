@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,27 +36,6 @@ func TestSplitArgs(t *testing.T) {
 		case err != nil || !reflect.DeepEqual(got, tc.want):
 			t.Errorf("splitArgs(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
-	}
-}
-
-// TestForEach: the error returned is the lowest failing index, whatever
-// the scheduling.
-func TestForEach(t *testing.T) {
-	for run := 0; run < 20; run++ {
-		err := forEach(context.Background(), 50, func(i int) error {
-			if i == 7 || i == 30 {
-				return fmt.Errorf("item %d", i)
-			}
-			return nil
-		})
-		if err == nil || err.Error() != "item 7" {
-			t.Fatalf("run %d: %v", run, err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := forEach(ctx, 3, func(int) error { return nil }); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
 	}
 }
 

@@ -123,7 +123,7 @@ func hwbenchOptions(c *cli.Context, o hwbench.Options) (hwbench.Options, error) 
 		dst  *model.Bytes
 	}{{"minbytes", &o.MinBytes}, {"maxbytes", &o.MaxBytes}, {"copybytes", &o.CopyBytes}} {
 		if *f.dst, err = model.ParseBytes(c.String(f.name)); err != nil {
-			return o, badInputf("--%s: %v", f.name, err)
+			return o, badInputf("--%s: %w", f.name, err)
 		}
 	}
 	o.StepFactor, o.Iters, o.Warmup = c.Int("stepfactor"), c.Int("iters"), c.Int("warmup")

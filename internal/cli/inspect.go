@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/urfave/cli/v2"
 )
@@ -54,11 +54,11 @@ type inspectError struct {
 // the report there. Files that cannot be read are reported after the
 // others (and in the report); the error names them.
 func runInspect(e *env, files []string, format, rpath string) error {
-	var arts []*calibrate.Artifact
+	var arts []*ingest.Artifact
 	var errs []inspectError
 	var firstErr error
 	for _, f := range files {
-		a, err := calibrate.ParseFile(f)
+		a, err := ingest.ParseFile(f)
 		if err != nil {
 			errs = append(errs, inspectError{File: f, Error: err.Error()})
 			if firstErr == nil {
@@ -68,15 +68,15 @@ func runInspect(e *env, files []string, format, rpath string) error {
 		}
 		arts = append(arts, a)
 	}
-	calibrate.CrossCheck(arts)
+	ingest.CrossCheck(arts)
 	switch format {
 	case "json":
 		doc := struct {
-			Artifacts []*calibrate.Artifact `json:"artifacts"`
-			Errors    []inspectError        `json:"errors,omitempty"`
+			Artifacts []*ingest.Artifact `json:"artifacts"`
+			Errors    []inspectError     `json:"errors,omitempty"`
 		}{Artifacts: arts, Errors: errs}
 		if doc.Artifacts == nil {
-			doc.Artifacts = []*calibrate.Artifact{}
+			doc.Artifacts = []*ingest.Artifact{}
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -118,35 +118,35 @@ func runInspect(e *env, files []string, format, rpath string) error {
 }
 
 // printArtifact writes the table view of one artifact.
-func printArtifact(w io.Writer, a *calibrate.Artifact) error {
+func printArtifact(w io.Writer, a *ingest.Artifact) error {
 	fmt.Fprintf(w, "== %s: %s\n", a.File, kindTitle(a.Kind))
 	switch a.Kind {
-	case calibrate.KindNCCLTests, calibrate.KindNCCLTestsJSON:
+	case ingest.KindNCCLTests, ingest.KindNCCLTestsJSON:
 		printRunsHardware(w, a)
 		printLog(w, a.Log)
 		if err := printRuns(w, a.Runs); err != nil {
 			return err
 		}
-	case calibrate.KindNCCLLog:
+	case ingest.KindNCCLLog:
 		printLog(w, a.Log)
-	case calibrate.KindTopoMatrix, calibrate.KindTopoXML:
+	case ingest.KindTopoMatrix, ingest.KindTopoXML:
 		printTopo(w, a.Topo)
-	case calibrate.KindP2PBandwidth, calibrate.KindNVBandwidth:
+	case ingest.KindP2PBandwidth, ingest.KindNVBandwidth:
 		if g := a.Machine["gpus"]; g != "" {
 			fmt.Fprintf(w, "gpus:     %s\n", g)
 		}
 		if err := printMatrices(w, a.Matrices); err != nil {
 			return err
 		}
-	case calibrate.KindPerftest:
+	case ingest.KindPerftest:
 		if err := printPerftest(w, a.Perftest); err != nil {
 			return err
 		}
-	case calibrate.KindIBStat:
+	case ingest.KindIBStat:
 		if err := printPorts(w, a.Ports); err != nil {
 			return err
 		}
-	case calibrate.KindSummary:
+	case ingest.KindSummary:
 		if err := printFigures(w, a.Figures); err != nil {
 			return err
 		}
@@ -173,27 +173,27 @@ func printArtifact(w io.Writer, a *calibrate.Artifact) error {
 	return nil
 }
 
-func kindTitle(k calibrate.Kind) string {
+func kindTitle(k ingest.Kind) string {
 	switch k {
-	case calibrate.KindNCCLTests:
+	case ingest.KindNCCLTests:
 		return "nccl-tests output"
-	case calibrate.KindNCCLTestsJSON:
+	case ingest.KindNCCLTestsJSON:
 		return "nccl-tests JSON (-J)"
-	case calibrate.KindNCCLLog:
+	case ingest.KindNCCLLog:
 		return "NCCL_DEBUG=INFO log"
-	case calibrate.KindTopoMatrix:
+	case ingest.KindTopoMatrix:
 		return "nvidia-smi topo -m"
-	case calibrate.KindTopoXML:
+	case ingest.KindTopoXML:
 		return "NCCL topology XML"
-	case calibrate.KindP2PBandwidth:
+	case ingest.KindP2PBandwidth:
 		return "p2pBandwidthLatencyTest"
-	case calibrate.KindNVBandwidth:
+	case ingest.KindNVBandwidth:
 		return "nvbandwidth"
-	case calibrate.KindPerftest:
+	case ingest.KindPerftest:
 		return "perftest"
-	case calibrate.KindIBStat:
+	case ingest.KindIBStat:
 		return "ibstat/ibstatus"
-	case calibrate.KindSummary:
+	case ingest.KindSummary:
 		return "published statements (free text)"
 	}
 	return string(k)
@@ -210,7 +210,7 @@ func clipText(s string, n int) string {
 // machine: the largest rank count, the hosts of the device lines in order of
 // first appearance, and the GPUs of the first run that lists devices as
 // "8x NVIDIA H100 80GB HBM3", one entry per model in order of appearance.
-func runsHardware(runs []*calibrate.Run) (ranks int, hosts, gpus []string) {
+func runsHardware(runs []*ingest.Run) (ranks int, hosts, gpus []string) {
 	seenHost := map[string]bool{}
 	count := map[string]int{}
 	var order []string
@@ -238,7 +238,7 @@ func runsHardware(runs []*calibrate.Run) (ranks int, hosts, gpus []string) {
 }
 
 // printRunsHardware summarises ranks, hosts and GPU names over all runs.
-func printRunsHardware(w io.Writer, a *calibrate.Artifact) {
+func printRunsHardware(w io.Writer, a *ingest.Artifact) {
 	ranks, hostList, gpus := runsHardware(a.Runs)
 	var parts []string
 	if ranks > 0 {
@@ -261,7 +261,7 @@ func printRunsHardware(w io.Writer, a *calibrate.Artifact) {
 	}
 }
 
-func printLog(w io.Writer, l *calibrate.NCCLLog) {
+func printLog(w io.Writer, l *ingest.NCCLLog) {
 	if l == nil {
 		return
 	}
@@ -304,7 +304,7 @@ func printLog(w io.Writer, l *calibrate.NCCLLog) {
 
 // hcaNames lists the NICs an NCCL log names, each with its link layer when
 // stated: "mlx5_0/IB mlx5_1/IB".
-func hcaNames(hcas []calibrate.HCA) string {
+func hcaNames(hcas []ingest.HCA) string {
 	var h []string
 	for _, x := range hcas {
 		if x.LinkLayer != "" {
@@ -326,7 +326,7 @@ func availability(b bool) string {
 
 // connectionCounts counts NCCL's per-channel transport lines by kind:
 // "NET/IB/GDRDMA x16, P2P/CUMEM x48".
-func connectionCounts(cs []calibrate.Connection) string {
+func connectionCounts(cs []ingest.Connection) string {
 	count := map[string]int{}
 	for _, c := range cs {
 		k := c.Transport
@@ -369,7 +369,7 @@ func fmtBytes(n int64) string { return model.FormatBytes(model.Bytes(n)) }
 
 func fmtGB(v float64) string { return fmt.Sprintf("%.2f", v) }
 
-func printRuns(w io.Writer, runs []*calibrate.Run) error {
+func printRuns(w io.Writer, runs []*ingest.Run) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tLINE\tCOLLECTIVE\tDTYPE\tRANKS\tROWS\tSIZES\tPEAK BUSBW (GB/s)\tAT\tAVG BUSBW")
 	for i, r := range runs {
@@ -407,7 +407,7 @@ func printRuns(w io.Writer, runs []*calibrate.Run) error {
 // runExtent returns the smallest and largest message size of a run's rows
 // (math.MaxInt64 and -1 when it has none) and the highest valid
 // out-of-place busbw with its size (-1 and 0 when there is none).
-func runExtent(r *calibrate.Run) (lo, hi int64, peak float64, at int64) {
+func runExtent(r *ingest.Run) (lo, hi int64, peak float64, at int64) {
 	lo, hi = int64(math.MaxInt64), int64(-1)
 	peak = -1.0
 	for _, row := range r.Rows {
@@ -419,7 +419,7 @@ func runExtent(r *calibrate.Run) (lo, hi int64, peak float64, at int64) {
 	return lo, hi, peak, at
 }
 
-func printTopo(w io.Writer, t *calibrate.TopoInfo) {
+func printTopo(w io.Writer, t *ingest.TopoInfo) {
 	if t == nil {
 		return
 	}
@@ -487,7 +487,7 @@ func nvlinkSummary(nv model.NVLinkSpec) string {
 }
 
 // nicSpeed is the NIC speed a topology states, or a note that it does not.
-func nicSpeed(t *calibrate.TopoInfo) string {
+func nicSpeed(t *ingest.TopoInfo) string {
 	if t.NICSpeed == "" {
 		return "speed not stated"
 	}
@@ -523,7 +523,7 @@ func bridgeBody(b model.BridgeSpec) string {
 	return strings.Join(p, " ")
 }
 
-func printMatrices(w io.Writer, ms []*calibrate.Matrix) error {
+func printMatrices(w io.Writer, ms []*ingest.Matrix) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MATRIX\tMETRIC\tP2P\tSIZE\tOFF-DIAGONAL MIN / MEDIAN / MAX")
 	for _, m := range ms {
@@ -554,7 +554,7 @@ func printMatrices(w io.Writer, ms []*calibrate.Matrix) error {
 	return tw.Flush()
 }
 
-func printPerftest(w io.Writer, ps []*calibrate.PerftestResult) error {
+func printPerftest(w io.Writer, ps []*ingest.PerftestResult) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TEST\tDEVICE\tLINK\tMTU\tROWS\tSIZES\tPEAK")
 	for _, p := range ps {
@@ -581,7 +581,7 @@ func printPerftest(w io.Writer, ps []*calibrate.PerftestResult) error {
 	return tw.Flush()
 }
 
-func printPorts(w io.Writer, ports []calibrate.IBPort) error {
+func printPorts(w io.Writer, ports []ingest.IBPort) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tDEVICE\tPORT\tSTATE\tPHYSICAL\tRATE (Gb/s)\tLINK LAYER")
 	for i, p := range ports {
@@ -597,7 +597,7 @@ func printPorts(w io.Writer, ports []calibrate.IBPort) error {
 	return tw.Flush()
 }
 
-func printFigures(w io.Writer, fs []calibrate.Figure) error {
+func printFigures(w io.Writer, fs []ingest.Figure) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LINE\tFIGURE\tGB/s\tSOURCE\tCONTEXT")
 	for _, f := range fs {
@@ -610,7 +610,7 @@ func printFigures(w io.Writer, fs []calibrate.Figure) error {
 	return tw.Flush()
 }
 
-func printFindings(w io.Writer, fs []calibrate.Finding) {
+func printFindings(w io.Writer, fs []ingest.Finding) {
 	if len(fs) == 0 {
 		fmt.Fprintln(w, "findings: none")
 		return

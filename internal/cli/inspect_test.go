@@ -28,7 +28,7 @@ func updateGolden() bool {
 }
 
 // corpus is the testdata copy of shared/data/raw kept by the calibrate package.
-const corpus = "../../calibrate/testdata/raw"
+const corpus = "../../ingest/testdata/raw"
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

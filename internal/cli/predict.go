@@ -40,11 +40,11 @@ const maxSize = model.TiB
 func sizes(c *cli.Context) ([]model.Bytes, error) {
 	lo, err := model.ParseBytes(c.String("minbytes"))
 	if err != nil {
-		return nil, badInputf("-b/--minbytes: %v", err)
+		return nil, badInputf("-b/--minbytes: %w", err)
 	}
 	hi, err := model.ParseBytes(c.String("maxbytes"))
 	if err != nil {
-		return nil, badInputf("-e/--maxbytes: %v", err)
+		return nil, badInputf("-e/--maxbytes: %w", err)
 	}
 	f, err := strconv.ParseFloat(c.String("stepfactor"), 64)
 	if err != nil || f < 1 || math.IsInf(f, 0) {
@@ -129,14 +129,6 @@ func predictCommand(e *env) *cli.Command {
 	}
 }
 
-// dtypes maps nccl-tests type names to sizes.
-var dtypes = map[string]int{
-	"int8": 1, "char": 1, "uint8": 1, "f8e4m3": 1, "f8e5m2": 1,
-	"half": 2, "float16": 2, "bfloat16": 2,
-	"int32": 4, "int": 4, "uint32": 4, "float": 4, "float32": 4,
-	"int64": 8, "uint64": 8, "double": 8, "float64": 8,
-}
-
 // predictOptions reads the options predict and compare share (predictFlags),
 // checked in the order a user sees errors: the request, --format, --report.
 func predictOptions(c *cli.Context, cmd string) (req sim.Request, format, report string, err error) {
@@ -196,28 +188,28 @@ func requestBase(c *cli.Context) (sim.Request, error) {
 	var req sim.Request
 	coll, err := model.ParseCollective(c.String("collective"))
 	if err != nil {
-		return req, badInputf("--collective: %v", err)
+		return req, badInputf("--collective: %w", err)
 	}
 	req.Coll = coll
-	sz, ok := dtypes[strings.ToLower(c.String("datatype"))]
+	sz, ok := model.DatatypeSize(c.String("datatype"))
 	if !ok {
 		return req, badInputf("--datatype: unknown %q (known: int8, half, bfloat16, float, int32, double, int64, ...)", c.String("datatype"))
 	}
 	req.ElemSize = sz
 	if req.Engine, err = sim.ParseEngine(c.String("engine")); err != nil {
-		return req, badInputf("--engine: %v", err)
+		return req, badInputf("--engine: %w", err)
 	}
 	if a := c.String("algo"); a != "" {
 		algo, err := model.ParseAlgo(a)
 		if err != nil {
-			return req, badInputf("--algo: %v", err)
+			return req, badInputf("--algo: %w", err)
 		}
 		req.Algo = &algo
 	}
 	if p := c.String("proto"); p != "" {
 		proto, err := model.ParseProto(p)
 		if err != nil {
-			return req, badInputf("--proto: %v", err)
+			return req, badInputf("--proto: %w", err)
 		}
 		req.Proto = &proto
 	}

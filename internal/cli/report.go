@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/scenarios"
@@ -256,7 +256,7 @@ func modelAssumptions(params sim.Params, version, versionFrom string, engine sim
 	def := sim.DefaultParams()
 	defTerms := def.Terms()
 	for i, t := range params.Terms() {
-		src := t.Source
+		src := t.Source.String()
 		d := *defTerms[i].Value
 		switch o, ok := override[t.Name]; {
 		case ok:
@@ -277,9 +277,9 @@ func modelAssumptions(params sim.Params, version, versionFrom string, engine sim
 // findingSeverity maps a calibrate finding severity to a report one.
 func findingSeverity(s string) reports.Severity {
 	switch s {
-	case calibrate.SevError:
+	case ingest.SevError:
 		return reports.SeverityCritical
-	case calibrate.SevWarning:
+	case ingest.SevWarning:
 		return reports.SeverityWarning
 	}
 	return reports.SeverityInfo
@@ -287,29 +287,29 @@ func findingSeverity(s string) reports.Severity {
 
 // findingFixes are the actions docs/inspect.md's findings suggest, by code.
 var findingFixes = map[string]string{
-	calibrate.FindWrongResults:        "Treat the run as invalid: check the GPUs for ECC and Xid errors (nvidia-smi -q -d ECC, dmesg) and that every node runs the same NCCL and driver.",
-	calibrate.FindSHMInsteadOfP2P:     "Enable GPU peer-to-peer: check that NCCL_P2P_DISABLE and NCCL_P2P_LEVEL are not set, that ACS/IOMMU do not block P2P on the GPUs' PCIe switches, and that the GPUs support P2P.",
-	calibrate.FindSocketNotIB:         "Make the IB/RoCE devices visible to NCCL: rdma-core and libibverbs installed, NCCL_IB_DISABLE unset, NCCL_IB_HCA naming the right devices, ports Active in ibstat.",
-	calibrate.FindNoGDR:               "Enable GPUDirect RDMA: load nvidia-peermem (or use DMA-BUF), check NCCL_NET_GDR_LEVEL, and that GPUs and NICs share a PCIe switch.",
-	calibrate.FindGDRLevelRaised:      "Compare with NCCL_NET_GDR_LEVEL unset: GPUDirect RDMA through the CPU root complex is often slower than staging through host memory.",
-	calibrate.FindNetIntraNode:        "Let ranks on the same host use P2P or SHM: check NCCL_P2P_DISABLE, NCCL_SHM_DISABLE and that the ranks see each other as local (same hostname, shared /dev/shm).",
-	calibrate.FindFewerNICs:           "Let NCCL use every NIC: check NCCL_IB_HCA, the channel limits (NCCL_MIN/MAX_NCHANNELS) and that every port is Active.",
-	calibrate.FindNoNVLS:              "Check that the NVSwitch fabric manager runs and multicast is supported (nvidia-smi -q, Fabric section) and that NCCL_NVLS_ENABLE is not 0.",
-	calibrate.FindTopoFallback:        "Check the topology (nvidia-smi topo -m) for missing NVLinks or NICs far from GPUs, and any NCCL_TOPO_FILE in use.",
-	calibrate.FindNCCLWarning:         "Read the WARN line: it names the component that failed.",
-	calibrate.FindBandwidthCliff:      "Find what changes at that size: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING shows the algorithm and protocol chosen; compare runs with NCCL_ALGO/NCCL_PROTO forced.",
-	calibrate.FindNICPlateau:          "If fewer NICs than installed carry the traffic, check NCCL_IB_HCA and the port states; if all of them do, the NICs are the limit.",
-	calibrate.FindLowNetBW:            "Measure the NICs alone between the nodes (ib_write_bw from perftest); check each NIC's link rate and PCIe width, and GPUDirect RDMA.",
-	calibrate.FindP2PUnavailable:      "Check the BIOS (ACS, IOMMU) and the driver; GeForce GPUs refuse P2P over PCIe.",
-	calibrate.FindNICFarFromGPU:       "Place NICs under the same PCIe switch as GPUs; otherwise compare NCCL_NET_GDR_LEVEL=SYS (GPUDirect RDMA across the root complex) with staging.",
-	calibrate.FindHWBenchProbeFailed:  "Read the probe's error, fix it and rerun that probe alone (collsim hwbench --probes NAME).",
-	calibrate.FindHWBenchProbeSkipped: "Install the library the probe needs (see the evidence) if its measurements matter.",
+	ingest.FindWrongResults:        "Treat the run as invalid: check the GPUs for ECC and Xid errors (nvidia-smi -q -d ECC, dmesg) and that every node runs the same NCCL and driver.",
+	ingest.FindSHMInsteadOfP2P:     "Enable GPU peer-to-peer: check that NCCL_P2P_DISABLE and NCCL_P2P_LEVEL are not set, that ACS/IOMMU do not block P2P on the GPUs' PCIe switches, and that the GPUs support P2P.",
+	ingest.FindSocketNotIB:         "Make the IB/RoCE devices visible to NCCL: rdma-core and libibverbs installed, NCCL_IB_DISABLE unset, NCCL_IB_HCA naming the right devices, ports Active in ibstat.",
+	ingest.FindNoGDR:               "Enable GPUDirect RDMA: load nvidia-peermem (or use DMA-BUF), check NCCL_NET_GDR_LEVEL, and that GPUs and NICs share a PCIe switch.",
+	ingest.FindGDRLevelRaised:      "Compare with NCCL_NET_GDR_LEVEL unset: GPUDirect RDMA through the CPU root complex is often slower than staging through host memory.",
+	ingest.FindNetIntraNode:        "Let ranks on the same host use P2P or SHM: check NCCL_P2P_DISABLE, NCCL_SHM_DISABLE and that the ranks see each other as local (same hostname, shared /dev/shm).",
+	ingest.FindFewerNICs:           "Let NCCL use every NIC: check NCCL_IB_HCA, the channel limits (NCCL_MIN/MAX_NCHANNELS) and that every port is Active.",
+	ingest.FindNoNVLS:              "Check that the NVSwitch fabric manager runs and multicast is supported (nvidia-smi -q, Fabric section) and that NCCL_NVLS_ENABLE is not 0.",
+	ingest.FindTopoFallback:        "Check the topology (nvidia-smi topo -m) for missing NVLinks or NICs far from GPUs, and any NCCL_TOPO_FILE in use.",
+	ingest.FindNCCLWarning:         "Read the WARN line: it names the component that failed.",
+	ingest.FindBandwidthCliff:      "Find what changes at that size: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING shows the algorithm and protocol chosen; compare runs with NCCL_ALGO/NCCL_PROTO forced.",
+	ingest.FindNICPlateau:          "If fewer NICs than installed carry the traffic, check NCCL_IB_HCA and the port states; if all of them do, the NICs are the limit.",
+	ingest.FindLowNetBW:            "Measure the NICs alone between the nodes (ib_write_bw from perftest); check each NIC's link rate and PCIe width, and GPUDirect RDMA.",
+	ingest.FindP2PUnavailable:      "Check the BIOS (ACS, IOMMU) and the driver; GeForce GPUs refuse P2P over PCIe.",
+	ingest.FindNICFarFromGPU:       "Place NICs under the same PCIe switch as GPUs; otherwise compare NCCL_NET_GDR_LEVEL=SYS (GPUDirect RDMA across the root complex) with staging.",
+	ingest.FindHWBenchProbeFailed:  "Read the probe's error, fix it and rerun that probe alone (collsim hwbench --probes NAME).",
+	ingest.FindHWBenchProbeSkipped: "Install the library the probe needs (see the evidence) if its measurements matter.",
 }
 
 // reportFindings converts calibrate findings, each evidence prefixed with
 // where it was seen (prefix, then the line); warnings and errors carry the
 // suggested fix for their code.
-func reportFindings(prefix string, fs []calibrate.Finding) reports.Findings {
+func reportFindings(prefix string, fs []ingest.Finding) reports.Findings {
 	out := make(reports.Findings, 0, len(fs))
 	for _, f := range fs {
 		where := prefix
@@ -342,8 +342,8 @@ func reportFindings(prefix string, fs []calibrate.Finding) reports.Findings {
 // runSeries returns the busbw points of an nccl-tests run: out-of-place
 // and, when the run has them, in-place results. Rows without a positive
 // size or a valid result, and repeated sizes, are left out.
-func runSeries(r *calibrate.Run) []reports.BWSeries {
-	pick := func(res func(calibrate.Row) calibrate.Result) []reports.BWPoint {
+func runSeries(r *ingest.Run) []reports.BWSeries {
+	pick := func(res func(ingest.Row) ingest.Result) []reports.BWPoint {
 		var pts []reports.BWPoint
 		seen := map[int64]bool{}
 		for _, row := range r.Rows {
@@ -357,10 +357,10 @@ func runSeries(r *calibrate.Run) []reports.BWSeries {
 		return pts
 	}
 	var out []reports.BWSeries
-	if p := pick(func(r calibrate.Row) calibrate.Result { return r.OOP }); len(p) > 0 {
+	if p := pick(func(r ingest.Row) ingest.Result { return r.OOP }); len(p) > 0 {
 		out = append(out, reports.BWSeries{Name: "out-of-place", Style: reports.StyleLinePoints, Points: p})
 	}
-	if p := pick(func(r calibrate.Row) calibrate.Result { return r.IP }); len(p) > 0 {
+	if p := pick(func(r ingest.Row) ingest.Result { return r.IP }); len(p) > 0 {
 		out = append(out, reports.BWSeries{Name: "in-place", Style: reports.StyleDashed, Points: p})
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/calibrate/accuracy"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/sim"
@@ -18,7 +19,7 @@ import (
 // regime, with the table behind them; the summary over cases; the targets;
 // the degraded cases' diagnoses; and busbw against size for every case
 // (measured, uncalibrated and calibrated model).
-func accuracyReport(e *env, rep *calibrate.AccuracyReport, only []string) (*reports.Document, error) {
+func accuracyReport(e *env, rep *accuracy.Report, only []string) (*reports.Document, error) {
 	if rep == nil {
 		return nil, fmt.Errorf("accuracy: --report: no results to report")
 	}
@@ -89,7 +90,7 @@ func accuracyReport(e *env, rep *calibrate.AccuracyReport, only []string) (*repo
 
 // accuracySummary states the targets and the errors in the bandwidth and
 // latency regimes.
-func accuracySummary(rep *calibrate.AccuracyReport) (string, *reports.Verdict) {
+func accuracySummary(rep *accuracy.Report) (string, *reports.Verdict) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Over %d cases (engine %s):", len(rep.Cases), rep.Engine)
 	var parts []string
@@ -140,7 +141,7 @@ func accuracySummary(rep *calibrate.AccuracyReport) (string, *reports.Verdict) {
 
 // worstCase names the case with the largest calibrated bandwidth-regime
 // error (or mid, for runs that stop early).
-func worstCase(rep *calibrate.AccuracyReport) string {
+func worstCase(rep *accuracy.Report) string {
 	best, id := -1.0, ""
 	for _, c := range rep.Cases {
 		r := c.Regime(bwRegime(c), true)
@@ -156,7 +157,7 @@ func worstCase(rep *calibrate.AccuracyReport) string {
 
 // bwRegime is the regime a case's bandwidth is judged in: bandwidth, or
 // mid for runs that stop below 64 MiB.
-func bwRegime(c calibrate.CaseResult) string {
+func bwRegime(c accuracy.CaseResult) string {
 	if c.Regime(calibrate.RegimeBandwidth, false).Points == 0 && c.Regime(calibrate.RegimeMid, false).Points > 0 {
 		return calibrate.RegimeMid
 	}
@@ -165,7 +166,7 @@ func bwRegime(c calibrate.CaseResult) string {
 
 // caseErrorsSection draws every case's median |error| as bars and lists
 // the numbers per case.
-func caseErrorsSection(rep *calibrate.AccuracyReport) reports.Section {
+func caseErrorsSection(rep *accuracy.Report) reports.Section {
 	sec := reports.Section{Title: "Error per case"}
 	if len(rep.Cases) == 0 {
 		sec.Blocks = append(sec.Blocks, reports.Paragraph{Text: "No case was run."})
@@ -223,7 +224,7 @@ func caseErrorsSection(rep *calibrate.AccuracyReport) reports.Section {
 }
 
 // caseBlocks draws one case's busbw: measured, uncalibrated and calibrated.
-func caseBlocks(c calibrate.CaseResult) []reports.Block {
+func caseBlocks(c accuracy.CaseResult) []reports.Block {
 	var m, u, k []reports.BWPoint
 	seen := map[int64]bool{}
 	for _, p := range c.Points {

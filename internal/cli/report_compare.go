@@ -8,6 +8,7 @@ import (
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/study"
 )
 
 // compareReport builds the report of a compare run: which design is
@@ -15,10 +16,10 @@ import (
 // against size for every design side by side, busbw at the largest size
 // as bars, the busiest links of each design and the table of numbers.
 func compareReport(e *env, r *compareResult) (*reports.Document, error) {
-	if len(r.designs) == 0 || len(r.req.Sizes) == 0 {
+	if len(r.designs) == 0 || len(r.Request.Sizes) == 0 {
 		return nil, fmt.Errorf("compare: --report: no results to report")
 	}
-	coll := collectiveTitle(r.req.Coll)
+	coll := collectiveTitle(r.Request.Coll)
 	var names []string
 	for _, d := range r.designs {
 		names = append(names, d.name)
@@ -28,7 +29,7 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 		title = fmt.Sprintf("%s on %d designs", coll, len(names))
 	}
 	doc := e.newReport(title)
-	doc.Subtitle = fmt.Sprintf("collsim model of nccl-tests %s_perf on %d designs side by side (%s engine)", r.req.Coll.TestName(), len(names), r.req.Engine)
+	doc.Subtitle = fmt.Sprintf("collsim model of nccl-tests %s_perf on %d designs side by side (%s engine)", r.Request.Coll.TestName(), len(names), r.Request.Engine)
 	rank := r.ranking()
 	best := rank[0]
 	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: fmt.Sprintf("faster %s: %s, %s mean busbw", r.largeLabel(), best.name, gbps(r.meanLarge(best)))}
@@ -43,20 +44,20 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 		}
 		doc.Inputs = append(doc.Inputs, reports.KV{Key: "design " + d.name, Value: v})
 	}
-	last := len(r.req.Sizes) - 1
+	last := len(r.Request.Sizes) - 1
 	doc.Inputs = append(doc.Inputs,
-		reports.KV{Key: "collective", Value: fmt.Sprintf("%s (nccl-tests %s_perf), %s", coll, r.req.Coll.TestName(), r.dtype)},
-		reports.KV{Key: "sizes", Value: fmt.Sprintf("%s: %d sizes from %s to %s", r.sizes, len(r.req.Sizes), model.FormatBytes(r.req.Sizes[0]), model.FormatBytes(r.req.Sizes[last]))},
-		reports.KV{Key: "engine", Value: string(r.req.Engine)},
+		reports.KV{Key: "collective", Value: fmt.Sprintf("%s (nccl-tests %s_perf), %s", coll, r.Request.Coll.TestName(), r.dtype)},
+		reports.KV{Key: "sizes", Value: fmt.Sprintf("%s: %d sizes from %s to %s", r.sizes, len(r.Request.Sizes), model.FormatBytes(r.Request.Sizes[0]), model.FormatBytes(r.Request.Sizes[last]))},
+		reports.KV{Key: "engine", Value: string(r.Request.Engine)},
 		reports.KV{Key: "large sizes", Value: "designs are ranked by their mean busbw " + r.largeLabel()},
 	)
-	doc.Inputs = append(doc.Inputs, forcedInputs(r.req)...)
+	doc.Inputs = append(doc.Inputs, forcedInputs(r.Request)...)
 	doc.Assumptions = r.assumptions()
 
 	var bwSeries []reports.BWSeries
 	var tmSeries []reports.TimeSeries
 	for _, d := range r.designs {
-		bw, tm := curvePoints(d.pts)
+		bw, tm := curvePoints(d.Points)
 		if len(bw) > 0 {
 			bwSeries = append(bwSeries, reports.BWSeries{Name: d.name, Style: reports.StyleLine, Points: bw})
 		}
@@ -67,7 +68,7 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 	if len(bwSeries) == len(r.designs) {
 		doc.Sections = append(doc.Sections, reports.Section{Title: "Bus bandwidth", Blocks: []reports.Block{
 			reports.Paragraph{Text: "Predicted bus bandwidth of every design for each message size, as nccl-tests computes it. Where the lines part, the designs' networks (or nodes) differ; where they meet, something they share limits both."},
-			reports.BusBWPlot{Title: coll + " busbw by design", Caption: fmt.Sprintf("collsim %s engine; one line per design.", r.req.Engine), Series: bwSeries},
+			reports.BusBWPlot{Title: coll + " busbw by design", Caption: fmt.Sprintf("collsim %s engine; one line per design.", r.Request.Engine), Series: bwSeries},
 		}})
 	}
 	if len(tmSeries) == len(r.designs) {
@@ -85,7 +86,7 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 func (r *compareResult) reportSummary() string {
 	rank := r.ranking()
 	best := rank[0]
-	coll := collectiveTitle(r.req.Coll)
+	coll := collectiveTitle(r.Request.Coll)
 	alike := true
 	for _, d := range rank[1:] {
 		alike = alike && r.meanLarge(d)/r.meanLarge(best) >= 0.98
@@ -105,10 +106,10 @@ func (r *compareResult) reportSummary() string {
 		}
 		b.WriteString(".")
 	}
-	last := len(r.req.Sizes) - 1
-	fmt.Fprintf(&b, " At %s, the largest size:", model.FormatBytes(r.req.Sizes[last]))
+	last := len(r.Request.Sizes) - 1
+	fmt.Fprintf(&b, " At %s, the largest size:", model.FormatBytes(r.Request.Sizes[last]))
 	for i, d := range r.designs {
-		pt := d.pts[last]
+		pt := d.Points[last]
 		sep := ";"
 		if i == len(r.designs)-1 {
 			sep = "."
@@ -117,12 +118,12 @@ func (r *compareResult) reportSummary() string {
 			fmt.Fprintf(&b, " %s shows no link load%s", d.name, sep)
 			continue
 		}
-		fmt.Fprintf(&b, " %s is limited by %s%s", d.name, limitPhrase(pt, clusterInfo(d.env)), sep)
+		fmt.Fprintf(&b, " %s is limited by %s%s", d.name, limitPhrase(pt, clusterInfo(d.Env)), sep)
 	}
 	if !alike {
 		for _, d := range rank[1:] {
-			pt := d.pts[last]
-			if rec := recommendation(pt, clusterInfo(d.env), d.env.Res.Summarize(d.env.Tuner.Graphs.Ring)); rec != "" {
+			pt := d.Points[last]
+			if rec := recommendation(pt, clusterInfo(d.Env), d.Env.Res.Summarize(d.Env.Tuner.Graphs.Ring)); rec != "" {
 				fmt.Fprintf(&b, " For %s: %s", d.name, rec)
 			}
 		}
@@ -134,22 +135,22 @@ func (r *compareResult) reportSummary() string {
 // design's differing NCCL version or profile noted).
 func (r *compareResult) assumptions() []reports.Assumption {
 	first := r.designs[0]
-	version := first.env.Cluster.Version.String()
-	from := versionSource(first.env.Cluster.Spec, first.ctx.String("nccl-version"))
+	version := first.Env.Cluster.Version.String()
+	from := versionSource(first.Env.Cluster.Spec, first.ctx.String("nccl-version"))
 	var notes []reports.Assumption
 	sameParams := true
 	for _, d := range r.designs[1:] {
-		if d.env.Cluster.Version != first.env.Cluster.Version {
+		if d.Env.Cluster.Version != first.Env.Cluster.Version {
 			version = ""
 		}
-		if d.env.Params != first.env.Params {
+		if d.Env.Params() != first.Env.Params() {
 			sameParams = false
 		}
 	}
 	if version == "" {
 		for _, d := range r.designs {
-			notes = append(notes, reports.Assumption{Term: "NCCL version modelled, " + d.name, Value: d.env.Cluster.Version.String(),
-				Source: versionSource(d.env.Cluster.Spec, d.ctx.String("nccl-version"))})
+			notes = append(notes, reports.Assumption{Term: "NCCL version modelled, " + d.name, Value: d.Env.Cluster.Version.String(),
+				Source: versionSource(d.Env.Cluster.Spec, d.ctx.String("nccl-version"))})
 		}
 	}
 	if !sameParams {
@@ -161,8 +162,8 @@ func (r *compareResult) assumptions() []reports.Assumption {
 			notes = append(notes, reports.Assumption{Term: "calibration profile, " + d.name, Value: p, Source: "the terms below are those of design " + first.name})
 		}
 	}
-	as := modelAssumptions(first.env.Params, version, from, r.req.Engine, first.ctx.String("profile"), nil)
-	as = append(as, reports.Assumption{Term: "large sizes", Value: ">= " + model.FormatBytes(largeFrom),
+	as := modelAssumptions(first.Env.Params(), version, from, r.Request.Engine, first.ctx.String("profile"), nil)
+	as = append(as, reports.Assumption{Term: "large sizes", Value: ">= " + model.FormatBytes(study.LargeFrom),
 		Source: "the bandwidth regime as collsim's accuracy figures score it (docs/calibrate.md); the largest size alone when no size reaches it"})
 	return append(notes, as...)
 }
@@ -170,8 +171,8 @@ func (r *compareResult) assumptions() []reports.Assumption {
 // largestSection shows busbw at the largest size and the mean at large
 // sizes for every design as bars, with the bottleneck of each.
 func (r *compareResult) largestSection() reports.Section {
-	last := len(r.req.Sizes) - 1
-	lastLabel := "at " + model.FormatBytes(r.req.Sizes[last])
+	last := len(r.Request.Sizes) - 1
+	lastLabel := "at " + model.FormatBytes(r.Request.Sizes[last])
 	bars := reports.BarPlot{Title: "busbw by design", CategoryLabel: "design", ValueLabel: "busbw (GB/s)",
 		Caption: "Mean busbw " + r.largeLabel() + " and busbw " + lastLabel + ", the largest size.",
 		Series:  []reports.BarSeries{{Name: "mean " + strings.TrimPrefix(r.largeLabel(), "at ")}, {Name: lastLabel}}}
@@ -182,7 +183,7 @@ func (r *compareResult) largestSection() reports.Section {
 	t := reports.Table{Caption: "Each design " + lastLabel,
 		Columns: []string{"design", "ranks", "busbw (GB/s)", "vs " + r.designs[0].name, "algo/proto/channels", "bottleneck", "busiest link", "busy", "transports"}}
 	for _, d := range r.designs {
-		pt := d.pts[last]
+		pt := d.Points[last]
 		bars.Categories = append(bars.Categories, d.name)
 		if len(bars.Series) == 2 {
 			bars.Series[0].Values = append(bars.Series[0].Values, r.meanLarge(d))
@@ -196,9 +197,9 @@ func (r *compareResult) largestSection() reports.Section {
 		if len(pt.Utilisation) > 0 {
 			busy = fmt.Sprintf("%.0f%%", 100*pt.Utilisation[0].Busy)
 		}
-		t.Rows = append(t.Rows, []string{d.name, strconv.Itoa(d.env.Cluster.NumRanks()), fmtF(pt.BusBW, 2), ratio,
+		t.Rows = append(t.Rows, []string{d.name, strconv.Itoa(d.Env.Cluster.NumRanks()), fmtF(pt.BusBW, 2), ratio,
 			choiceLabel(pt.Choice), pt.BottleneckClass, pt.Bottleneck, busy,
-			d.env.Res.Summarize(d.env.Tuner.Graphs.Ring).String()})
+			d.Env.Res.Summarize(d.Env.Tuner.Graphs.Ring).String()})
 	}
 	return reports.Section{Title: "Side by side", Blocks: []reports.Block{bars, t}}
 }
@@ -206,16 +207,16 @@ func (r *compareResult) largestSection() reports.Section {
 // bottleneckSection shows the busiest links of each design at the largest
 // size.
 func (r *compareResult) bottleneckSection() reports.Section {
-	last := len(r.req.Sizes) - 1
+	last := len(r.Request.Sizes) - 1
 	s := reports.Section{Title: "Bottlenecks"}
 	for _, d := range r.designs {
-		pt := d.pts[last]
+		pt := d.Points[last]
 		if len(pt.Utilisation) == 0 {
 			s.Blocks = append(s.Blocks, reports.Paragraph{Text: d.name + ": the model reports no link load at the largest size."})
 			continue
 		}
 		s.Blocks = append(s.Blocks, reports.LinkUtilPlot{
-			Title:   "Busiest links of " + d.name + " at " + model.FormatBytes(r.req.Sizes[last]),
+			Title:   "Busiest links of " + d.name + " at " + model.FormatBytes(r.Request.Sizes[last]),
 			Caption: fmt.Sprintf("Share of the call time each link is busy (%s/%s on %d channels); bottleneck: %s.", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, bottleneckPhrase(pt)),
 			Links:   linkUtils(pt),
 		})
@@ -232,10 +233,10 @@ func (r *compareResult) resultsTable() reports.Table {
 	for _, d := range r.designs[1:] {
 		t.Columns = append(t.Columns, d.name+"/"+r.designs[0].name)
 	}
-	for i, s := range r.req.Sizes {
+	for i, s := range r.Request.Sizes {
 		row := []string{model.FormatBytes(s)}
 		for _, d := range r.designs {
-			row = append(row, fmtF(d.pts[i].BusBW, 2))
+			row = append(row, fmtF(d.Points[i].BusBW, 2))
 		}
 		for _, d := range r.designs[1:] {
 			if v, ok := r.ratio(d, i); ok {
@@ -247,7 +248,7 @@ func (r *compareResult) resultsTable() reports.Table {
 		t.Rows = append(t.Rows, row)
 	}
 	for _, d := range r.designs {
-		t.Notes = append(t.Notes, fmt.Sprintf("%s: %s.", d.name, scenarios.Describe(d.env.Cluster.Spec)))
+		t.Notes = append(t.Notes, fmt.Sprintf("%s: %s.", d.name, scenarios.Describe(d.Env.Cluster.Spec)))
 	}
 	return t
 }

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/collsim/collsim/calibrate"
 	"github.com/collsim/collsim/hwbench"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 )
@@ -15,7 +15,7 @@ import (
 // hwbenchReport builds the report of a hwbench run: the status of every
 // probe, the findings, and what the probes measured (NCCL sweeps as busbw
 // against size, P2P matrices as heat maps, copy, RDMA and port tables),
-// read back from the run's JSON as calibrate.ParseHWBench reads it, so the
+// read back from the run's JSON as ingest.ParseHWBench reads it, so the
 // report shows what calibrate and validate will use.
 func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Document, error) {
 	if rep == nil {
@@ -40,7 +40,7 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Doc
 	}
 	// A run without any measurement (every probe skipped or failed) is not
 	// an artifact; the report then shows the probes and their errors only.
-	a, perr := calibrate.ParseHWBench(name, data)
+	a, perr := ingest.ParseHWBench(name, data)
 
 	probes := reports.Table{Caption: "Probes, in run order", Columns: []string{"probe", "status", "seconds", "error"}}
 	failedProbes, okProbes := []string{}, []string{}
@@ -60,7 +60,7 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Doc
 	}
 
 	var all reports.Findings
-	var arts []*calibrate.Artifact
+	var arts []*ingest.Artifact
 	if a != nil {
 		arts = append(arts, a)
 		all = reportFindings("", a.Findings)

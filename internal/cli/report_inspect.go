@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 )
@@ -18,7 +18,7 @@ import (
 // then one section per file with busbw against size for each nccl-tests
 // run, P2P and copy matrices as heat maps, and tables of what else the file
 // holds. Files that could not be read are listed as critical findings.
-func inspectReport(e *env, arts []*calibrate.Artifact, errs []inspectError) (*reports.Document, error) {
+func inspectReport(e *env, arts []*ingest.Artifact, errs []inspectError) (*reports.Document, error) {
 	title := fmt.Sprintf("Inspection of %d files", len(arts)+len(errs))
 	if len(arts)+len(errs) == 1 {
 		name := ""
@@ -64,15 +64,15 @@ func inspectReport(e *env, arts []*calibrate.Artifact, errs []inspectError) (*re
 // inspectAssumptions are the conventions behind an inspect report.
 func inspectAssumptions() []reports.Assumption {
 	return []reports.Assumption{
-		{Term: "formats", Value: "detected from content", Source: "calibrate.ParseFile; never from the file name (docs/inspect.md)"},
+		{Term: "formats", Value: "detected from content", Source: "ingest.ParseFile; never from the file name (docs/inspect.md)"},
 		{Term: "busbw", Value: "as the file states it", Source: "nccl-tests' busbw column (doc/PERFORMANCE.md); 1 GB/s = 1e9 B/s"},
 		{Term: "findings", Value: "rule-based", Source: "the triggers in docs/inspect.md: each names the line that shows it"},
 	}
 }
 
 // artifactKind names an artifact's kind for people.
-func artifactKind(k calibrate.Kind) string {
-	if k == calibrate.KindHWBench {
+func artifactKind(k ingest.Kind) string {
+	if k == ingest.KindHWBench {
 		return "collsim hwbench report"
 	}
 	return kindTitle(k)
@@ -80,7 +80,7 @@ func artifactKind(k calibrate.Kind) string {
 
 // filesLead is the first sentence of an inspect summary: how many files
 // were read, of which kinds.
-func filesLead(arts []*calibrate.Artifact, errs []inspectError) string {
+func filesLead(arts []*ingest.Artifact, errs []inspectError) string {
 	kinds := map[string]int{}
 	var order []string
 	for _, a := range arts {
@@ -105,7 +105,7 @@ func filesLead(arts []*calibrate.Artifact, errs []inspectError) string {
 // busbw of the runs in arts and the most serious finding with its evidence
 // and fix, and the verdict: FAIL with a critical finding, WARN with a
 // warning, PASS otherwise. all must be sorted, most serious first.
-func findingsSummary(lead string, arts []*calibrate.Artifact, all reports.Findings) (string, *reports.Verdict) {
+func findingsSummary(lead string, arts []*ingest.Artifact, all reports.Findings) (string, *reports.Verdict) {
 	count := [3]int{}
 	for _, f := range all {
 		count[f.Severity]++
@@ -141,9 +141,9 @@ func findingsSummary(lead string, arts []*calibrate.Artifact, all reports.Findin
 }
 
 // peakRun describes the nccl-tests run with the highest busbw of all files.
-func peakRun(arts []*calibrate.Artifact) string {
+func peakRun(arts []*ingest.Artifact) string {
 	best, at := -1.0, int64(0)
-	var br *calibrate.Run
+	var br *ingest.Run
 	var bf string
 	for _, a := range arts {
 		for _, r := range a.Runs {
@@ -165,7 +165,7 @@ func peakRun(arts []*calibrate.Artifact) string {
 }
 
 // artifactSection shows what one file holds: facts, plots and tables.
-func artifactSection(a *calibrate.Artifact) reports.Section {
+func artifactSection(a *ingest.Artifact) reports.Section {
 	s := reports.Section{Title: filepath.Base(a.File) + ": " + artifactKind(a.Kind)}
 	base := filepath.Base(a.File)
 	if facts := artifactFacts(a); len(facts) > 0 {
@@ -231,7 +231,7 @@ func artifactSection(a *calibrate.Artifact) reports.Section {
 }
 
 // runName is "all_reduce, 8 ranks" for a run.
-func runName(r *calibrate.Run) string {
+func runName(r *ingest.Run) string {
 	s := r.CollectiveName
 	if r.Ranks > 0 {
 		s += fmt.Sprintf(", %d ranks", r.Ranks)
@@ -240,7 +240,7 @@ func runName(r *calibrate.Run) string {
 }
 
 // artifactFacts lists the hardware, software and NCCL facts of a file.
-func artifactFacts(a *calibrate.Artifact) [][]string {
+func artifactFacts(a *ingest.Artifact) [][]string {
 	var rows [][]string
 	seen := map[[2]string]bool{}
 	add := func(k, v string) {
@@ -291,7 +291,7 @@ func artifactFacts(a *calibrate.Artifact) [][]string {
 }
 
 // runsTable summarises the nccl-tests runs of a file.
-func runsTable(runs []*calibrate.Run) reports.Table {
+func runsTable(runs []*ingest.Run) reports.Table {
 	t := reports.Table{Caption: "nccl-tests runs", Columns: []string{"run", "line", "collective", "type", "ranks", "rows", "sizes", "peak busbw (GB/s)", "at", "avg busbw (GB/s)"}}
 	for i, r := range runs {
 		lo, hi, peak, at := runExtent(r)
@@ -320,7 +320,7 @@ func runsTable(runs []*calibrate.Run) reports.Table {
 
 // topoBlocks shows a topology: the path matrix as nvidia-smi prints it and
 // the facts read from it.
-func topoBlocks(t *calibrate.TopoInfo) []reports.Block {
+func topoBlocks(t *ingest.TopoInfo) []reports.Block {
 	var out []reports.Block
 	if len(t.Labels) > 0 && len(t.Matrix) > 0 {
 		m := reports.Table{Caption: "Path matrix (nvidia-smi topo -m notation: X, NV#, PIX, PXB, PHB, NODE, SYS)", Columns: append([]string{""}, t.Labels...)}
@@ -360,7 +360,7 @@ func topoBlocks(t *calibrate.TopoInfo) []reports.Block {
 
 // matrixBlock draws a square matrix as a heat map, or lists any other
 // matrix (CPU-to-GPU copies, connectivity flags) as a table.
-func matrixBlock(file string, m *calibrate.Matrix) reports.Block {
+func matrixBlock(file string, m *ingest.Matrix) reports.Block {
 	square := len(m.Rows) == len(m.Cols) && len(m.Rows) > 0 && len(m.Values) == len(m.Rows)
 	for i := 0; square && i < len(m.Rows); i++ {
 		square = m.Rows[i] == m.Cols[i] && len(m.Values[i]) == len(m.Cols)
@@ -425,7 +425,7 @@ func gpuLabel(s string) string {
 }
 
 // perftestTable lists perftest (and hwbench loopback) results per size.
-func perftestTable(ps []*calibrate.PerftestResult) reports.Table {
+func perftestTable(ps []*ingest.PerftestResult) reports.Table {
 	t := reports.Table{Caption: "RDMA tests (perftest)", Columns: []string{"test", "device", "link", "size", "peak (Gb/s)", "average (Gb/s)", "typical latency (us)"}}
 	for _, p := range ps {
 		for _, r := range p.Rows {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
+	"github.com/collsim/collsim/study"
 )
 
 // scaleReport builds the report of a scale run: the efficiency at the
@@ -14,42 +15,42 @@ import (
 // help, the efficiency curve, busbw (or the step time split into compute
 // and exposed communication) per GPU count, and the table of numbers.
 func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
-	if len(r.points) == 0 {
+	if len(r.Points) == 0 {
 		return nil, fmt.Errorf("scale: --report: no results to report")
 	}
-	last := r.points[len(r.points)-1]
-	ci := clusterInfo(last.env)
+	last := r.Points[len(r.Points)-1]
+	ci := clusterInfo(last.Env)
 	node := ci.nodeLabel(ci.GPU + " node")
-	what := collectiveTitle(r.req.Coll) + " " + model.FormatBytes(r.req.Sizes[0])
-	if r.w != nil {
+	what := collectiveTitle(r.Request.Coll) + " " + model.FormatBytes(r.Request.Sizes[0])
+	if r.Workload != nil {
 		what = "a training step"
-		if r.w.Name != "" {
-			what += " (" + r.w.Name + ")"
+		if r.Workload.Name != "" {
+			what += " (" + r.Workload.Name + ")"
 		}
 	}
 	doc := e.newReport(fmt.Sprintf("Scaling of %s on %s", what, node))
-	doc.Subtitle = fmt.Sprintf("collsim model from %d to %d nodes (%s engine)", r.points[0].nodes, last.nodes, r.req.Engine)
+	doc.Subtitle = fmt.Sprintf("collsim model from %d to %d nodes (%s engine)", r.Points[0].Nodes, last.Nodes, r.Request.Engine)
 	label := "efficiency not defined (one node)"
-	if last.effOK {
-		label = fmt.Sprintf("scaling efficiency %s%% at %d nodes (%d GPUs)", fmtF(100*last.eff, 1), last.nodes, last.gpus())
+	if last.EffOK {
+		label = fmt.Sprintf("scaling efficiency %s%% at %d nodes (%d GPUs)", fmtF(100*last.Eff, 1), last.Nodes, last.GPUs())
 	}
 	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: label}
 	summary := strings.Join(r.summaryLines(), " ")
-	bp := last.bottleneck(r.w != nil)
+	bp := last.Bottleneck(r.Workload != nil)
 	switch {
-	case r.w != nil && last.nodes > 1 && bp.BottleneckClass != "channel ceiling" && busiest(bp) < 0.5:
+	case r.Workload != nil && last.Nodes > 1 && bp.BottleneckClass != "channel ceiling" && busiest(bp) < 0.5:
 		summary += fmt.Sprintf(" The calls are latency-bound (the busiest link is %.0f%% busy): larger buckets (--bucket) or hiding more of the communication behind the backward pass (--overlap) would help more than faster links.", 100*busiest(bp))
-	case bp.Bottleneck != "" && last.nodes > 1:
-		if rec := recommendation(bp, ci, last.env.Res.Summarize(last.env.Tuner.Graphs.Ring)); rec != "" {
+	case bp.Bottleneck != "" && last.Nodes > 1:
+		if rec := recommendation(bp, ci, last.Env.Res.Summarize(last.Env.Tuner.Graphs.Ring)); rec != "" {
 			summary += " " + rec
 		}
 	}
 	doc.Summary = summary + " " + capitalize(r.effDefinition()) + "."
 
-	doc.Inputs = clusterInputs(last.env.Cluster, r.files)
+	doc.Inputs = clusterInputs(last.Env.Cluster, r.files)
 	var counts []string
-	for _, p := range r.points {
-		counts = append(counts, strconv.Itoa(p.nodes))
+	for _, p := range r.Points {
+		counts = append(counts, strconv.Itoa(p.Nodes))
 	}
 	for i := range doc.Inputs {
 		if doc.Inputs[i].Key == "nodes" {
@@ -61,18 +62,18 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	}
 	doc.Inputs = append(doc.Inputs,
 		reports.KV{Key: "scaled", Value: r.what()},
-		reports.KV{Key: "engine", Value: string(r.req.Engine)},
+		reports.KV{Key: "engine", Value: string(r.Request.Engine)},
 	)
-	doc.Assumptions = modelAssumptions(r.params, last.env.Cluster.Version.String(), versionSource(r.spec, r.files.NCCLVersion), r.req.Engine, r.files.Profile, nil)
+	doc.Assumptions = modelAssumptions(r.Params, last.Env.Cluster.Version.String(), versionSource(r.Spec, r.files.NCCLVersion), r.Request.Engine, r.files.Profile, nil)
 	doc.Assumptions = append(doc.Assumptions, reports.Assumption{Term: "scaling efficiency", Value: strings.TrimPrefix(strings.SplitN(r.effDefinition(), " (", 2)[0], "efficiency = "), Source: r.effSource()})
-	if r.w != nil {
-		doc.Assumptions = append(doc.Assumptions, termAssumptions(r.w.Terms())...)
+	if r.Workload != nil {
+		doc.Assumptions = append(doc.Assumptions, termAssumptions(r.Workload.Terms())...)
 	}
 
 	var eff []reports.ScalingPoint
-	for _, p := range r.points {
-		if p.effOK {
-			eff = append(eff, reports.ScalingPoint{GPUs: p.gpus(), Efficiency: p.eff})
+	for _, p := range r.Points {
+		if p.EffOK {
+			eff = append(eff, reports.ScalingPoint{GPUs: p.GPUs(), Efficiency: p.Eff})
 		}
 	}
 	if len(eff) > 0 {
@@ -82,7 +83,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 		}})
 	}
 	doc.Sections = append(doc.Sections, r.barsSection(), reports.Section{Title: "Results", Blocks: []reports.Block{r.resultsTable()}})
-	if r.w != nil {
+	if r.Workload != nil {
 		doc.Sections = append(doc.Sections, r.callsSection(last))
 	}
 	return doc, nil
@@ -90,7 +91,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 
 // effSource explains the efficiency definition.
 func (r *scaleResult) effSource() string {
-	if r.w != nil {
+	if r.Workload != nil {
 		return "weak scaling: the batch per GPU and so the compute time stay fixed, ideal scaling keeps the step time; the 1-node step is modelled even when 1 is not in the list"
 	}
 	return "a collective on one node runs on NVLink/PCIe and across nodes on the network, so efficiency is taken against the smallest multi-node count; nccl-tests busbw is independent of the rank count for an ideal network"
@@ -100,70 +101,70 @@ func (r *scaleResult) effSource() string {
 // compute and exposed communication.
 func (r *scaleResult) barsSection() reports.Section {
 	var cats []string
-	for _, p := range r.points {
-		cats = append(cats, fmt.Sprintf("%d GPUs", p.gpus()))
+	for _, p := range r.Points {
+		cats = append(cats, fmt.Sprintf("%d GPUs", p.GPUs()))
 	}
-	if r.w != nil {
+	if r.Workload != nil {
 		compute := reports.BarSeries{Name: "compute"}
 		exposed := reports.BarSeries{Name: "exposed communication"}
-		for _, p := range r.points {
-			compute.Values = append(compute.Values, r.w.ComputeMs)
-			exposed.Values = append(exposed.Values, p.step.Step.ExposedMs)
+		for _, p := range r.Points {
+			compute.Values = append(compute.Values, r.Workload.ComputeMs)
+			exposed.Values = append(exposed.Values, p.Step.Step.ExposedMs)
 		}
 		return reports.Section{Title: "Step time", Blocks: []reports.Block{
 			reports.Paragraph{Text: "Each step is the compute time plus the communication not hidden behind it; with the batch per GPU fixed the compute stays the same, so the exposed communication is what scaling costs."},
 			reports.BarPlot{Title: "Step time by GPU count", CategoryLabel: "GPUs", ValueLabel: "time per step (ms)", Categories: cats, Series: []reports.BarSeries{compute, exposed},
-				Caption: fmt.Sprintf("Compute %s ms per step; exposed communication = communication x (1 - %s).", strconv.FormatFloat(r.w.ComputeMs, 'g', 6, 64), strconv.FormatFloat(r.w.Overlap, 'g', 4, 64))},
+				Caption: fmt.Sprintf("Compute %s ms per step; exposed communication = communication x (1 - %s).", strconv.FormatFloat(r.Workload.ComputeMs, 'g', 6, 64), strconv.FormatFloat(r.Workload.Overlap, 'g', 4, 64))},
 		}}
 	}
 	bus := reports.BarSeries{Name: "busbw"}
-	for _, p := range r.points {
-		bus.Values = append(bus.Values, p.pt.BusBW)
+	for _, p := range r.Points {
+		bus.Values = append(bus.Values, p.Point.BusBW)
 	}
 	return reports.Section{Title: "Bus bandwidth", Blocks: []reports.Block{
-		reports.BarPlot{Title: collectiveTitle(r.req.Coll) + " " + model.FormatBytes(r.req.Sizes[0]) + " busbw by GPU count", CategoryLabel: "GPUs", ValueLabel: "busbw (GB/s)",
+		reports.BarPlot{Title: collectiveTitle(r.Request.Coll) + " " + model.FormatBytes(r.Request.Sizes[0]) + " busbw by GPU count", CategoryLabel: "GPUs", ValueLabel: "busbw (GB/s)",
 			Categories: cats, Series: []reports.BarSeries{bus}, Caption: "Predicted busbw as nccl-tests computes it, per GPU count."},
 	}}
 }
 
 // resultsTable has one row per node count.
 func (r *scaleResult) resultsTable() reports.Table {
-	if r.w != nil {
-		_, unit := r.w.Throughput(r.ref.step.Step)
+	if r.Workload != nil {
+		_, unit := r.Workload.Throughput(r.Ref.Step.Step)
 		t := reports.Table{Caption: "Training step per node count", Columns: []string{"nodes", "GPUs", "communication (ms)", "exposed (ms)", "step (ms)", unit, "efficiency", "main call (most time)", "its bottleneck"}}
-		for _, p := range r.points {
-			st := p.step.Step
-			v, _ := r.w.Throughput(st)
-			dom := p.step.dominant()
-			t.Rows = append(t.Rows, []string{strconv.Itoa(p.nodes), strconv.Itoa(p.gpus()), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs), tput(v), effString(p.effOK, p.eff),
+		for _, p := range r.Points {
+			st := p.Step.Step
+			v, _ := r.Workload.Throughput(st)
+			dom := p.Step.Dominant()
+			t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nodes), strconv.Itoa(p.GPUs()), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs), tput(v), effString(p.EffOK, p.Eff),
 				fmt.Sprintf("%s %s x %d", dom.Call.Coll, model.FormatBytes(dom.Call.Size), dom.Call.Count), bottleneckPhrase(dom.Point)})
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("Reference: 1 node, step %s ms.", fmtMs(r.ref.step.Step.StepMs)))
+		t.Notes = append(t.Notes, fmt.Sprintf("Reference: 1 node, step %s ms.", fmtMs(r.Ref.Step.Step.StepMs)))
 		return t
 	}
 	t := reports.Table{Caption: "Predicted " + r.what() + " per node count", Columns: []string{"nodes", "GPUs", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "efficiency", "algo/proto/channels", "bottleneck"}}
-	for _, p := range r.points {
-		pt := p.pt
-		t.Rows = append(t.Rows, []string{strconv.Itoa(p.nodes), strconv.Itoa(p.gpus()), fmtF(pt.TimeUs, 2), fmtF(pt.AlgBW, 2), fmtF(pt.BusBW, 2), effString(p.effOK, p.eff),
+	for _, p := range r.Points {
+		pt := p.Point
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nodes), strconv.Itoa(p.GPUs()), fmtF(pt.TimeUs, 2), fmtF(pt.AlgBW, 2), fmtF(pt.BusBW, 2), effString(p.EffOK, p.Eff),
 			choiceLabel(pt.Choice), bottleneckPhrase(pt)})
 	}
-	if r.ref != nil {
-		t.Notes = append(t.Notes, fmt.Sprintf("Reference: %d nodes, busbw %s GB/s.", r.ref.nodes, fmtF(r.ref.pt.BusBW, 2)))
+	if r.Ref != nil {
+		t.Notes = append(t.Notes, fmt.Sprintf("Reference: %d nodes, busbw %s GB/s.", r.Ref.Nodes, fmtF(r.Ref.Point.BusBW, 2)))
 	}
 	return t
 }
 
 // callsSection lists the workload's calls at the largest node count.
-func (r *scaleResult) callsSection(last *scalePoint) reports.Section {
-	t := reports.Table{Caption: fmt.Sprintf("The collectives of one step at %d nodes", last.nodes),
+func (r *scaleResult) callsSection(last *study.ScalePoint) reports.Section {
+	t := reports.Table{Caption: fmt.Sprintf("The collectives of one step at %d nodes", last.Nodes),
 		Columns: []string{"call", "collective", "size", "calls per step", "time per call (us)", "total (ms)", "busbw (GB/s)", "algo/proto/channels", "bottleneck"}}
-	for _, c := range last.step.Calls {
+	for _, c := range last.Step.Calls {
 		t.Rows = append(t.Rows, []string{c.Call.Role, collectiveTitle(c.Call.Coll), model.FormatBytes(c.Call.Size), strconv.FormatInt(c.Call.Count, 10),
 			fmtF(c.Point.TimeUs, 2), fmtMs(c.TotalUs / 1000), fmtF(c.Point.BusBW, 2),
 			choiceLabel(c.Point.Choice), bottleneckPhrase(c.Point)})
 	}
 	return reports.Section{Title: "Collective calls", Blocks: []reports.Block{
-		reports.Paragraph{Text: r.w.Describe() + "."},
+		reports.Paragraph{Text: r.Workload.Describe() + "."},
 		t,
 	}}
 }

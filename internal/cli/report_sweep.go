@@ -8,6 +8,7 @@ import (
 
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/study"
 )
 
 // sweepReport builds the report of a sweep: the recommendation (fastest,
@@ -16,49 +17,51 @@ import (
 // cost breakdown of the frontier designs, every design in a table, and
 // the model terms, the cost model and every price used with its source.
 func sweepReport(e *env, r *sweepResult) (*reports.Document, error) {
-	if len(r.designs) == 0 {
+	if len(r.Designs) == 0 {
 		return nil, fmt.Errorf("sweep: --report: no results to report")
 	}
-	name := r.spec.Name
+	name := r.Sweep.Name
 	if name == "" {
-		name = strings.TrimSuffix(r.spec.File, ".yaml")
+		name = strings.TrimSuffix(r.Sweep.File, ".yaml")
 	}
 	doc := e.newReport("What-if sweep " + name + ": cost against " + r.metricLabel())
-	doc.Subtitle = fmt.Sprintf("collsim model of %d designs around %s (%s engine); prices: %s", len(r.designs), r.spec.BaseFrom, r.engine, r.cat.Label())
-	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: fmt.Sprintf("recommended: #%d (%s), %s %s for %s", r.pick.Index, r.pick.Name, num(r.pick.throughput), r.unit, usd(r.pick.cost.TotalUSD))}
+	doc.Subtitle = fmt.Sprintf("collsim model of %d designs around %s (%s engine); prices: %s", len(r.Designs), r.Sweep.BaseFrom, r.Engine, r.Prices.Label())
+	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: fmt.Sprintf("recommended: #%d (%s), %s %s for %s", r.Pick.Index, r.Pick.Name, num(r.Pick.Throughput), r.Unit, usd(r.Pick.Cost.TotalUSD))}
 	summary := r.recommendation
-	if r.cat.Example {
+	if r.Prices.Example {
 		summary = "Costs use EXAMPLE list prices (" + scenarios.ExampleNotice + "). " + summary
 	}
 	doc.Summary = summary
 
 	doc.Inputs = []reports.KV{
-		{Key: "sweep file", Value: r.spec.File},
-		{Key: "base", Value: r.spec.BaseFrom + ": " + scenarios.Describe(r.spec.Base)},
+		{Key: "sweep file", Value: r.Sweep.File},
+		{Key: "base", Value: r.Sweep.BaseFrom + ": " + scenarios.Describe(r.Sweep.Base)},
 	}
-	for _, a := range r.spec.Axes {
+	for _, a := range r.Sweep.Axes {
 		doc.Inputs = append(doc.Inputs, reports.KV{Key: "axis " + a.Key, Value: strings.Join(a.Values, ", ")})
 	}
 	doc.Inputs = append(doc.Inputs,
-		reports.KV{Key: "designs", Value: strconv.Itoa(len(r.designs))},
-		reports.KV{Key: "metric", Value: r.spec.Metric.Describe() + "; throughput in " + r.unit},
-		reports.KV{Key: "engine", Value: string(r.engine)},
-		reports.KV{Key: "prices", Value: r.cat.Label()},
-		reports.KV{Key: "recommendation tolerance", Value: "cheapest design within " + pct(r.within) + " of the best throughput"},
+		reports.KV{Key: "designs", Value: strconv.Itoa(len(r.Designs))},
+		reports.KV{Key: "metric", Value: r.Sweep.Metric.Describe() + "; throughput in " + r.Unit},
+		reports.KV{Key: "engine", Value: string(r.Engine)},
+		reports.KV{Key: "prices", Value: r.Prices.Label()},
+		reports.KV{Key: "recommendation tolerance", Value: "cheapest design within " + pct(r.Within) + " of the best throughput"},
 	)
 	if r.profile != "" {
 		doc.Inputs = append(doc.Inputs, reports.KV{Key: "calibration profile", Value: r.profile})
 	}
 	doc.Assumptions = r.assumptions()
 
-	points := make([]reports.DesignPoint, len(r.designs))
-	for i, d := range r.designs {
-		points[i] = reports.DesignPoint{Name: "#" + strconv.Itoa(d.Index), Cost: d.cost.TotalUSD, Throughput: d.throughput}
+	points := make([]reports.DesignPoint, len(r.Designs))
+	var frontier []study.DesignPoint
+	for i, d := range r.Designs {
+		points[i] = reports.DesignPoint{Name: "#" + strconv.Itoa(d.Index), Cost: d.Cost.TotalUSD, Throughput: d.Throughput}
+		frontier = append(frontier, study.DesignPoint(points[i]))
 	}
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Cost against throughput", Blocks: []reports.Block{
 		reports.Paragraph{Text: "Every design as a point. The Pareto frontier (coloured and connected) holds the designs no other design beats on both cost and throughput: buy on the frontier, at the throughput you need. " +
 			"#N numbers the designs as in the table below."},
-		reports.ParetoPlot{Title: "Cost against " + r.metricLabel(), CostLabel: "total cost (" + r.cat.Currency + ")", ThroughputLabel: r.metricLabel() + " (" + r.unit + ")", Points: points,
+		reports.ParetoPlot{Title: "Cost against " + r.metricLabel(), CostLabel: "total cost (" + r.Prices.Currency + ")", ThroughputLabel: r.metricLabel() + " (" + r.Unit + ")", Points: points, Frontier: study.ParetoFrontier(frontier),
 			Caption: "Total cost = hardware + energy over the period, at " + r.priceWords() + "."},
 	}})
 	doc.Sections = append(doc.Sections, r.recommendationSection(), r.breakdownSection(), reports.Section{Title: "All designs", Blocks: []reports.Block{r.designsTable()}})
@@ -68,7 +71,7 @@ func sweepReport(e *env, r *sweepResult) (*reports.Document, error) {
 // metricLabel names the throughput: "AllReduce 1G busbw" or "training
 // throughput".
 func (r *sweepResult) metricLabel() string {
-	m := r.spec.Metric
+	m := r.Sweep.Metric
 	if m.Workload != nil {
 		return "training throughput"
 	}
@@ -77,35 +80,35 @@ func (r *sweepResult) metricLabel() string {
 
 // priceWords says which prices were used, for captions.
 func (r *sweepResult) priceWords() string {
-	if r.cat.Example {
+	if r.Prices.Example {
 		return "EXAMPLE prices (" + scenarios.ExampleNotice + ")"
 	}
-	return "prices from " + r.cat.File
+	return "prices from " + r.Prices.File
 }
 
 // assumptions are the model terms, the efficiency, the cost model and
 // every price the designs use, with their sources.
 func (r *sweepResult) assumptions() []reports.Assumption {
-	first := r.designs[0].env
-	as := modelAssumptions(r.params, first.Cluster.Version.String(), versionSource(r.spec.Base, ""), r.engine, r.profile, nil)
+	first := r.Designs[0].Env
+	as := modelAssumptions(r.Params, first.Cluster.Version.String(), versionSource(r.Sweep.Base, ""), r.Engine, r.profile, nil)
 	as = append(as,
 		reports.Assumption{Term: "scaling efficiency", Value: strings.TrimPrefix(r.effDefinition(), "efficiency = "),
 			Source: "collectives: against 2 nodes, the smallest multi-node count; workloads: weak scaling against 1 node (docs/sweep.md)"},
-		reports.Assumption{Term: "cost: prices", Value: r.cat.Label(), Source: "every price below with its source; " + r.priceWords()},
+		reports.Assumption{Term: "cost: prices", Value: r.Prices.Label(), Source: "every price below with its source; " + r.priceWords()},
 		reports.Assumption{Term: "cost: hardware", Value: "GPUs + NICs + switch ports + servers", Source: "quantities from the design; servers priced without their GPUs and NICs; optics, cables, racks, storage and support are not priced (assumption)"},
 		reports.Assumption{Term: "cost: switch ports", Value: "per fabric", Source: "single-switch: one port per NIC while one switch holds them, else a non-blocking fat tree (2t-1 ports per NIC for t tiers); leaf-spine: downlinks plus uplinks on leaf and spine (ceil(downlinks / oversubscription) each)"},
 	)
-	if r.cat.PowerKW != nil {
+	if r.Prices.PowerKW != nil {
 		as = append(as, reports.Assumption{Term: "cost: energy", Value: "nodes x kW x 8760 h x years x price per kWh", Source: "power per node as listed (maximum system power where a datasheet gives it: conservative); no cooling overhead (PUE 1), assumption"})
 	}
 	used := map[string]bool{}
-	for _, d := range r.designs {
-		for _, it := range d.cost.Items {
+	for _, d := range r.Designs {
+		for _, it := range d.Cost.Items {
 			used[it.Key] = true
 		}
 	}
-	as = append(as, termAssumptions(r.cat.Terms(used))...)
-	if w := r.spec.Metric.Workload; w != nil {
+	as = append(as, termAssumptions(r.Prices.Terms(used))...)
+	if w := r.Sweep.Metric.Workload; w != nil {
 		as = append(as, termAssumptions(w.Terms())...)
 	}
 	return as
@@ -114,18 +117,18 @@ func (r *sweepResult) assumptions() []reports.Assumption {
 // recommendationSection explains the recommendation with the designs it
 // names.
 func (r *sweepResult) recommendationSection() reports.Section {
-	t := reports.Table{Caption: "The designs the recommendation names", Columns: []string{"role", "#", "design", "cost (" + r.cat.Currency + ")", r.unit, "cost per unit", "efficiency", "bottleneck"}}
-	add := func(role string, d *sweepDesign) {
+	t := reports.Table{Caption: "The designs the recommendation names", Columns: []string{"role", "#", "design", "cost (" + r.Prices.Currency + ")", r.Unit, "cost per unit", "efficiency", "bottleneck"}}
+	add := func(role string, d *study.SweepDesign) {
 		if d == nil {
 			return
 		}
-		bp := d.bottleneck(r.spec.Metric.Workload != nil)
-		t.Rows = append(t.Rows, []string{role, strconv.Itoa(d.Index), d.Name, money(d.cost.TotalUSD), tput(d.throughput), money(d.costPer()), effString(d.effOK, d.eff), bottleneckPhrase(bp)})
+		bp := d.Bottleneck(r.Sweep.Metric.Workload != nil)
+		t.Rows = append(t.Rows, []string{role, strconv.Itoa(d.Index), d.Name, money(d.Cost.TotalUSD), tput(d.Throughput), money(d.CostPer()), effString(d.EffOK, d.Eff), bottleneckPhrase(bp)})
 	}
-	add("fastest", r.best)
-	add("cheapest within "+pct(r.within), r.pick)
-	add("best value (lowest cost per unit)", r.value)
-	for _, d := range r.paretoOrder() {
+	add("fastest", r.Best)
+	add("cheapest within "+pct(r.Within), r.Pick)
+	add("best value (lowest cost per unit)", r.Value)
+	for _, d := range r.ParetoOrder() {
 		add("Pareto-optimal", d)
 	}
 	return reports.Section{Title: "Recommendation", Blocks: []reports.Block{reports.Paragraph{Text: r.recommendation}, t}}
@@ -136,7 +139,7 @@ const maxBreakdown = 20
 
 // breakdownSection shows what the Pareto-optimal designs' money goes to.
 func (r *sweepResult) breakdownSection() reports.Section {
-	front := r.paretoOrder()
+	front := r.ParetoOrder()
 	note := ""
 	if len(front) > maxBreakdown {
 		note = fmt.Sprintf(" The %d cheapest of the %d Pareto-optimal designs are shown.", maxBreakdown, len(front))
@@ -151,7 +154,7 @@ func (r *sweepResult) breakdownSection() reports.Section {
 	for _, d := range front {
 		cats = append(cats, "#"+strconv.Itoa(d.Index))
 		sums := make([]float64, len(groups))
-		for _, it := range d.cost.Items {
+		for _, it := range d.Cost.Items {
 			switch {
 			case strings.HasPrefix(it.Item, "GPU "):
 				sums[0] += it.USD
@@ -169,18 +172,18 @@ func (r *sweepResult) breakdownSection() reports.Section {
 			series[i].Values = append(series[i].Values, sums[i]/1e3)
 		}
 	}
-	if r.cat.PowerKW == nil {
+	if r.Prices.PowerKW == nil {
 		series = series[:4]
 	}
-	t := reports.Table{Caption: "Cost items of the Pareto-optimal designs", Columns: []string{"#", "item", "quantity", "unit price", "amount (" + r.cat.Currency + ")", "source"}}
+	t := reports.Table{Caption: "Cost items of the Pareto-optimal designs", Columns: []string{"#", "item", "quantity", "unit price", "amount (" + r.Prices.Currency + ")", "source"}}
 	for _, d := range front {
-		for _, it := range d.cost.Items {
+		for _, it := range d.Cost.Items {
 			t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), it.Item, strconv.FormatFloat(math.Round(it.Qty*100)/100, 'f', -1, 64), strconv.FormatFloat(it.Unit.Value, 'f', -1, 64), money(it.USD), it.Unit.Cite()})
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), "total (" + d.cost.Fabric + ")", "", "", money(d.cost.TotalUSD), ""})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), "total (" + d.Cost.Fabric + ")", "", "", money(d.Cost.TotalUSD), ""})
 	}
 	return reports.Section{Title: "Where the money goes", Blocks: []reports.Block{
-		reports.BarPlot{Title: "Cost breakdown of the Pareto-optimal designs", CategoryLabel: "design", ValueLabel: "thousand " + r.cat.Currency, Categories: cats, Series: series,
+		reports.BarPlot{Title: "Cost breakdown of the Pareto-optimal designs", CategoryLabel: "design", ValueLabel: "thousand " + r.Prices.Currency, Categories: cats, Series: series,
 			Caption: "Hardware and energy of each design on the frontier, in thousands, at " + r.priceWords() + "." + note},
 		t,
 	}}
@@ -188,20 +191,20 @@ func (r *sweepResult) breakdownSection() reports.Section {
 
 // designsTable lists every design.
 func (r *sweepResult) designsTable() reports.Table {
-	mlabel, _ := r.metricValue(r.designs[0])
+	mlabel, _ := r.metricValue(r.Designs[0])
 	t := reports.Table{Caption: "Every design in grid order (" + r.effDefinition() + ")",
-		Columns: []string{"#", "design", "nodes", "GPUs", "cost (" + r.cat.Currency + ")", "hardware", "energy", mlabel, r.unit, "cost per unit", "efficiency", "Pareto", "bottleneck"}}
-	for _, d := range r.designs {
+		Columns: []string{"#", "design", "nodes", "GPUs", "cost (" + r.Prices.Currency + ")", "hardware", "energy", mlabel, r.Unit, "cost per unit", "efficiency", "Pareto", "bottleneck"}}
+	for _, d := range r.Designs {
 		_, mv := r.metricValue(d)
 		par := ""
-		if d.pareto {
+		if d.Pareto {
 			par = "yes"
 		}
-		bp := d.bottleneck(r.spec.Metric.Workload != nil)
-		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), d.Name, strconv.Itoa(d.Spec.Nodes), strconv.Itoa(d.env.Cluster.NumRanks()), money(d.cost.TotalUSD),
-			money(d.cost.CapexUSD), money(d.cost.EnergyUSD), mv, tput(d.throughput), money(d.costPer()), effString(d.effOK, d.eff), par, bp.BottleneckClass})
+		bp := d.Bottleneck(r.Sweep.Metric.Workload != nil)
+		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), d.Name, strconv.Itoa(d.Spec.Nodes), strconv.Itoa(d.Env.Cluster.NumRanks()), money(d.Cost.TotalUSD),
+			money(d.Cost.CapexUSD), money(d.Cost.EnergyUSD), mv, tput(d.Throughput), money(d.CostPer()), effString(d.EffOK, d.Eff), par, bp.BottleneckClass})
 	}
-	if r.cat.Example {
+	if r.Prices.Example {
 		t.Notes = append(t.Notes, "Costs at EXAMPLE list prices: "+scenarios.ExampleNotice+".")
 	}
 	return t

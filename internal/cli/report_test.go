@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/calibrate/accuracy"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/scenarios"
@@ -150,7 +152,7 @@ func TestReportHTML(t *testing.T) {
 			[]string{"<title>Validation of 2 x dgx-h100</title>", "FAIL", "Most likely cause: No GPUDirect RDMA", "±10% of model", "Point by point", "no-gpudirect-rdma", "Diagnosis"}, ExitFailed},
 		{"calibrate", []string{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius[0], "--measured", snellius[1]},
 			[]string{"<title>Calibration of 2 x hgx-h100-4gpu</title>", "Fitted terms with their 1σ uncertainty", "fitted here to", "model before", "model after", "error per size before and after the fit", "No profile was written"}, ExitOK},
-		{"accuracy", []string{"accuracy", "--cases", "../../calibrate/testdata/cases.yaml", "--only", "moc_,bcm_"},
+		{"accuracy", []string{"accuracy", "--cases", "../../ingest/testdata/cases.yaml", "--only", "moc_,bcm_"},
 			[]string{"<title>Model accuracy on 2 published runs</title>", "Bandwidth regime: median |busbw error| per case", "moc_h100_2x1_roce400_nogdr", "validate names no-gpudirect-rdma", "Targets"}, ExitOK},
 	}
 	for _, tc := range tests {
@@ -217,7 +219,7 @@ func TestReportBadPath(t *testing.T) {
 		{"empty", []string{"predict", "--report", ""}, ExitBadInput, "give a file name ending in .html, .htm, .md", false, false},
 		{"validate docx", []string{"validate", "--node", "dgx-h100", "--measured", file, "--report", filepath.Join(dir, "r.docx")}, ExitBadInput, "validate: --report", false, false},
 		{"calibrate csv", []string{"calibrate", "--node", "dgx-h100", "--measured", file, "--report", filepath.Join(dir, "r.csv")}, ExitBadInput, "calibrate: --report", false, false},
-		{"accuracy missing directory", []string{"accuracy", "--cases", "../../calibrate/testdata/cases.yaml", "--report", filepath.Join(dir, "no", "a.html")}, ExitBadInput, "accuracy: --report", false, false},
+		{"accuracy missing directory", []string{"accuracy", "--cases", "../../ingest/testdata/cases.yaml", "--report", filepath.Join(dir, "no", "a.html")}, ExitBadInput, "accuracy: --report", false, false},
 		{"missing directory", []string{"predict", "--engine", "analytic", "--report", filepath.Join(dir, "missing", "r.html")}, ExitBadInput, "no such file or directory", false, false},
 		{"inspect missing directory", []string{"inspect", file, "--report", filepath.Join(dir, "missing", "r.md")}, ExitBadInput, "no such file or directory", false, false},
 		{"target is a directory", []string{"predict", "--engine", "analytic", "-b", "1M", "-e", "4M", "--report", isDir}, ExitBadInput, "predict: --report: reports: writing", true, false},
@@ -351,16 +353,16 @@ func TestRecommendation(t *testing.T) {
 // cells, a run without valid rows, an unreadable file) and renders it.
 func TestInspectReportSynthetic(t *testing.T) {
 	nan := math.NaN()
-	arts := []*calibrate.Artifact{
-		{File: "p2p.txt", Kind: calibrate.KindP2PBandwidth, Matrices: []*calibrate.Matrix{
+	arts := []*ingest.Artifact{
+		{File: "p2p.txt", Kind: ingest.KindP2PBandwidth, Matrices: []*ingest.Matrix{
 			{Title: "square with N/A", Metric: "bandwidth-uni", Unit: "GB/s", Rows: []string{"0", "1"}, Cols: []string{"0", "1"}, Values: [][]float64{{500, nan}, {20, 500}}},
 			{Title: "square with inf", Metric: "bandwidth-uni", Unit: "GB/s", Rows: []string{"0", "1"}, Cols: []string{"0", "1"}, Values: [][]float64{{500, math.Inf(1)}, {20, 500}}},
 			{Title: "CPU to GPU", Metric: "bandwidth-uni", Unit: "GB/s", Path: "h2d", Rows: []string{"CPU"}, Cols: []string{"0", "1"}, Values: [][]float64{{25, nan}}},
 		}},
-		{File: "t.txt", Kind: calibrate.KindNCCLTests, Runs: []*calibrate.Run{
-			{CollectiveName: "all_reduce", Ranks: 2, Rows: []calibrate.Row{{Size: 0, OOP: calibrate.Result{Valid: true}}, {Size: 8, OOP: calibrate.Result{BusBW: nan, Valid: true}}}},
-			{CollectiveName: "all_gather", Rows: []calibrate.Row{{Size: 1 << 20, OOP: calibrate.Result{BusBW: 10, Valid: true}}, {Size: 1 << 20, OOP: calibrate.Result{BusBW: 11, Valid: true}}}},
-		}, Findings: []calibrate.Finding{{Code: calibrate.FindSocketNotIB, Severity: calibrate.SevWarning, Message: "sockets", Evidence: "via NET/Socket", Line: 7}}},
+		{File: "t.txt", Kind: ingest.KindNCCLTests, Runs: []*ingest.Run{
+			{CollectiveName: "all_reduce", Ranks: 2, Rows: []ingest.Row{{Size: 0, OOP: ingest.Result{Valid: true}}, {Size: 8, OOP: ingest.Result{BusBW: nan, Valid: true}}}},
+			{CollectiveName: "all_gather", Rows: []ingest.Row{{Size: 1 << 20, OOP: ingest.Result{BusBW: 10, Valid: true}}, {Size: 1 << 20, OOP: ingest.Result{BusBW: 11, Valid: true}}}},
+		}, Findings: []ingest.Finding{{Code: ingest.FindSocketNotIB, Severity: ingest.SevWarning, Message: "sockets", Evidence: "via NET/Socket", Line: 7}}},
 	}
 	errs := []inspectError{{File: "gone.txt", Error: "open gone.txt: no such file or directory"}}
 	e := &env{args: []string{"/usr/bin/collsim", "inspect", "p2p.txt"}, now: func() time.Time { return reportDate }}
@@ -424,9 +426,9 @@ func TestValidateReportSynthetic(t *testing.T) {
 			{Size: 1 << 26, MeasuredTimeUs: 900, ModelTimeUs: 300, MeasuredBusBW: 130, ModelBusBW: 390, Error: 2, Ratio: 3, Regime: calibrate.RegimeBandwidth},
 			{Size: 1 << 27, MeasuredTimeUs: 1800, ModelTimeUs: 0, MeasuredBusBW: 130, ModelBusBW: math.NaN(), Regime: calibrate.RegimeBandwidth, Pass: true},
 		},
-	}}, Diagnoses: []calibrate.Diagnosis{{Code: "nvlink-degraded", Title: "An NVLink runs slow", Severity: calibrate.SevError, Evidence: []string{"P2P 0->1: 40 GB/s"},
+	}}, Diagnoses: []calibrate.Diagnosis{{Code: "nvlink-degraded", Title: "An NVLink runs slow", Severity: ingest.SevError, Evidence: []string{"P2P 0->1: 40 GB/s"},
 		Fix: "Reseat the GPU", Reproduce: "--set X=1", Residual: 0.01, Baseline: 0.9, Explains: true}},
-		Findings: []calibrate.Finding{{Code: calibrate.FindNoGDR, Severity: calibrate.SevWarning, Message: "no GDR", Evidence: "x.txt:9: via NET/IB/0", Line: 9}},
+		Findings: []ingest.Finding{{Code: ingest.FindNoGDR, Severity: ingest.SevWarning, Message: "no GDR", Evidence: "x.txt:9: via NET/IB/0", Line: 9}},
 		Notes:    []string{"a note"}}
 	e := &env{args: []string{"collsim", "validate"}, now: func() time.Time { return reportDate }}
 	doc, err := validateReport(e, v, cl, sim.DefaultParams(), nil, validateInputs{version: "2.30", versionFrom: "default", engine: sim.EngineAnalytic})
@@ -456,14 +458,14 @@ func TestValidateReportSynthetic(t *testing.T) {
 func TestAccuracyReportSynthetic(t *testing.T) {
 	e := &env{args: []string{"collsim", "accuracy"}, now: func() time.Time { return reportDate }}
 	bw := calibrate.RegimeStats{Regime: calibrate.RegimeBandwidth, Points: 2, MedianAbs: 0.05, P90Abs: 0.08}
-	rep := &calibrate.AccuracyReport{CasesFile: "cases.yaml", Engine: "analytic",
-		Cases: []calibrate.CaseResult{
+	rep := &accuracy.Report{CasesFile: "cases.yaml", Engine: "analytic",
+		Cases: []accuracy.CaseResult{
 			{ID: "a", Quality: "good", Uncalibrated: []calibrate.RegimeStats{bw}, Calibrated: []calibrate.RegimeStats{bw},
-				Points: []calibrate.AccuracyPoint{{Size: 1 << 26, MeasuredBusBW: 100, UncalBusBW: 105, CalBusBW: 101}, {Size: 1 << 27, MeasuredBusBW: 100, UncalBusBW: math.NaN(), CalBusBW: 100}}},
+				Points: []accuracy.Point{{Size: 1 << 26, MeasuredBusBW: 100, UncalBusBW: 105, CalBusBW: 101}, {Size: 1 << 27, MeasuredBusBW: 100, UncalBusBW: math.NaN(), CalBusBW: 100}}},
 			{ID: "b", Quality: "degraded", Expect: "no-gpudirect-rdma", Diagnosed: []string{"socket-instead-of-ib"}},
 		},
-		Targets: []calibrate.Target{{What: "bandwidth", Want: 0.1, Got: 0.05, Cases: 1, Met: true}, {What: "latency", Want: 0.2, Got: 0.5, Cases: 1}}}
-	for _, r := range []*calibrate.AccuracyReport{rep, {CasesFile: "none.yaml", Engine: "des"}} {
+		Targets: []accuracy.Target{{What: "bandwidth", Want: 0.1, Got: 0.05, Cases: 1, Met: true}, {What: "latency", Want: 0.2, Got: 0.5, Cases: 1}}}
+	for _, r := range []*accuracy.Report{rep, {CasesFile: "none.yaml", Engine: "des"}} {
 		doc, err := accuracyReport(e, r, []string{"a"})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/sim"
@@ -29,7 +30,7 @@ type validateInputs struct {
 // band, time against size and the point-by-point table; the diagnoses with
 // their evidence and fixes; what the files show by themselves; and measured
 // bandwidth matrices as heat maps.
-func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params sim.Params, arts []*calibrate.Artifact, in validateInputs) (*reports.Document, error) {
+func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params sim.Params, arts []*ingest.Artifact, in validateInputs) (*reports.Document, error) {
 	if v == nil {
 		return nil, fmt.Errorf("validate: --report: no results to report")
 	}
@@ -77,7 +78,7 @@ func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params s
 	}
 	doc.Sections = append(doc.Sections, ds)
 	if len(v.Findings) > 0 {
-		fs := make([]calibrate.Finding, len(v.Findings))
+		fs := make([]ingest.Finding, len(v.Findings))
 		copy(fs, v.Findings)
 		for i := range fs {
 			fs[i].Line = 0 // the evidence already names file and line
@@ -133,7 +134,7 @@ func validateSummary(v *calibrate.Validation) (string, *reports.Verdict) {
 			gbps(worst.MeasuredBusBW), gbps(worst.ModelBusBW), relWord(worst.MeasuredBusBW/worst.ModelBusBW-1))
 	}
 	for _, d := range v.Diagnoses {
-		if d.Severity == calibrate.SevInfo {
+		if d.Severity == ingest.SevInfo {
 			continue
 		}
 		fmt.Fprintf(&b, " Most likely cause: %s", strings.TrimSuffix(d.Title, "."))

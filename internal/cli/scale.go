@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -13,11 +12,9 @@ import (
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/scenarios"
 	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/study"
 	"github.com/urfave/cli/v2"
 )
-
-// maxScalePoints bounds --nodes-list.
-const maxScalePoints = 64
 
 func scaleCommand(e *env) *cli.Command {
 	flags := clusterFlags()
@@ -118,8 +115,8 @@ func nodesList(c *cli.Context) ([]int, error) {
 			seen[n] = true
 			out = append(out, n)
 		}
-		if len(out) > maxScalePoints {
-			return nil, badInputf("scale: --nodes-list has %d counts, more than %d", len(out), maxScalePoints)
+		if len(out) > study.MaxScalePoints {
+			return nil, badInputf("scale: --nodes-list has %d counts, more than %d", len(out), study.MaxScalePoints)
 		}
 		sort.Ints(out)
 		return out, nil
@@ -128,175 +125,104 @@ func nodesList(c *cli.Context) ([]int, error) {
 	if m < 1 || m > model.MaxRanks {
 		return nil, badInputf("scale: --max-nodes %d is outside 1..%d", m, model.MaxRanks)
 	}
-	var out []int
-	for n := 1; n <= m; n *= 2 {
-		out = append(out, n)
-	}
-	if out[len(out)-1] != m {
-		out = append(out, m)
-	}
-	return out, nil
+	return study.DefaultNodeCounts(m), nil
 }
-
-// scalePoint is one node count of a scale run.
-type scalePoint struct {
-	nodes int
-	modelled
-	// eff is the scaling efficiency; effOK is false where it is not defined
-	// (a single node, for a collective).
-	eff   float64
-	effOK bool
-}
-
-// gpus returns the point's GPU count.
-func (p *scalePoint) gpus() int { return p.env.Cluster.NumRanks() }
 
 // scaleResult is a scale run ready to print.
 type scaleResult struct {
-	spec   model.ClusterSpec
-	params sim.Params
-	req    sim.Request
-	dtype  string
-	w      *scenarios.Workload
-	points []*scalePoint
-	// ref is the reference of the efficiency: the smallest multi-node
-	// point for a collective, one node for a workload (nil when none).
-	ref   *scalePoint
+	*study.ScaleResult
+	dtype string
 	files clusterFiles
 }
 
-// runScale models every node count (and, for a workload, one node as the
-// reference) in parallel.
+// runScale maps the options to study.Scale.
 func runScale(c *cli.Context, spec model.ClusterSpec, params sim.Params, nodes []int, req sim.Request, w *scenarios.Workload) (*scaleResult, error) {
-	res := &scaleResult{spec: spec, params: params, req: req, dtype: strings.ToLower(c.String("datatype")), w: w}
-	counts := append([]int(nil), nodes...)
-	if w != nil && counts[0] != 1 {
-		counts = append([]int{1}, counts...)
-	}
-	pts := make([]*scalePoint, len(counts))
-	err := forEach(c.Context, len(counts), func(i int) error {
-		s := spec
-		s.Nodes = counts[i]
-		m, err := modelDesign(c.Context, s, params, req, w)
-		if err != nil {
-			return wrapKeep(fmt.Sprintf("scale: %d node(s)", counts[i]), err)
-		}
-		pts[i] = &scalePoint{nodes: counts[i], modelled: m}
-		return nil
-	})
+	res, err := study.Scale(c.Context, study.ScaleOptions{Spec: spec, Params: params, Nodes: nodes, Request: req, Workload: w})
 	if err != nil {
 		return nil, err
 	}
-	if w != nil {
-		res.ref = pts[0]
-		if nodes[0] != 1 {
-			pts = pts[1:]
-		}
-	} else {
-		for _, p := range pts {
-			if p.nodes >= 2 {
-				res.ref = p
-				break
-			}
-		}
-	}
-	for _, p := range pts {
-		if w != nil || (res.ref != nil && p.nodes >= 2) {
-			p.eff, p.effOK = p.efficiency(&res.ref.modelled, w != nil)
-		}
-	}
-	res.points = pts
-	return res, nil
-}
-
-// wrapKeep prefixes err with what, keeping its exit code.
-func wrapKeep(what string, err error) error {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return &exitError{code: ee.code, err: fmt.Errorf("%s: %w", what, ee.err)}
-	}
-	return fmt.Errorf("%s: %w", what, err)
+	return &scaleResult{ScaleResult: res, dtype: strings.ToLower(c.String("datatype"))}, nil
 }
 
 // effDefinition states how efficiency is computed, for outputs.
 func (r *scaleResult) effDefinition() string {
-	if r.w != nil {
+	if r.Workload != nil {
 		return "efficiency = step time on 1 node / step time on N nodes (weak scaling: fixed batch per GPU; compute fixed, exposed communication grows)"
 	}
-	if r.ref == nil {
+	if r.Ref == nil {
 		return "efficiency = busbw(N) / busbw(smallest multi-node count): not defined here, no count of 2 or more nodes"
 	}
-	return fmt.Sprintf("efficiency = busbw(N) / busbw(%d nodes), the smallest multi-node count (1 node runs on NVLink/PCIe alone and is shown for reference)", r.ref.nodes)
+	return fmt.Sprintf("efficiency = busbw(N) / busbw(%d nodes), the smallest multi-node count (1 node runs on NVLink/PCIe alone and is shown for reference)", r.Ref.Nodes)
 }
 
 // what says what is scaled: "AllReduce 1G (float)" or the workload.
 func (r *scaleResult) what() string {
-	if r.w != nil {
-		return "training step: " + r.w.Describe()
+	if r.Workload != nil {
+		return "training step: " + r.Workload.Describe()
 	}
-	s := fmt.Sprintf("%s %s (%s_perf, %s)", collectiveTitle(r.req.Coll), model.FormatBytes(r.req.Sizes[0]), r.req.Coll.TestName(), r.dtype)
-	if r.req.Algo != nil {
-		s += ", algo " + r.req.Algo.String()
+	s := fmt.Sprintf("%s %s (%s_perf, %s)", collectiveTitle(r.Request.Coll), model.FormatBytes(r.Request.Sizes[0]), r.Request.Coll.TestName(), r.dtype)
+	if r.Request.Algo != nil {
+		s += ", algo " + r.Request.Algo.String()
 	}
-	if r.req.Proto != nil {
-		s += ", proto " + r.req.Proto.String()
+	if r.Request.Proto != nil {
+		s += ", proto " + r.Request.Proto.String()
 	}
 	return s
 }
 
 // designLabel describes the design without its node count.
 func (r *scaleResult) designLabel() string {
-	ci := clusterInfo(r.points[len(r.points)-1].env)
+	ci := clusterInfo(r.Points[len(r.Points)-1].Env)
 	return fmt.Sprintf("%s (%d x %s per node), NICs %s, fabric %s, NCCL %s model", ci.nodeLabel("custom node"), ci.GPUsPerNode, ci.GPU, ci.NICs, ci.Fabric, ci.NCCLVersion)
 }
 
 // summaryLines are the conclusions of the run.
 func (r *scaleResult) summaryLines() []string {
-	last := r.points[len(r.points)-1]
-	if r.w != nil {
-		ref := r.ref.step.Step
-		st := last.step.Step
-		dom := last.step.dominant()
+	last := r.Points[len(r.Points)-1]
+	if r.Workload != nil {
+		ref := r.Ref.Step.Step
+		st := last.Step.Step
+		dom := last.Step.Dominant()
 		out := []string{fmt.Sprintf("Step time %s ms on 1 node, %s ms on %d nodes (%d GPUs): weak-scaling efficiency %s%%.",
-			fmtMs(ref.StepMs), fmtMs(st.StepMs), last.nodes, last.gpus(), fmtF(100*last.eff, 1))}
+			fmtMs(ref.StepMs), fmtMs(st.StepMs), last.Nodes, last.GPUs(), fmtF(100*last.Eff, 1))}
 		if st.StepMs > 0 {
 			out = append(out, fmt.Sprintf("At %d nodes communication takes %s ms per step, %s ms of it exposed (%s%% of the step); most of it is %s, bound by %s.",
-				last.nodes, fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtF(100*st.ExposedMs/st.StepMs, 1), dom.Call.Role, bottleneckPhrase(dom.Point)))
+				last.Nodes, fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtF(100*st.ExposedMs/st.StepMs, 1), dom.Call.Role, bottleneckPhrase(dom.Point)))
 		}
 		return out
 	}
-	if r.ref == nil {
-		return []string{fmt.Sprintf("Only one node: busbw %s GB/s; scaling efficiency needs at least one count of 2 or more nodes.", fmtF(last.pt.BusBW, 1))}
+	if r.Ref == nil {
+		return []string{fmt.Sprintf("Only one node: busbw %s GB/s; scaling efficiency needs at least one count of 2 or more nodes.", fmtF(last.Point.BusBW, 1))}
 	}
-	out := []string{fmt.Sprintf("Efficiency from %d to %d nodes: %s%% (busbw %s -> %s GB/s).", r.ref.nodes, last.nodes, fmtF(100*last.eff, 1), fmtF(r.ref.pt.BusBW, 1), fmtF(last.pt.BusBW, 1))}
-	if first := r.points[0]; first.nodes == 1 {
-		out = append(out, fmt.Sprintf("One node alone reaches %s GB/s (%s).", fmtF(first.pt.BusBW, 1), bottleneckPhrase(first.pt)))
+	out := []string{fmt.Sprintf("Efficiency from %d to %d nodes: %s%% (busbw %s -> %s GB/s).", r.Ref.Nodes, last.Nodes, fmtF(100*last.Eff, 1), fmtF(r.Ref.Point.BusBW, 1), fmtF(last.Point.BusBW, 1))}
+	if first := r.Points[0]; first.Nodes == 1 {
+		out = append(out, fmt.Sprintf("One node alone reaches %s GB/s (%s).", fmtF(first.Point.BusBW, 1), bottleneckPhrase(first.Point)))
 	}
-	return append(out, fmt.Sprintf("Bottleneck at %d nodes: %s.", last.nodes, bottleneckPhrase(last.pt)))
+	return append(out, fmt.Sprintf("Bottleneck at %d nodes: %s.", last.Nodes, bottleneckPhrase(last.Point)))
 }
 
 func (r *scaleResult) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "# collsim %s scale (engine %s): %s\n", Version, r.req.Engine, r.what())
+	fmt.Fprintf(w, "# collsim %s scale (engine %s): %s\n", Version, r.Request.Engine, r.what())
 	fmt.Fprintf(w, "# Design: %s\n", r.designLabel())
 	writeComments(w, 100, r.effDefinition())
 	fmt.Fprintln(w, "#")
-	if r.w != nil {
-		_, unit := r.w.Throughput(r.ref.step.Step)
+	if r.Workload != nil {
+		_, unit := r.Workload.Throughput(r.Ref.Step.Step)
 		fmt.Fprintf(w, "# %6s  %6s  %10s  %12s  %10s  %14s  %10s  %s\n", "nodes", "GPUs", "comm (ms)", "exposed (ms)", "step (ms)", unit, "efficiency", "main call: bottleneck")
-		for _, p := range r.points {
-			st := p.step.Step
-			v, _ := r.w.Throughput(st)
-			dom := p.step.dominant()
-			fmt.Fprintf(w, "%8d  %6d  %10s  %12s  %10s  %14s  %10s  %s %s: %s\n", p.nodes, p.gpus(), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs),
-				tput(v), effString(p.effOK, p.eff), dom.Call.Coll, model.FormatBytes(dom.Call.Size), dom.Point.BottleneckClass)
+		for _, p := range r.Points {
+			st := p.Step.Step
+			v, _ := r.Workload.Throughput(st)
+			dom := p.Step.Dominant()
+			fmt.Fprintf(w, "%8d  %6d  %10s  %12s  %10s  %14s  %10s  %s %s: %s\n", p.Nodes, p.GPUs(), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs),
+				tput(v), effString(p.EffOK, p.Eff), dom.Call.Coll, model.FormatBytes(dom.Call.Size), dom.Point.BottleneckClass)
 		}
 	} else {
 		fmt.Fprintf(w, "# %6s  %6s  %10s  %8s  %8s  %10s  %-8s  %-6s  %8s  %s\n", "nodes", "GPUs", "time (us)", "algbw", "busbw", "efficiency", "algo", "proto", "channels", "bottleneck")
 		fmt.Fprintf(w, "# %6s  %6s  %10s  %8s  %8s\n", "", "", "", "(GB/s)", "(GB/s)")
-		for _, p := range r.points {
-			pt := p.pt
-			fmt.Fprintf(w, "%8d  %6d  %s  %s  %s  %10s  %-8s  %-6s  %8d  %s\n", p.nodes, p.gpus(), ncclNum(pt.TimeUs, 10), ncclNum(pt.AlgBW, 8), ncclNum(pt.BusBW, 8),
-				effString(p.effOK, p.eff), pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, pt.BottleneckClass)
+		for _, p := range r.Points {
+			pt := p.Point
+			fmt.Fprintf(w, "%8d  %6d  %s  %s  %s  %10s  %-8s  %-6s  %8d  %s\n", p.Nodes, p.GPUs(), ncclNum(pt.TimeUs, 10), ncclNum(pt.AlgBW, 8), ncclNum(pt.BusBW, 8),
+				effString(p.EffOK, p.Eff), pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, pt.BottleneckClass)
 		}
 	}
 	fmt.Fprintln(w, "#")
@@ -327,13 +253,13 @@ type scalePointJSON struct {
 
 func (r *scaleResult) jsonPoints() []scalePointJSON {
 	var out []scalePointJSON
-	for _, p := range r.points {
-		j := scalePointJSON{Nodes: p.nodes, GPUs: p.gpus(), Efficiency: optRound(p.eff, p.effOK, 4)}
-		bp := p.bottleneck(r.w != nil)
-		if r.w != nil {
-			st := p.step.Step
+	for _, p := range r.Points {
+		j := scalePointJSON{Nodes: p.Nodes, GPUs: p.GPUs(), Efficiency: optRound(p.Eff, p.EffOK, 4)}
+		bp := p.Bottleneck(r.Workload != nil)
+		if r.Workload != nil {
+			st := p.Step.Step
 			j.CommMs, j.ExposedMs, j.StepMs = round(st.CommMs, 4), round(st.ExposedMs, 4), round(st.StepMs, 4)
-			v, unit := r.w.Throughput(st)
+			v, unit := r.Workload.Throughput(st)
 			j.Throughput, j.ThroughputUnit = round(v, 3), unit
 		} else {
 			j.TimeUs, j.AlgBW, j.BusBW = round(bp.TimeUs, 3), round(bp.AlgBW, 3), round(bp.BusBW, 3)
@@ -359,30 +285,30 @@ func (r *scaleResult) writeJSON(w io.Writer) error {
 		Points         []scalePointJSON `json:"points"`
 		Summary        []string         `json:"summary"`
 	}
-	d := doc{Design: r.designLabel(), Cluster: clusterInfo(r.points[len(r.points)-1].env), Engine: string(r.req.Engine), Scaled: r.what(),
+	d := doc{Design: r.designLabel(), Cluster: clusterInfo(r.Points[len(r.Points)-1].Env), Engine: string(r.Request.Engine), Scaled: r.what(),
 		Efficiency: r.effDefinition(), Points: r.jsonPoints(), Summary: r.summaryLines()}
-	if r.w != nil {
-		d.Workload = r.w.Describe()
+	if r.Workload != nil {
+		d.Workload = r.Workload.Describe()
 	} else {
-		d.Collective, d.SizeBytes = r.req.Coll.String(), int64(r.req.Sizes[0])
+		d.Collective, d.SizeBytes = r.Request.Coll.String(), int64(r.Request.Sizes[0])
 	}
-	if r.ref != nil {
-		d.ReferenceNodes = r.ref.nodes
+	if r.Ref != nil {
+		d.ReferenceNodes = r.Ref.Nodes
 	}
 	return writeJSONDoc(w, d)
 }
 
 func (r *scaleResult) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if r.w != nil {
+	if r.Workload != nil {
 		_ = cw.Write([]string{"nodes", "gpus", "comm_ms", "exposed_ms", "step_ms", "throughput", "throughput_unit", "efficiency", "bottleneck_class", "bottleneck"})
 	} else {
 		_ = cw.Write([]string{"nodes", "gpus", "time_us", "algbw_gbps", "busbw_gbps", "efficiency", "algo", "proto", "channels", "bottleneck_class", "bottleneck"})
 	}
 	for i, j := range r.jsonPoints() {
 		eff := optCell(j.Efficiency, 4)
-		if r.w != nil {
-			st := r.points[i].step.Step
+		if r.Workload != nil {
+			st := r.Points[i].Step.Step
 			_ = cw.Write([]string{strconv.Itoa(j.Nodes), strconv.Itoa(j.GPUs), fmtF(st.CommMs, 4), fmtF(st.ExposedMs, 4), fmtF(st.StepMs, 4), fmtF(j.Throughput, 3), j.ThroughputUnit, eff, j.BottleneckClass, j.Bottleneck})
 			continue
 		}

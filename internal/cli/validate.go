@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
@@ -42,11 +43,11 @@ func validateCommand(e *env) *cli.Command {
 			}
 			tol, err := parseTolerance(c.String("tolerance"))
 			if err != nil {
-				return badInputf("validate: --tolerance: %v", err)
+				return badInputf("validate: --tolerance: %w", err)
 			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
-				return badInputf("validate: --engine: %v", err)
+				return badInputf("validate: --engine: %w", err)
 			}
 			files, err := measuredFiles(c, "validate")
 			if err != nil {
@@ -64,10 +65,10 @@ func validateCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			calibrate.CrossCheck(arts) // NIC facts of an ibstat file applied to the runs
+			ingest.CrossCheck(arts) // NIC facts of an ibstat file applied to the runs
 			opt := calibrate.ValidateOptions{Tolerance: tol, Engine: engine, Profile: c.String("profile")}
 			if f := c.String("log"); f != "" {
-				a, err := calibrate.ParseFile(f)
+				a, err := ingest.ParseFile(f)
 				if err != nil {
 					return badInput(fmt.Errorf("validate: --log: %w", err))
 				}
@@ -75,7 +76,7 @@ func validateCommand(e *env) *cli.Command {
 			}
 			spec := envr.Cluster.Spec
 			note := useMeasuredVersion(&spec, arts)
-			v, err := calibrate.Validate(c.Context, arts, spec, envr.Params, opt)
+			v, err := calibrate.Validate(c.Context, arts, spec, envr.Params(), opt)
 			switch {
 			case errors.Is(err, calibrate.ErrMismatch), errors.Is(err, calibrate.ErrNoGate):
 				return badInput(fmt.Errorf("validate: %w", err))
@@ -102,7 +103,7 @@ func validateCommand(e *env) *cli.Command {
 				if note != "" {
 					vin.version, vin.versionFrom = spec.NCCLVersion, "the version the measured files state"
 				}
-				doc, err := validateReport(e, v, envr.Cluster, envr.Params, arts, vin)
+				doc, err := validateReport(e, v, envr.Cluster, envr.Params(), arts, vin)
 				if err == nil {
 					err = writeReport("validate", rpath, doc)
 				}

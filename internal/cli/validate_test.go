@@ -45,7 +45,7 @@ func TestValidateExitCodes(t *testing.T) {
 		{"GPU mismatch", []string{"--node", "dgx-a100", "--gpus-per-node", "1", "--nodes", "2", "--measured", moc}, ExitBadInput, "GPU type"},
 		{"bad tolerance", []string{"--node", "dgx-h100", "--tolerance", "ten", "--measured", moc}, ExitBadInput, "--tolerance"},
 		{"bad format", []string{"--node", "dgx-h100", "--format", "xml", "--measured", moc}, ExitBadInput, "--format"},
-		{"not a measurement", []string{"--node", "dgx-h100", "--measured", "../../calibrate/testdata/cases.yaml"}, ExitBadInput, "no known format"},
+		{"not a measurement", []string{"--node", "dgx-h100", "--measured", "../../ingest/testdata/cases.yaml"}, ExitBadInput, "no known format"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/scenarios"
-	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
 )
 
@@ -51,7 +48,7 @@ func workloadFrom(c *cli.Context, cmd string) (*scenarios.Workload, error) {
 	var err error
 	if c.IsSet("params") {
 		if w.Params, err = scenarios.ParseCount(c.String("params")); err != nil {
-			return nil, badInputf("%s: --params: %v", cmd, err)
+			return nil, badInputf("%s: --params: %w", cmd, err)
 		}
 	}
 	if c.IsSet("grad-bytes") {
@@ -59,7 +56,7 @@ func workloadFrom(c *cli.Context, cmd string) (*scenarios.Workload, error) {
 	}
 	if c.IsSet("bucket") {
 		if w.Bucket, err = model.ParseBytes(c.String("bucket")); err != nil {
-			return nil, badInputf("%s: --bucket: %v", cmd, err)
+			return nil, badInputf("%s: --bucket: %w", cmd, err)
 		}
 	}
 	if c.IsSet("compute-ms") {
@@ -67,7 +64,7 @@ func workloadFrom(c *cli.Context, cmd string) (*scenarios.Workload, error) {
 	}
 	if c.IsSet("overlap") {
 		if w.Overlap, err = scenarios.ParseFraction(c.String("overlap")); err != nil {
-			return nil, badInputf("%s: --overlap: %v", cmd, err)
+			return nil, badInputf("%s: --overlap: %w", cmd, err)
 		}
 	}
 	if c.IsSet("batch-per-gpu") {
@@ -78,7 +75,7 @@ func workloadFrom(c *cli.Context, cmd string) (*scenarios.Workload, error) {
 	}
 	if c.IsSet("strategy") {
 		if w.Strategy, err = scenarios.ParseStrategy(c.String("strategy")); err != nil {
-			return nil, badInputf("%s: --%v", cmd, err)
+			return nil, badInputf("%s: --%w", cmd, err)
 		}
 	}
 	if file == "" && !c.IsSet("compute-ms") {
@@ -86,103 +83,9 @@ func workloadFrom(c *cli.Context, cmd string) (*scenarios.Workload, error) {
 	}
 	w = w.WithDefaults()
 	if err := w.Validate(); err != nil {
-		return nil, badInputf("%s: workload: %v", cmd, err)
+		return nil, badInputf("%s: workload: %w", cmd, err)
 	}
 	return &w, nil
-}
-
-// callTime is one kind of a workload's collective calls on a cluster.
-type callTime struct {
-	Call scenarios.WorkloadCall
-	// Point is the prediction of one call; TotalUs is Count × its time.
-	Point   sim.Point
-	TotalUs float64
-}
-
-// stepResult is a workload's training step on one cluster.
-type stepResult struct {
-	Step  scenarios.WorkloadStep
-	Calls []callTime
-}
-
-// dominant returns the call kind that takes the most time in the step.
-func (r stepResult) dominant() callTime {
-	var best callTime
-	for _, c := range r.Calls {
-		if c.TotalUs > best.TotalUs {
-			best = c
-		}
-	}
-	return best
-}
-
-// workloadStep predicts every call of w on envr (elements of GradBytes,
-// NCCL's choice of algorithm and protocol) and combines them into the
-// step time.
-func workloadStep(ctx context.Context, envr *sim.Env, w *scenarios.Workload, engine sim.EngineKind) (stepResult, error) {
-	var r stepResult
-	var comm float64
-	for _, call := range w.Calls() {
-		req := sim.Request{Coll: call.Coll, ElemSize: w.GradBytes, Engine: engine}
-		pt, err := envr.Predict(ctx, req, call.Size)
-		if err != nil {
-			return r, fmt.Errorf("%s %s: %w", call.Coll, model.FormatBytes(call.Size), err)
-		}
-		total := pt.TimeUs * float64(call.Count)
-		comm += total
-		r.Calls = append(r.Calls, callTime{Call: call, Point: pt, TotalUs: total})
-	}
-	r.Step = w.Step(comm, envr.Cluster.NumRanks())
-	return r, nil
-}
-
-// modelled is one cluster design as scale and sweep model it: its
-// environment and either a collective's prediction at one size (pt) or a
-// training step (step).
-type modelled struct {
-	env  *sim.Env
-	pt   sim.Point
-	step stepResult
-}
-
-// modelDesign builds spec's environment with params and models on it the
-// workload w or, when w is nil, req at its first size; req.Engine times
-// either.
-func modelDesign(ctx context.Context, spec model.ClusterSpec, params sim.Params, req sim.Request, w *scenarios.Workload) (modelled, error) {
-	envr, err := envForSpec(spec, params)
-	if err != nil {
-		return modelled{}, err
-	}
-	m := modelled{env: envr}
-	if w != nil {
-		m.step, err = workloadStep(ctx, envr, w, req.Engine)
-	} else {
-		m.pt, err = envr.Predict(ctx, req, req.Sizes[0])
-	}
-	return m, err
-}
-
-// efficiency is m's scaling efficiency against ref, modelled the same
-// way: for a workload weak scaling (scenarios.WeakScalingEfficiency), for
-// a collective busbw over ref's busbw, not defined (ok false) when ref's
-// busbw is not positive.
-func (m *modelled) efficiency(ref *modelled, workload bool) (eff float64, ok bool) {
-	if workload {
-		return scenarios.WeakScalingEfficiency(ref.step.Step, m.step.Step), true
-	}
-	if ref.pt.BusBW > 0 {
-		return m.pt.BusBW / ref.pt.BusBW, true
-	}
-	return 0, false
-}
-
-// bottleneck is the prediction whose bottleneck m shows: the collective's
-// or, for a workload, that of the call that takes the most time.
-func (m *modelled) bottleneck(workload bool) sim.Point {
-	if workload {
-		return m.step.dominant().Point
-	}
-	return m.pt
 }
 
 // fmtMs formats milliseconds with 3 significant decimals.

@@ -1,0 +1,480 @@
+package accuracy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
+	"github.com/collsim/collsim/sim"
+)
+
+// Options control Run.
+type Options struct {
+	// Engine times the scored predictions (default analytic). Fits always
+	// use the analytic engine.
+	Engine sim.EngineKind
+	// Workers is how many cases run at once (default GOMAXPROCS).
+	Workers int
+	// Only restricts the run to case IDs with one of these prefixes.
+	Only []string
+	// Tolerance is validate's tolerance for the degraded-case checks
+	// (default 0.10).
+	Tolerance float64
+}
+
+// Point is one measured size of a case with both predictions.
+type Point struct {
+	// Size is the nccl-tests size in bytes; Regime its regime.
+	Size   int64  `json:"size_bytes"`
+	Regime string `json:"regime"`
+	// MeasuredBusBW is recomputed from the measured time (see PointCheck).
+	// UncalBusBW and CalBusBW are the model's, with default and with
+	// fitted parameters.
+	MeasuredBusBW float64 `json:"measured_busbw_gbps"`
+	UncalBusBW    float64 `json:"uncalibrated_busbw_gbps"`
+	CalBusBW      float64 `json:"calibrated_busbw_gbps"`
+	// UncalError and CalError are model/measured busbw - 1.
+	UncalError float64 `json:"uncalibrated_error"`
+	CalError   float64 `json:"calibrated_error"`
+}
+
+// CaseResult is the accuracy of the model on one case.
+type CaseResult struct {
+	// ID, File, Source, Class and Quality identify the case (cases.yaml
+	// and the case's CaseSetup); Collective, Ranks and Nodes describe it.
+	ID         string `json:"id"`
+	File       string `json:"file"`
+	Source     string `json:"source"`
+	Class      string `json:"class"`
+	Quality    string `json:"quality"`
+	Collective string `json:"collective"`
+	Ranks      int    `json:"ranks"`
+	Nodes      int    `json:"nodes"`
+	// Cluster is the cluster flags the case is modelled with.
+	Cluster string `json:"cluster"`
+	// Calibration says what the calibrated prediction was fitted on
+	// (never the points it is scored on).
+	Calibration string `json:"calibration"`
+	// FittedTerms are the terms of that fit (of the first fold).
+	FittedTerms []string `json:"fitted_terms"`
+	// Uncalibrated and Calibrated summarise the errors per regime
+	// (latency, then bandwidth or mid).
+	Uncalibrated []calibrate.RegimeStats `json:"uncalibrated"`
+	Calibrated   []calibrate.RegimeStats `json:"calibrated"`
+	// Points are the per-size predictions and errors.
+	Points []Point `json:"points"`
+	// Expect is, for degraded cases, the diagnosis validate must name when
+	// checking the run against the healthy cluster (HealthyCluster);
+	// Diagnosed lists the codes it named, best first; NamesCause whether
+	// Expect was among them.
+	Expect         string   `json:"expect,omitempty"`
+	HealthyCluster string   `json:"healthy_cluster,omitempty"`
+	Diagnosed      []string `json:"diagnosed,omitempty"`
+	NamesCause     bool     `json:"names_cause,omitempty"`
+}
+
+// Regime returns one regime's statistics, calibrated or not.
+func (c *CaseResult) Regime(name string, calibrated bool) calibrate.RegimeStats {
+	list := c.Uncalibrated
+	if calibrated {
+		list = c.Calibrated
+	}
+	for _, r := range list {
+		if r.Regime == name {
+			return r
+		}
+	}
+	return calibrate.RegimeStats{Regime: name}
+}
+
+// Summary aggregates one regime over all cases: Cases counts the
+// cases with points in the regime; CaseMedian is the median over cases
+// of each case's median |error| (every case weighs the same); Pooled are
+// the statistics of all their points together.
+type Summary struct {
+	// Regime is summarised; the Uncal fields use default parameters, the
+	// Cal fields the held-out fits.
+	Regime          string                `json:"regime"`
+	Cases           int                   `json:"cases"`
+	UncalCaseMedian float64               `json:"uncalibrated_case_median"`
+	CalCaseMedian   float64               `json:"calibrated_case_median"`
+	UncalPooled     calibrate.RegimeStats `json:"uncalibrated_pooled"`
+	CalPooled       calibrate.RegimeStats `json:"calibrated_pooled"`
+}
+
+// Target is one accuracy target of the issue and whether it is met.
+// Cases counts the cases scored in its regime; a target with none does
+// not apply and counts as met.
+type Target struct {
+	// What the target is about; Want its limit and Got the value reached.
+	What  string  `json:"what"`
+	Want  float64 `json:"want_at_most"`
+	Got   float64 `json:"got"`
+	Cases int     `json:"cases"`
+	Met   bool    `json:"met"`
+}
+
+// Report is the accuracy harness's result.
+type Report struct {
+	// CasesFile was scored with Engine; Cases in file order, then the
+	// Summary per regime and the issue's Targets.
+	CasesFile string       `json:"cases_file"`
+	Engine    string       `json:"engine"`
+	Cases     []CaseResult `json:"cases"`
+	Summary   []Summary    `json:"summary"`
+	Targets   []Target     `json:"targets"`
+}
+
+// accCase is a case loaded for the harness.
+type accCase struct {
+	c      Case
+	setup  CaseSetup
+	art    *ingest.Artifact
+	series calibrate.Series
+}
+
+// Run scores the model on every case of a cases file (the
+// shared/data/cases.yaml format; raw files are relative to it): the
+// uncalibrated error, and the calibrated error where the fit never sees
+// the points being scored: fitted on the other cases of the same
+// hardware class, or, for a case alone in its class, on its other sizes
+// (two folds of alternating sizes). Degraded cases are predicted with the
+// misconfiguration in their cluster flags, and validated against the
+// healthy cluster, which must name the cause.
+func Run(ctx context.Context, casesFile string, opt Options) (*Report, error) {
+	if opt.Engine == "" {
+		opt.Engine = sim.EngineAnalytic
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.Tolerance <= 0 {
+		opt.Tolerance = 0.10
+	}
+	cases, err := LoadCases(casesFile)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(casesFile)
+	var all []*accCase
+	for _, c := range cases {
+		setup, err := SetupFor(&c)
+		if err != nil {
+			return nil, err
+		}
+		spec, err := c.ClusterSpec(setup.Configured)
+		if err != nil {
+			return nil, err
+		}
+		art, run, err := c.Measured(dir)
+		if err != nil {
+			return nil, err
+		}
+		cl, err := spec.Build()
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: case %s: %w", c.ID, err)
+		}
+		if err := calibrate.CheckRun(run, art.Log, c.File, cl); err != nil {
+			return nil, fmt.Errorf("calibrate: case %s: %w", c.ID, err)
+		}
+		s := calibrate.SeriesFromRun(run, c.File, spec)
+		s.Name = c.ID
+		all = append(all, &accCase{c: c, setup: setup, art: art, series: s})
+	}
+	var todo []*accCase
+	for _, a := range all {
+		if len(opt.Only) == 0 || hasPrefixAny(a.c.ID, opt.Only) {
+			todo = append(todo, a)
+		}
+	}
+	if len(todo) == 0 {
+		return nil, fmt.Errorf("calibrate: no case of %s matches %s", casesFile, strings.Join(opt.Only, ", "))
+	}
+	results := make([]CaseResult, len(todo))
+	errs := make([]error, len(todo))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(opt.Workers, len(todo)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r, err := scoreCase(ctx, todo[i], all, opt)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				results[i] = *r
+			}
+		}()
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{CasesFile: casesFile, Engine: string(opt.Engine), Cases: results}
+	rep.summarise()
+	return rep, nil
+}
+
+func hasPrefixAny(s string, ps []string) bool {
+	for _, p := range ps {
+		// "moc_*" and "moc_" select the same cases.
+		if strings.HasPrefix(s, strings.TrimSuffix(p, "*")) {
+			return true
+		}
+	}
+	return false
+}
+
+// scoreCase computes one case's uncalibrated and calibrated errors.
+func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt Options) (*CaseResult, error) {
+	c := a.c
+	cr := &CaseResult{ID: c.ID, File: c.File, Source: c.Source, Class: a.setup.Class, Quality: c.Quality, Collective: c.Collective,
+		Ranks: c.TotalRanks, Nodes: c.Nodes, Cluster: a.setup.Configured.String(), Expect: a.setup.Expect}
+	base := sim.DefaultParams()
+	uncal, err := calibrate.PredictTimes(ctx, a.series, base, opt.Engine)
+	if err != nil {
+		return nil, err
+	}
+	// Calibrated predictions, never fitted on the scored points.
+	cal := make([]float64, len(a.series.Points))
+	var peers []calibrate.Series
+	var names []string
+	for _, o := range all {
+		if o != a && o.setup.Class == a.setup.Class {
+			peers = append(peers, o.series)
+			names = append(names, o.c.ID)
+		}
+	}
+	if len(peers) > 0 {
+		fr, err := calibrate.Fit(ctx, peers, nil, base, calibrate.FitOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: case %s: fit on %s: %w", c.ID, strings.Join(names, ", "), err)
+		}
+		cr.Calibration = "fitted on the other cases of class " + a.setup.Class + ": " + strings.Join(names, ", ")
+		cr.FittedTerms = termNames(fr)
+		if cal, err = calibrate.PredictTimes(ctx, a.series, fr.Params, opt.Engine); err != nil {
+			return nil, err
+		}
+	} else {
+		cr.Calibration = "alone in class " + a.setup.Class + ": fitted on its other sizes (two folds of alternating sizes)"
+		for fold := 0; fold < 2; fold++ {
+			train, test := a.series, a.series
+			train.Points, test.Points = nil, nil
+			var idx []int
+			for i, p := range a.series.Points {
+				if i%2 == fold {
+					test.Points = append(test.Points, p)
+					idx = append(idx, i)
+				} else {
+					train.Points = append(train.Points, p)
+				}
+			}
+			if len(test.Points) == 0 || len(train.Points) == 0 {
+				continue
+			}
+			fr, err := calibrate.Fit(ctx, []calibrate.Series{train}, nil, base, calibrate.FitOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("calibrate: case %s: fit on fold %d: %w", c.ID, fold, err)
+			}
+			if fold == 0 {
+				cr.FittedTerms = termNames(fr)
+			}
+			t, err := calibrate.PredictTimes(ctx, test, fr.Params, opt.Engine)
+			if err != nil {
+				return nil, err
+			}
+			for k, i := range idx {
+				cal[i] = t[k]
+			}
+		}
+	}
+	sizes := make([]int64, len(a.series.Points))
+	for i, p := range a.series.Points {
+		sizes[i] = p.Size
+	}
+	hasBW := calibrate.GateRegime(sizes) == calibrate.RegimeBandwidth
+	factor := a.series.Coll.BusBWFactor(c.TotalRanks)
+	ue, ce := map[string][]float64{}, map[string][]float64{}
+	for i, p := range a.series.Points {
+		bw := func(t float64) float64 {
+			if t <= 0 {
+				return 0
+			}
+			return float64(p.Size) / (t * 1e3) * factor
+		}
+		ap := Point{Size: p.Size, Regime: calibrate.RegimeOf(p.Size, hasBW), MeasuredBusBW: bw(p.TimeUs), UncalBusBW: bw(uncal[i]), CalBusBW: bw(cal[i])}
+		if uncal[i] > 0 {
+			ap.UncalError = p.TimeUs/uncal[i] - 1
+		}
+		if cal[i] > 0 {
+			ap.CalError = p.TimeUs/cal[i] - 1
+		}
+		ue[ap.Regime] = append(ue[ap.Regime], ap.UncalError)
+		ce[ap.Regime] = append(ce[ap.Regime], ap.CalError)
+		cr.Points = append(cr.Points, ap)
+	}
+	for _, r := range []string{calibrate.RegimeLatency, calibrate.RegimeMid, calibrate.RegimeBandwidth} {
+		if len(ue[r]) > 0 {
+			cr.Uncalibrated = append(cr.Uncalibrated, calibrate.Stats(r, ue[r]))
+			cr.Calibrated = append(cr.Calibrated, calibrate.Stats(r, ce[r]))
+		}
+	}
+	if a.setup.Healthy != nil {
+		spec, err := c.ClusterSpec(*a.setup.Healthy)
+		if err != nil {
+			return nil, err
+		}
+		cr.HealthyCluster = a.setup.Healthy.String()
+		v, err := calibrate.Validate(ctx, []*ingest.Artifact{a.art}, spec, base, calibrate.ValidateOptions{Tolerance: opt.Tolerance})
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: case %s: validate against the healthy cluster: %w", c.ID, err)
+		}
+		for _, d := range v.Diagnoses {
+			cr.Diagnosed = append(cr.Diagnosed, d.Code)
+			if d.Code == a.setup.Expect {
+				cr.NamesCause = true
+			}
+		}
+	}
+	return cr, nil
+}
+
+func termNames(fr *calibrate.FitResult) []string {
+	var out []string
+	for _, t := range fr.Fitted {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// Accuracy targets of the issue (fractions of busbw).
+const (
+	TargetUncalBandwidth = 0.15
+	TargetCalBandwidth   = 0.07
+	TargetCalLatency     = 0.20
+)
+
+func (r *Report) summarise() {
+	for _, regime := range []string{calibrate.RegimeLatency, calibrate.RegimeMid, calibrate.RegimeBandwidth} {
+		s := Summary{Regime: regime}
+		var um, cm, ua, ca []float64
+		for _, c := range r.Cases {
+			u, k := c.Regime(regime, false), c.Regime(regime, true)
+			if u.Points == 0 {
+				continue
+			}
+			s.Cases++
+			um = append(um, u.MedianAbs)
+			cm = append(cm, k.MedianAbs)
+			for _, p := range c.Points {
+				if p.Regime == regime {
+					ua = append(ua, p.UncalError)
+					ca = append(ca, p.CalError)
+				}
+			}
+		}
+		if s.Cases == 0 {
+			continue
+		}
+		s.UncalCaseMedian, s.CalCaseMedian = calibrate.Median(um), calibrate.Median(cm)
+		s.UncalPooled, s.CalPooled = calibrate.Stats(regime, ua), calibrate.Stats(regime, ca)
+		r.Summary = append(r.Summary, s)
+	}
+	get := func(regime string) Summary {
+		for _, s := range r.Summary {
+			if s.Regime == regime {
+				return s
+			}
+		}
+		return Summary{}
+	}
+	bw, lat := get(calibrate.RegimeBandwidth), get(calibrate.RegimeLatency)
+	r.Targets = []Target{
+		{"uncalibrated median |error|, bandwidth regime (median over cases)", TargetUncalBandwidth, bw.UncalCaseMedian, bw.Cases, bw.UncalCaseMedian <= TargetUncalBandwidth},
+		{"calibrated median |error|, bandwidth regime (median over cases)", TargetCalBandwidth, bw.CalCaseMedian, bw.Cases, bw.CalCaseMedian <= TargetCalBandwidth},
+		{"calibrated median |error|, latency regime (median over cases)", TargetCalLatency, lat.CalCaseMedian, lat.Cases, lat.CalCaseMedian <= TargetCalLatency},
+	}
+}
+
+// WriteText writes the report as a plain-text table: one row per case
+// with the median and 90th percentile |error| in the latency and the
+// bandwidth regime (or, marked "mid", the sizes >= 8 MiB of runs that
+// stop below 64 MiB), uncalibrated and calibrated, then the summary and
+// the targets.
+func (r *Report) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "# accuracy of the model on %s (engine %s); |error| = |model busbw / measured busbw - 1|, median/p90 in %%\n", r.CasesFile, r.Engine)
+	fmt.Fprintln(tw, "CASE\tQUALITY\tLAT UNCAL\tLAT CAL\tBW UNCAL\tBW CAL\tBW REGIME\tDEGRADED CHECK\tFILE")
+	cell := func(s calibrate.RegimeStats) string {
+		if s.Points == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f/%.1f", s.MedianAbs*100, s.P90Abs*100)
+	}
+	for _, c := range r.Cases {
+		bwr := calibrate.RegimeBandwidth
+		if c.Regime(calibrate.RegimeBandwidth, false).Points == 0 && c.Regime(calibrate.RegimeMid, false).Points > 0 {
+			bwr = calibrate.RegimeMid
+		}
+		check := "-"
+		if c.Expect != "" {
+			check = "names " + c.Expect
+			if !c.NamesCause {
+				check = "MISSES " + c.Expect
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Quality, cell(c.Regime(calibrate.RegimeLatency, false)), cell(c.Regime(calibrate.RegimeLatency, true)),
+			cell(c.Regime(bwr, false)), cell(c.Regime(bwr, true)), bwr, check, c.File)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "#")
+	for _, s := range r.Summary {
+		fmt.Fprintf(w, "# %-9s %2d cases: median over cases of the median |error| %.1f%% uncalibrated, %.1f%% calibrated; all points pooled: median %.1f%%/%.1f%%, p90 %.1f%%/%.1f%%\n",
+			s.Regime, s.Cases, s.UncalCaseMedian*100, s.CalCaseMedian*100, s.UncalPooled.MedianAbs*100, s.CalPooled.MedianAbs*100, s.UncalPooled.P90Abs*100, s.CalPooled.P90Abs*100)
+	}
+	for _, t := range r.Targets {
+		if t.Cases == 0 {
+			fmt.Fprintf(w, "# target: %s <= %.0f%%: no case in this regime\n", t.What, t.Want*100)
+			continue
+		}
+		ok := "met"
+		if !t.Met {
+			ok = "NOT MET"
+		}
+		fmt.Fprintf(w, "# target: %s <= %.0f%%: %.1f%% over %d cases (%s)\n", t.What, t.Want*100, t.Got*100, t.Cases, ok)
+	}
+	return nil
+}
+
+// Passed reports whether every target is met and every degraded case's
+// cause is named.
+func (r *Report) Passed() bool {
+	for _, t := range r.Targets {
+		if !t.Met {
+			return false
+		}
+	}
+	for _, c := range r.Cases {
+		if c.Expect != "" && !c.NamesCause {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,309 @@
+package accuracy
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Case is one entry of a validation corpus file in the shared/data
+// cases.yaml format: a published nccl-tests run on known hardware.
+type Case struct {
+	// ID names the case uniquely.
+	ID string `yaml:"id"`
+	// File is the raw measurement file, relative to the cases file.
+	File string `yaml:"file"`
+	// TableIndex picks the results table when the file holds several.
+	TableIndex int `yaml:"table_index_in_file"`
+	// Source cites where the numbers were published.
+	Source string `yaml:"source"`
+	// GPU, GPUsPerNode, Nodes, TotalRanks, Intra and NIC describe the
+	// hardware as the source states it.
+	GPU         string  `yaml:"gpu"`
+	GPUsPerNode int     `yaml:"gpus_per_node"`
+	Nodes       int     `yaml:"nodes"`
+	TotalRanks  int     `yaml:"total_ranks"`
+	Intra       string  `yaml:"intra"`
+	NIC         CaseNIC `yaml:"nic"`
+	// Collective is the nccl-tests stem ("all_reduce").
+	Collective string `yaml:"collective"`
+	// DType is the nccl-tests data type ("float", "double").
+	DType string `yaml:"dtype"`
+	// NCCLVersion is free text ("2.29.2 (nccl-library=22902), ..."); empty when unknown.
+	NCCLVersion string `yaml:"nccl_version"`
+	// Env is free text about the run's environment variables.
+	Env string `yaml:"env"`
+	// Quality is ok, ok-with-caveats, suspect or degraded.
+	Quality string `yaml:"quality"`
+	// Caveat says what to keep in mind about the numbers.
+	Caveat string `yaml:"caveat"`
+	// Points are [size bytes, out-of-place busbw GB/s] as printed.
+	Points [][]float64 `yaml:"points"`
+}
+
+// CaseNIC is the network adapters of a case.
+type CaseNIC struct {
+	// Type, Count and Gbps are as stated ("ib-hdr", 4, 200); GDR and Note
+	// are free text.
+	Type  string  `yaml:"type"`
+	Count int     `yaml:"count"`
+	Gbps  float64 `yaml:"gbps"`
+	GDR   string  `yaml:"gdr"`
+	Note  string  `yaml:"note"`
+}
+
+// Degraded reports whether the source says the setup was misconfigured.
+func (c *Case) Degraded() bool { return c.Quality == "degraded" }
+
+// Version returns the NCCL release of the case as "2.x.y", empty when unknown.
+func (c *Case) Version() string {
+	return versionRE.FindString(strings.TrimSpace(c.NCCLVersion))
+}
+
+var versionRE = regexp.MustCompile(`^2\.\d+(\.\d+)?`)
+
+// maxCasesBytes bounds a cases file.
+const maxCasesBytes = 16 << 20
+
+// LoadCases reads a cases file (shared/data/cases.yaml format). Errors name
+// the file, and the case for semantic problems.
+func LoadCases(path string) ([]Case, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCasesBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %s: %w", path, err)
+	}
+	if len(data) > maxCasesBytes {
+		return nil, fmt.Errorf("calibrate: %s: more than %d bytes", path, maxCasesBytes)
+	}
+	return ParseCases(path, data)
+}
+
+// ParseCases parses a cases document; name is used in errors.
+func ParseCases(name string, data []byte) ([]Case, error) {
+	var doc struct {
+		Cases []Case `yaml:"cases"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("calibrate: %s: %v", name, err)
+	}
+	if len(doc.Cases) == 0 {
+		return nil, fmt.Errorf("calibrate: %s: no cases (want a top-level \"cases:\" list)", name)
+	}
+	seen := map[string]bool{}
+	for i := range doc.Cases {
+		c := &doc.Cases[i]
+		switch {
+		case c.ID == "":
+			return nil, fmt.Errorf("calibrate: %s: case %d has no id", name, i)
+		case seen[c.ID]:
+			return nil, fmt.Errorf("calibrate: %s: duplicate case id %q", name, c.ID)
+		case c.File == "":
+			return nil, fmt.Errorf("calibrate: %s: case %s has no file", name, c.ID)
+		case c.Nodes < 1 || c.TotalRanks < 1:
+			return nil, fmt.Errorf("calibrate: %s: case %s: nodes and total_ranks must be at least 1", name, c.ID)
+		}
+		seen[c.ID] = true
+		if _, err := model.ParseCollective(c.Collective); err != nil {
+			return nil, fmt.Errorf("calibrate: %s: case %s: %w", name, c.ID, err)
+		}
+		for j, p := range c.Points {
+			if len(p) != 2 || p[0] < 0 {
+				return nil, fmt.Errorf("calibrate: %s: case %s: point %d is not [size_bytes, busbw_gbps]", name, c.ID, j)
+			}
+		}
+	}
+	return doc.Cases, nil
+}
+
+// NodeFlags are the cluster options of one case, in the terms of the CLI's
+// cluster flags (--node, --gpu, --gpus-per-node, --nics, --set), or an
+// explicit node layout when no preset fits.
+type NodeFlags struct {
+	// Node, GPU, GPUsPerNode, NICs and Set are --node, --gpu,
+	// --gpus-per-node, --nics and the --set NCCL_X=VALUE list.
+	Node        string
+	GPU         string
+	GPUsPerNode int
+	NICs        string
+	Set         []string
+	// Inline replaces Node with an explicit layout.
+	Inline *model.NodeSpec
+}
+
+// String prints the flags as a command line fragment.
+func (f NodeFlags) String() string {
+	var s []string
+	if f.Inline != nil {
+		s = append(s, fmt.Sprintf("(inline node %q)", f.Inline.Name))
+	} else {
+		s = append(s, "--node "+f.Node)
+	}
+	if f.GPU != "" {
+		s = append(s, "--gpu "+f.GPU)
+	}
+	if f.GPUsPerNode > 0 {
+		s = append(s, fmt.Sprintf("--gpus-per-node %d", f.GPUsPerNode))
+	}
+	if f.NICs != "" {
+		s = append(s, "--nics "+f.NICs)
+	}
+	for _, kv := range f.Set {
+		s = append(s, "--set "+kv)
+	}
+	return strings.Join(s, " ")
+}
+
+// CaseSetup maps a case to the cluster collsim models it with.
+type CaseSetup struct {
+	// Class groups cases measured on the same hardware; calibrated accuracy
+	// fits on the other cases of the class (or other sizes when alone).
+	Class string
+	// Configured describes the cluster as it ran, misconfiguration included
+	// (a degraded case is predicted only through these flags).
+	Configured NodeFlags
+	// Healthy, for degraded cases, is what the cluster should have been;
+	// validate against it must name Expect among its diagnoses.
+	Healthy *NodeFlags
+	// Expect is the diagnosis code that validating against Healthy must name.
+	Expect string
+	// Why says where the mapping comes from.
+	Why string
+}
+
+// r7525 is a Dell R7525 as in nccl-tests#293: two AMD EPYC sockets, the
+// A100 PCIe on socket 1 (NUMA affinity 1 in the topo -m file), the single
+// ConnectX-6 on socket 0 (SYS to the GPU).
+func r7525() *model.NodeSpec {
+	return &model.NodeSpec{
+		Name: "r7525-a100pcie", GPU: "A100-PCIE", GPUs: 1, CPU: "amd",
+		Description: "Dell R7525: 2x AMD EPYC, 1x A100 PCIe on socket 1, 1x HDR200 on socket 0 (GPU-NIC SYS)",
+		Source:      "topo_a100pcie40_r7525_1x2_hdr-sys_ncclTests293.txt (NVIDIA/nccl-tests#293)",
+		Sockets: []model.SocketSpec{
+			{HostBridges: []model.BridgeSpec{{NICs: []int{0}}}},
+			{HostBridges: []model.BridgeSpec{{GPUs: []int{0}}}},
+		},
+		NVLink: model.NVLinkSpec{Kind: "none"},
+		NICs:   model.NICSpec{Count: 1, Speed: "HDR", Kind: "ib"},
+	}
+}
+
+// caseSetups is the reviewable case -> cluster table, keyed by case ID or
+// by an ID prefix ending in "*". Hardware facts come from each case's
+// MANIFEST row; NCCL versions from the case (Version).
+func caseSetups() map[string]CaseSetup {
+	return map[string]CaseSetup{
+		"xxrjun_h100_1x8_*": {Class: "h100-8gpu-nvswitch",
+			Configured: NodeFlags{Node: "dgx-h100"},
+			Why:        "1 node, 8x H100 80GB HBM3 SXM on NVSwitch (HGX H100 board)"},
+		"snellius_h100_*": {Class: "h100-4gpu-snellius",
+			Configured: NodeFlags{Node: "hgx-h100-4gpu"},
+			Why:        "Snellius gpu_h100: 4x H100 on a 4-GPU NVLink mesh; 4x NDR200 IB per node (ibstat; the preset's NICs)"},
+		"moc_h100_2x1_roce400_nogdr": {Class: "h100-1gpu-roce400",
+			Configured: NodeFlags{Node: "dgx-h100", GPUsPerNode: 1, NICs: "1x400G-roce", Set: []string{"NCCL_NET_GDR_LEVEL=LOC", "NCCL_ALGO=Ring"}},
+			Healthy:    &NodeFlags{Node: "dgx-h100", GPUsPerNode: 1, NICs: "1x400G-roce", Set: []string{"NCCL_ALGO=Ring"}},
+			Expect:     calibrate.DiagNoGDR,
+			Why:        "2 nodes x 1 H100, one 400G RoCE port (GPU-NIC PIX as on HGX); the log says GDR 0, modelled by NCCL_NET_GDR_LEVEL=LOC; NCCL_ALGO=RING from the run's env"},
+		"aws_p4d_a100_2x8_efa": {Class: "a100-8gpu-p4d",
+			Configured: NodeFlags{Node: "dgx-a100", NICs: "4x100G-efa"},
+			Why:        "p4d.24xlarge: 8x A100-SXM4-40GB on NVSwitch, 4x 100G EFA"},
+		"autodl_2080ti_1x2_*": {Class: "rtx2080ti-2gpu-pcie",
+			Configured: NodeFlags{Node: "pcie-gpu-server", GPU: "RTX-2080TI", GPUsPerNode: 2, Set: []string{"NCCL_P2P_DISABLE=1"}},
+			Healthy:    &NodeFlags{Node: "pcie-gpu-server", GPU: "RTX-2080TI", GPUsPerNode: 2},
+			Expect:     calibrate.DiagSHM,
+			Why: "2x RTX 2080 Ti, both under one PCIe switch (PIX, GPUs 0 and 1 of pcie-gpu-server). The GeForce driver refuses PCIe P2P " +
+				"(p2pbw file: CANNOT Access Peer), so NCCL uses SHM; NCCL_P2P_DISABLE=1 describes that to the model. The healthy " +
+				"expectation for two GPUs under one switch is P2P"},
+		"abci_a100_*": {Class: "a100-8gpu-abci",
+			Configured: NodeFlags{Node: "dgx-a100", NICs: "4xHDR-ib", Set: []string{"NCCL_NET_GDR_LEVEL=2"}},
+			Why:        "ABCI compute node (A): 8x A100-SXM4-40GB on NVSwitch, 4x HDR200 IB (ABCI docs); NCCL_NET_GDR_LEVEL=2 from the job script"},
+		"abci_v100_*": {Class: "v100-4gpu-abci",
+			Configured: NodeFlags{Node: "v100-4gpu-nvlink", Set: []string{"NCCL_NET_GDR_LEVEL=2"}},
+			Why:        "ABCI compute node (V): 4x V100-SXM2 NVLink mesh, 2x EDR IB (ABCI docs; the preset's NICs); NCCL_NET_GDR_LEVEL=2 from the job script"},
+		"thanos_a100sxm80_1x8_*": {Class: "a100-8gpu-thanos",
+			Configured: NodeFlags{Node: "dgx-a100"},
+			Why:        "1 node, 8x A100-SXM4-80GB on NVSwitch"},
+		"bcm_v100_2x1_tcp_socket": {Class: "v100-1gpu-socket",
+			Configured: NodeFlags{Node: "v100-4gpu-nvlink", GPUsPerNode: 1, NICs: "1x10G-tcp", Set: []string{"NCCL_IB_DISABLE=1"}},
+			Healthy:    &NodeFlags{Node: "v100-4gpu-nvlink", GPUsPerNode: 1, NICs: "1x100G-ib"},
+			Expect:     calibrate.DiagSocket,
+			Why:        "2 nodes x 1 V100-SXM3 with NCCL_IB_DISABLE=1 over ens3; 0.7-0.96 GB/s suggests 10GbE (speed not stated)"},
+		"ncclTests293_a100pcie_2x1_hdr_gdrsys": {Class: "a100pcie-1gpu-hdr-sys",
+			Configured: NodeFlags{Inline: r7525(), Set: []string{"NCCL_NET_GDR_LEVEL=SYS", "NCCL_SHM_DISABLE=1"}},
+			Healthy:    &NodeFlags{Node: "pcie-gpu-server", GPU: "A100-PCIE", GPUsPerNode: 1, NICs: "1x200G-ib"},
+			Expect:     calibrate.DiagGDRFar,
+			Why:        "Dell R7525: A100 PCIe and ConnectX-6 HDR on different sockets (SYS); GDR forced across the CPU by NCCL_NET_GDR_LEVEL=SYS"},
+	}
+}
+
+// SetupFor returns the cluster mapping of a case; an unmapped case is an error.
+func SetupFor(c *Case) (CaseSetup, error) {
+	table := caseSetups()
+	if s, ok := table[c.ID]; ok {
+		return s, nil
+	}
+	keys := make([]string, 0, len(table))
+	for k := range table {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if p, ok := strings.CutSuffix(k, "*"); ok && strings.HasPrefix(c.ID, p) {
+			return table[k], nil
+		}
+	}
+	return CaseSetup{}, fmt.Errorf("calibrate: case %s: no cluster mapping (cases.go maps: %s)", c.ID, strings.Join(keys, ", "))
+}
+
+// ClusterSpec builds the spec of flags f for case c: its node count and
+// NCCL version come from the case.
+func (c *Case) ClusterSpec(f NodeFlags) (model.ClusterSpec, error) {
+	o := scenarios.Overrides{Node: f.Node, Nodes: c.Nodes, GPUsPerNode: f.GPUsPerNode, GPU: f.GPU, NICs: f.NICs,
+		Set: f.Set, NCCLVersion: c.Version(), Topo: f.Inline}
+	spec, err := o.Resolve()
+	if err != nil {
+		return spec, fmt.Errorf("calibrate: case %s: %w", c.ID, err)
+	}
+	spec.Name = c.ID
+	return spec, nil
+}
+
+// Measured returns the case's results table, read from its raw file
+// (relative to dir, the cases file's directory) and checked against the
+// case's collective and rank count.
+func (c *Case) Measured(dir string) (*ingest.Artifact, *ingest.Run, error) {
+	path := filepath.Join(dir, filepath.FromSlash(c.File))
+	a, err := ingest.ParseFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("calibrate: case %s: %w", c.ID, err)
+	}
+	coll, _ := model.ParseCollective(c.Collective)
+	if c.TableIndex < 0 || c.TableIndex >= len(a.Runs) {
+		return nil, nil, fmt.Errorf("calibrate: case %s: %s has %d results tables, the case wants table %d", c.ID, c.File, len(a.Runs), c.TableIndex)
+	}
+	r := a.Runs[c.TableIndex]
+	if r.Collective != coll {
+		return nil, nil, fmt.Errorf("calibrate: case %s: table %d of %s is %s, the case says %s", c.ID, c.TableIndex, c.File, r.CollectiveName, c.Collective)
+	}
+	if r.Ranks != c.TotalRanks {
+		return nil, nil, fmt.Errorf("calibrate: case %s: table %d of %s has %d ranks, the case says %d", c.ID, c.TableIndex, c.File, r.Ranks, c.TotalRanks)
+	}
+	return a, r, nil
+}

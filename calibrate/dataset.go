@@ -1,0 +1,395 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"strings"
+
+	"github.com/collsim/collsim/ingest"
+	"github.com/collsim/collsim/model"
+)
+
+// ErrMismatch is wrapped by the errors that refuse measurements which do
+// not come from the cluster given (rank count, GPU model, node size).
+var ErrMismatch = errors.New("measurements do not match the cluster")
+
+// MeasuredPoint is one size of a measured curve (out-of-place results).
+type MeasuredPoint struct {
+	// Size is nccl-tests' size column in bytes.
+	Size int64
+	// TimeUs is the measured time of one call in µs; BusBW the busbw in GB/s.
+	TimeUs, BusBW float64
+	// Line is the 1-based line of the row in its file (0 when unknown).
+	Line int
+}
+
+// Series is one measured curve: a collective over several sizes on one
+// cluster. It is what fits and validations consume.
+type Series struct {
+	// Name labels the series in output ("file.txt:12 all_reduce_perf").
+	Name string
+	// File and Line locate the results table.
+	File string
+	Line int
+	// Spec is the cluster the curve was measured on.
+	Spec model.ClusterSpec
+	// Coll is the collective measured.
+	Coll model.Collective
+	// ElemSize is the datatype size in bytes (4 for float).
+	ElemSize int
+	// Ranks is the communicator size the file states.
+	Ranks int
+	// Points are the measured sizes, in file order.
+	Points []MeasuredPoint
+}
+
+// LinkObs is a bandwidth measured on one link class by a non-NCCL tool
+// (p2pBandwidthLatencyTest, nvbandwidth, perftest): it observes one
+// efficiency term directly, predicted as LineGBps times the term's value.
+type LinkObs struct {
+	// Term is the sim.Params term it observes ("pcie.eff.4").
+	Term string
+	// LineGBps is the link's line rate per direction; MeasuredGBps the
+	// measured figure (median over the GPU pairs or rows it summarises).
+	LineGBps, MeasuredGBps float64
+	// Source names the file and matrix or test.
+	Source string
+}
+
+// Dataset is everything usable for a fit, read from artifacts and checked
+// against one cluster.
+type Dataset struct {
+	// Series are the nccl-tests runs; Links the bandwidth-tool figures.
+	Series []Series
+	Links  []LinkObs
+	// Sources describe each file's contribution (written to profiles).
+	Sources []FitSource
+	// Notes say what was read but not used, and why.
+	Notes []string
+}
+
+// Points returns the number of measured points (series points plus link
+// observations).
+func (d *Dataset) Points() int {
+	n := len(d.Links)
+	for _, s := range d.Series {
+		n += len(s.Points)
+	}
+	return n
+}
+
+// SeriesFromRun turns a results table into a series on spec: out-of-place
+// rows with a positive size and time. file labels it.
+func SeriesFromRun(r *ingest.Run, file string, spec model.ClusterSpec) Series {
+	s := Series{Name: fmt.Sprintf("%s:%d %s", path.Base(file), r.Line, runLabel(r)), File: file, Line: r.Line,
+		Spec: spec, Coll: r.Collective, ElemSize: r.DTypeSize, Ranks: r.Ranks}
+	if s.ElemSize <= 0 {
+		s.ElemSize = 4
+	}
+	for _, row := range r.Rows {
+		if row.Size <= 0 || !row.OOP.Valid || !(row.OOP.TimeUs > 0) || math.IsInf(row.OOP.TimeUs, 0) {
+			continue
+		}
+		s.Points = append(s.Points, MeasuredPoint{Size: row.Size, TimeUs: row.OOP.TimeUs, BusBW: row.OOP.BusBW, Line: row.Line})
+	}
+	return s
+}
+
+func runLabel(r *ingest.Run) string {
+	if r.Binary != "" {
+		return r.Binary
+	}
+	return r.Collective.TestName() + "_perf"
+}
+
+// CheckRun refuses a results table that cannot come from cluster cl: a
+// different rank count, a different GPU model on the device lines, or more
+// hosts than the cluster has nodes. The error wraps ErrMismatch and says
+// which fact differs.
+func CheckRun(r *ingest.Run, log *ingest.NCCLLog, file string, cl *model.Cluster) error {
+	where := fmt.Sprintf("%s:%d (%s)", file, r.Line, runLabel(r))
+	if r.Ranks != cl.NumRanks() {
+		return fmt.Errorf("calibrate: %s: rank count: the run has %d ranks, the cluster has %d (%d node(s) x %d GPUs): %w",
+			where, r.Ranks, cl.NumRanks(), cl.NumNodes(), cl.GPUsPerNode(), ErrMismatch)
+	}
+	want := cl.GPUModel()
+	for _, d := range r.Devices {
+		g, ok := model.MatchGPU(d.Name)
+		if ok && g.Name != want.Name {
+			return fmt.Errorf("calibrate: %s: GPU type: rank %d runs on %q (%s), the cluster has %s: %w",
+				where, d.Rank, d.Name, g.Name, want.Name, ErrMismatch)
+		}
+	}
+	if h := len(r.Hosts); h > 1 && h != cl.NumNodes() {
+		return fmt.Errorf("calibrate: %s: node count: the run spans %d hosts, the cluster has %d nodes: %w", where, h, cl.NumNodes(), ErrMismatch)
+	}
+	if log != nil && log.Nodes > 0 && log.Ranks == r.Ranks && log.Nodes != cl.NumNodes() {
+		return fmt.Errorf("calibrate: %s: node count: the NCCL log says nNodes %d, the cluster has %d nodes: %w", where, log.Nodes, cl.NumNodes(), ErrMismatch)
+	}
+	return nil
+}
+
+// runSeries is what the nccl-tests runs of one artifact give for a cluster.
+type runSeries struct {
+	// series holds one series per usable run, in file order; runs[i] is
+	// the run behind series[i].
+	series []Series
+	runs   []*ingest.Run
+	// rankErrs are the CheckRun errors of runs set aside because their rank
+	// count differs from the cluster's (see skippedNotes).
+	rankErrs []error
+	// notes name runs without a usable row.
+	notes []string
+}
+
+// seriesOfRuns turns the nccl-tests runs of a into series measured on cl
+// (built from spec). A run of another rank count is set aside in rankErrs,
+// for the caller to skip with a note or refuse when nothing else matches;
+// any other CheckRun mismatch is returned as the error.
+func seriesOfRuns(a *ingest.Artifact, cl *model.Cluster, spec model.ClusterSpec) (runSeries, error) {
+	var rs runSeries
+	for _, r := range a.Runs {
+		if err := CheckRun(r, a.Log, a.File, cl); err != nil {
+			if strings.Contains(err.Error(), "rank count") {
+				rs.rankErrs = append(rs.rankErrs, err)
+				continue
+			}
+			return runSeries{}, err
+		}
+		s := SeriesFromRun(r, a.File, spec)
+		if len(s.Points) == 0 {
+			rs.notes = append(rs.notes, fmt.Sprintf("%s: no out-of-place row with a positive time", s.Name))
+			continue
+		}
+		rs.series = append(rs.series, s)
+		rs.runs = append(rs.runs, r)
+	}
+	return rs, nil
+}
+
+// skippedNotes turns the rank-count errors of runs that were skipped into
+// notes ("skipped: file:12 (all_reduce_perf): rank count: ...").
+func skippedNotes(rankErrs []error) []string {
+	var notes []string
+	for _, e := range rankErrs {
+		notes = append(notes, "skipped: "+strings.TrimPrefix(e.Error(), "calibrate: "))
+	}
+	return notes
+}
+
+// BuildDataset collects the measurements of arts that can calibrate the
+// cluster spec describes: nccl-tests runs (any collective and sizes),
+// GPU-GPU and host-GPU bandwidth matrices, and perftest bandwidths. A run
+// whose rank count differs is skipped (with a note) only when another run
+// matches; a GPU model that differs, or a dataset with nothing usable, is
+// an error (wrapping ErrMismatch for mismatches).
+func BuildDataset(arts []*ingest.Artifact, spec model.ClusterSpec) (*Dataset, error) {
+	cl, err := spec.Build()
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: cluster: %w", err)
+	}
+	ds := &Dataset{}
+	var rankErrs []error
+	for _, a := range arts {
+		if a == nil {
+			continue
+		}
+		src := FitSource{File: a.File, Kind: string(a.Kind)}
+		rs, err := seriesOfRuns(a, cl, spec)
+		if err != nil {
+			return nil, err
+		}
+		rankErrs = append(rankErrs, rs.rankErrs...)
+		ds.Notes = append(ds.Notes, rs.notes...)
+		ds.Series = append(ds.Series, rs.series...)
+		for i, s := range rs.series {
+			src.Points += len(s.Points)
+			src.Collective = joinUnique(src.Collective, rs.runs[i].CollectiveName)
+			src.Ranks = rs.runs[i].Ranks
+		}
+		obs, notes, err := linkObservations(a, cl)
+		if err != nil {
+			return nil, err
+		}
+		ds.Links = append(ds.Links, obs...)
+		ds.Notes = append(ds.Notes, notes...)
+		src.Points += len(obs)
+		if len(a.Runs) == 0 && len(obs) == 0 {
+			ds.Notes = append(ds.Notes, fmt.Sprintf("%s: a %s file holds no measurement to fit (used as evidence only)", path.Base(a.File), a.Kind))
+		}
+		ds.Sources = append(ds.Sources, src)
+	}
+	if len(rankErrs) > 0 {
+		if len(ds.Series) == 0 {
+			return nil, rankErrs[0]
+		}
+		ds.Notes = append(ds.Notes, skippedNotes(rankErrs)...)
+	}
+	if ds.Points() == 0 {
+		return nil, fmt.Errorf("calibrate: no measurement to fit in %d file(s): give nccl-tests results, bandwidth matrices or perftest output", len(arts))
+	}
+	return ds, nil
+}
+
+func joinUnique(list, s string) string {
+	for _, x := range strings.Split(list, ",") {
+		if x == s {
+			return list
+		}
+	}
+	if list == "" {
+		return s
+	}
+	return list + "," + s
+}
+
+// linkObservations turns bandwidth matrices and perftest results into link
+// observations on cl's first node.
+func linkObservations(a *ingest.Artifact, cl *model.Cluster) ([]LinkObs, []string, error) {
+	var obs []LinkObs
+	var notes []string
+	base := path.Base(a.File)
+	gpu := cl.GPUModel()
+	G := cl.GPUsPerNode()
+	var res *model.Resolution
+	for _, m := range a.Matrices {
+		if !strings.HasPrefix(m.Metric, "bandwidth") {
+			continue
+		}
+		if m.Metric != "bandwidth-uni" {
+			notes = append(notes, fmt.Sprintf("%s: %q: bidirectional figures are not fitted", base, m.Title))
+			continue
+		}
+		switch {
+		case m.P2P != nil && !*m.P2P:
+			notes = append(notes, fmt.Sprintf("%s: %q: copies staged through host memory are not fitted", base, m.Title))
+		case strings.Contains(strings.ToLower(m.Title), "pageable"):
+			notes = append(notes, fmt.Sprintf("%s: %q: pageable-memory copies are not fitted (pinned ones are)", base, m.Title))
+		case m.Path == "h2d" || m.Path == "d2h":
+			if len(m.Cols) > G && len(m.Rows) > G {
+				return nil, nil, fmt.Errorf("calibrate: %s: %q has %d GPUs, the cluster's nodes have %d: %w", base, m.Title, max(len(m.Cols), len(m.Rows)), G, ErrMismatch)
+			}
+			line, _, err := model.PCIeBandwidth(gpu.PCIeGen, gpu.PCIeWidth)
+			if err != nil {
+				continue
+			}
+			if v, ok := matrixMedian(m, false); ok {
+				obs = append(obs, LinkObs{Term: fmt.Sprintf("pcie.eff.%d", gpu.PCIeGen), LineGBps: float64(line), MeasuredGBps: v,
+					Source: fmt.Sprintf("%s: %s", base, m.Title)})
+			}
+		case (m.Path == "d2d" || (m.Path == "" && m.P2P != nil && *m.P2P)) && (len(m.Rows) != len(m.Cols) || len(m.Rows) < 2):
+			notes = append(notes, fmt.Sprintf("%s: %q: not a GPU-to-GPU matrix (copies within a GPU), not fitted", base, m.Title))
+		case m.Path == "d2d" || (m.Path == "" && m.P2P != nil && *m.P2P):
+			if len(m.Rows) > G || len(m.Cols) > G {
+				return nil, nil, fmt.Errorf("calibrate: %s: %q has %d GPUs, the cluster's nodes have %d: %w", base, m.Title, max(len(m.Cols), len(m.Rows)), G, ErrMismatch)
+			}
+			if res == nil {
+				var err error
+				if res, err = cl.Resolve(); err != nil {
+					return nil, nil, fmt.Errorf("calibrate: %w", err)
+				}
+			}
+			o, note := pairObservation(m, cl, res, base)
+			if note != "" {
+				notes = append(notes, note)
+			}
+			if o != nil {
+				obs = append(obs, *o)
+			}
+		default:
+			notes = append(notes, fmt.Sprintf("%s: %q: copies staged through host memory are not fitted", base, m.Title))
+		}
+	}
+	for _, p := range a.Perftest {
+		if !strings.HasSuffix(p.Test, "_bw") {
+			continue
+		}
+		if len(cl.Nodes[0].NICs) == 0 {
+			return nil, nil, fmt.Errorf("calibrate: %s: %s measured a NIC, the cluster has none: %w", base, p.Test, ErrMismatch)
+		}
+		nic := cl.Topo.Elem(cl.Nodes[0].NICs[0]).NIC
+		best := 0.0
+		for _, r := range p.Rows {
+			v := r.AvgGbs
+			if v <= 0 {
+				v = r.PeakGbs
+			}
+			best = math.Max(best, v)
+		}
+		if best <= 0 {
+			continue
+		}
+		obs = append(obs, LinkObs{Term: "net.eff." + string(nic.Kind), LineGBps: float64(nic.Speed.LineGBps()), MeasuredGBps: best / 8,
+			Source: fmt.Sprintf("%s: %s", base, p.Test)})
+	}
+	return obs, notes, nil
+}
+
+// pairObservation summarises the GPU pairs of a GPU-to-GPU matrix that
+// use P2P in the model: the median measured bandwidth against the line
+// rate of the pairs' route.
+func pairObservation(m *ingest.Matrix, cl *model.Cluster, res *model.Resolution, base string) (*LinkObs, string) {
+	gpus := cl.Nodes[0].GPUs
+	t := cl.Topo
+	var vals []float64
+	term, line := "", 0.0
+	for i := range m.Values {
+		for j, v := range m.Values[i] {
+			if i == j || i >= len(gpus) || j >= len(gpus) || math.IsNaN(v) || v <= 0 {
+				continue
+			}
+			p := res.GPU(gpus[i], gpus[j])
+			if p == nil || p.Transport != model.TransportP2P {
+				return nil, fmt.Sprintf("%s: %q: the model has no P2P between GPU%d and GPU%d, not fitted", base, m.Title, i, j)
+			}
+			lr, tm := math.Inf(1), ""
+			for _, l := range p.Route {
+				lk := &t.Links[l]
+				if float64(lk.BW) < lr {
+					lr = float64(lk.BW)
+					switch lk.Kind {
+					case model.LinkNVLink:
+						tm = fmt.Sprintf("nvlink.eff.%d", cl.GPUModel().NVLinkGen)
+					case model.LinkPCIe:
+						tm = fmt.Sprintf("pcie.eff.%d", cl.GPUModel().PCIeGen)
+					default:
+						tm = ""
+					}
+				}
+			}
+			if tm == "" || math.IsInf(lr, 1) {
+				continue
+			}
+			if term == "" {
+				term, line = tm, lr
+			}
+			if tm == term && lr == line {
+				vals = append(vals, v)
+			}
+		}
+	}
+	if len(vals) == 0 {
+		return nil, ""
+	}
+	return &LinkObs{Term: term, LineGBps: line, MeasuredGBps: Median(vals), Source: fmt.Sprintf("%s: %s", base, m.Title)}, ""
+}
+
+// matrixMedian returns the median finite positive value of a matrix,
+// diagonal included or not.
+func matrixMedian(m *ingest.Matrix, skipDiag bool) (float64, bool) {
+	var v []float64
+	for i, row := range m.Values {
+		for j, x := range row {
+			if (skipDiag && i == j) || math.IsNaN(x) || x <= 0 {
+				continue
+			}
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return 0, false
+	}
+	return Median(v), true
+}

@@ -1,0 +1,691 @@
+package ingest
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/collsim/collsim/model"
+)
+
+// nccl-tests text output: nccl-facts §1.3 (2.13+ and the older layouts).
+var (
+	reDevice      = regexp.MustCompile(`^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$`)
+	reAvgBW       = regexp.MustCompile(`^#\s*Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?`)
+	reOutOfBounds = regexp.MustCompile(`^#\s*Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?`)
+	reTestsVer    = regexp.MustCompile(`^#\s*nccl-tests version (\S+)(.*)$`)
+	reStarting    = regexp.MustCompile(`^#\s*Collective test starting:\s*(\S+)`)
+	reConcluded   = regexp.MustCompile(`^#\s*Collective test concluded:\s*(\S+)`)
+	reBinary      = regexp.MustCompile(`(?:^|[/\s])((?:all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?)\b`)
+	reDriverVer   = regexp.MustCompile(`cudaDriverVersion (\d+)`)
+)
+
+// table is the column layout of an nccl-tests results table.
+type table struct {
+	lead   []string // columns before the first timing group
+	group  []string // columns of one timing group
+	groups int      // 1 or 2 timing groups
+	// indexes of the named columns in lead (-1 when absent)
+	iSize, iCount, iType, iRedop, iRoot int
+	// indexes within a group
+	gTime, gAlg, gBus, gWrong int
+	wrongIsError              bool // old "error" column
+}
+
+func (t *table) width() int { return len(t.lead) + t.groups*len(t.group) }
+
+func indexOf(list []string, names ...string) int {
+	for i, s := range list {
+		for _, n := range names {
+			if strings.EqualFold(s, n) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// parseHeader reads "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time ...".
+func parseHeader(fields []string) (*table, error) {
+	var times []int
+	for i, f := range fields {
+		if f == "time" || f == "cputime" {
+			times = append(times, i)
+		}
+	}
+	if len(times) == 0 {
+		return nil, fmt.Errorf("table header has no time column")
+	}
+	t := &table{lead: fields[:times[0]], groups: 1}
+	if len(times) >= 2 {
+		t.group = fields[times[0]:times[1]]
+		t.groups = 2
+	} else {
+		t.group = fields[times[0]:]
+	}
+	t.iSize, t.iCount = indexOf(t.lead, "size"), indexOf(t.lead, "count")
+	t.iType, t.iRedop, t.iRoot = indexOf(t.lead, "type"), indexOf(t.lead, "redop"), indexOf(t.lead, "root")
+	t.gTime, t.gAlg, t.gBus = 0, indexOf(t.group, "algbw"), indexOf(t.group, "busbw")
+	t.gWrong = indexOf(t.group, "#wrong", "wrong")
+	if t.gWrong < 0 {
+		if t.gWrong = indexOf(t.group, "error"); t.gWrong >= 0 {
+			t.wrongIsError = true
+		}
+	}
+	if t.iSize < 0 || t.gAlg < 0 || t.gBus < 0 {
+		return nil, fmt.Errorf("table header lacks a size, algbw or busbw column")
+	}
+	return t, nil
+}
+
+// runState is a run being built.
+type runState struct {
+	run                           *Run
+	tab                           *table
+	closed                        bool
+	sawVersion, sawStart, sawParm bool
+	pending                       []string // tokens of an incomplete row
+	pendingLine                   int
+	tabLine                       int // line of the column header
+	failed                        []Finding
+}
+
+// testsParser builds nccl-tests runs from the non-log lines of a file.
+type testsParser struct {
+	name       string
+	runs       []*runState
+	cur        *runState
+	lastBinary string
+	skips      *skipper
+	machine    map[string]string
+	dropped    int
+	records    int // rows and device lines kept, at most maxRecords
+}
+
+func (p *testsParser) newRun(num int) *runState {
+	p.flushPending()
+	if len(p.runs) >= maxRuns {
+		p.dropped++
+		p.cur = &runState{run: &Run{Line: num, OutOfBounds: -1, Params: map[string]string{}}}
+		return p.cur
+	}
+	rs := &runState{run: &Run{Line: num, OutOfBounds: -1, Params: map[string]string{}, Binary: p.lastBinary}}
+	p.lastBinary = ""
+	p.runs = append(p.runs, rs)
+	p.cur = rs
+	return rs
+}
+
+// runFor returns the current run, or a new one when the current one already
+// has rows, is closed, or already saw this kind of preamble line.
+func (p *testsParser) runFor(num int, again bool) *runState {
+	if p.cur == nil || p.cur.closed || len(p.cur.run.Rows) > 0 || again {
+		return p.newRun(num)
+	}
+	return p.cur
+}
+
+func (p *testsParser) flushPending() {
+	if p.cur != nil && p.cur.pending != nil {
+		c := p.cur
+		want := c.tab.width()
+		p.skips.add(c.pendingLine, fmt.Sprintf("incomplete table row: %d of %d columns (truncated or missing columns)", len(c.pending), want), strings.Join(c.pending, " "))
+		c.pending = nil
+	}
+}
+
+// line handles one non-log line.
+func (p *testsParser) line(num int, s string) {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "#") {
+		p.comment(num, t)
+		return
+	}
+	f := strings.Fields(t)
+	c := p.cur
+	if c != nil && c.pending != nil && c.tab != nil {
+		if allNumeric(f) && len(c.pending)+len(f) >= c.tab.width() {
+			joined := append(c.pending, f...)
+			line := c.pendingLine
+			c.pending = nil
+			p.row(line, joined, t)
+			return
+		}
+		p.flushPending()
+	}
+	if len(f) > 0 && isInt(f[0]) && len(f) >= 2 && (isInt(f[1]) || allNumeric(f)) {
+		if c != nil && c.tab != nil && !c.closed {
+			p.row(num, f, t)
+			return
+		}
+		if len(f) >= 6 && allNumeric(f[:2]) {
+			p.skips.add(num, "data row outside a results table (no header above it)", t)
+			return
+		}
+	}
+	if m := reBinary.FindStringSubmatch(t); m != nil {
+		p.lastBinary = m[1]
+		return
+	}
+	if c != nil && c.tab != nil && !c.closed {
+		p.skips.add(num, "not a table row", t)
+	}
+}
+
+// partial handles the text before a log line that was written into the
+// middle of a line: the start of a table row whose rest comes later.
+func (p *testsParser) partial(num int, s string) {
+	f := strings.Fields(s)
+	c := p.cur
+	if c == nil || c.tab == nil || c.closed || len(f) == 0 {
+		return
+	}
+	if !isInt(f[0]) {
+		p.skips.add(num, "text before an interleaved log line", s)
+		return
+	}
+	p.flushPending()
+	if len(f) >= c.tab.width() {
+		p.row(num, f, s)
+		return
+	}
+	c.pending, c.pendingLine = f, num
+}
+
+func allNumeric(f []string) bool {
+	if len(f) == 0 {
+		return false
+	}
+	for _, s := range f {
+		if s == "N/A" {
+			continue
+		}
+		if _, ok := parseNum(s); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *testsParser) comment(num int, t string) {
+	p.flushPending()
+	body := strings.TrimSpace(strings.TrimPrefix(t, "#"))
+	switch {
+	case reTestsVer.MatchString(t):
+		m := reTestsVer.FindStringSubmatch(t)
+		rs := p.runFor(num, p.cur != nil && p.cur.sawVersion)
+		rs.sawVersion = true
+		rs.run.TestsVersion = m[1]
+		for _, kv := range strings.Fields(m[2]) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				rs.run.Params[k] = v
+			}
+		}
+	case reStarting.MatchString(t):
+		m := reStarting.FindStringSubmatch(t)
+		rs := p.runFor(num, p.cur != nil && p.cur.sawStart)
+		rs.sawStart = true
+		rs.run.Binary = m[1]
+	case reConcluded.MatchString(t):
+		if p.cur != nil {
+			if p.cur.run.Binary == "" {
+				p.cur.run.Binary = reConcluded.FindStringSubmatch(t)[1]
+			}
+			p.cur.closed = true
+		}
+	case strings.HasPrefix(body, "nThread "):
+		rs := p.runFor(num, p.cur != nil && p.cur.sawParm)
+		rs.sawParm = true
+		parseParams(body, rs.run.Params)
+	case reDevice.MatchString(t):
+		m := reDevice.FindStringSubmatch(t)
+		rs := p.runFor(num, false)
+		if len(rs.run.Devices) >= maxListItems || p.records >= maxRecords {
+			return
+		}
+		p.records++
+		r, _ := strconv.Atoi(m[1])
+		d, _ := strconv.Atoi(m[5])
+		rs.run.Devices = append(rs.run.Devices, Device{Rank: r, Host: m[4], Dev: d, BusID: m[6], Name: m[7]})
+	case reOutOfBounds.MatchString(t):
+		if p.cur == nil {
+			return
+		}
+		m := reOutOfBounds.FindStringSubmatch(t)
+		p.cur.run.OutOfBounds, _ = strconv.Atoi(m[1])
+		if m[2] == "FAILED" || p.cur.run.OutOfBounds > 0 {
+			p.cur.failed = append(p.cur.failed, Finding{Code: FindWrongResults, Severity: SevError,
+				Message: fmt.Sprintf("nccl-tests found %d out-of-bounds values", p.cur.run.OutOfBounds), Evidence: t, Line: num})
+		}
+	case reAvgBW.MatchString(t):
+		if p.cur == nil {
+			return
+		}
+		m := reAvgBW.FindStringSubmatch(t)
+		if v, ok := parseNum(m[1]); ok {
+			p.cur.run.AvgBusBW = v
+		}
+		if m[2] == "FAILED" {
+			p.cur.failed = append(p.cur.failed, Finding{Code: FindWrongResults, Severity: SevError,
+				Message: "nccl-tests reports FAILED: the average bus bandwidth is below NCCL_TESTS_MIN_BW", Evidence: t, Line: num})
+		}
+		p.cur.closed = true
+	case strings.HasPrefix(body, "Reducing maxBytes"):
+		if p.cur != nil {
+			p.cur.run.Params["note"] = body
+		}
+	default:
+		f := strings.Fields(body)
+		if indexOf(f, "size") == 0 && indexOf(f, "busbw") > 0 {
+			tab, err := parseHeader(f)
+			if err != nil {
+				p.skips.add(num, err.Error(), t)
+				return
+			}
+			rs := p.runFor(num, false)
+			rs.tab, rs.tabLine = tab, num
+		}
+	}
+}
+
+// parseParams reads "nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step:
+// 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0".
+func parseParams(body string, out map[string]string) {
+	f := strings.Fields(body)
+	for i := 0; i+1 < len(f); i++ {
+		k := f[i]
+		switch k {
+		case "nThread", "nGpus", "minBytes", "maxBytes":
+			out[k] = f[i+1]
+			i++
+		case "step:":
+			out["step"] = f[i+1]
+			i++
+		case "iters:":
+			key := "iters"
+			if i > 0 && (f[i-1] == "warmup" || f[i-1] == "agg") {
+				key = f[i-1] + "Iters"
+			}
+			out[key] = f[i+1]
+			i++
+		case "validation:", "graph:", "unalign:":
+			out[strings.TrimSuffix(k, ":")] = f[i+1]
+			i++
+		}
+	}
+}
+
+func (p *testsParser) row(num int, f []string, text string) {
+	c := p.cur
+	tab := c.tab
+	if len(f) < tab.width() {
+		// Keep it: the rest may follow on a later line (a log line was
+		// written into it), otherwise it is reported as incomplete.
+		c.pending, c.pendingLine = f, num
+		return
+	}
+	if len(c.run.Rows) >= maxRowsPerRun || p.records >= maxRecords {
+		p.skips.add(num, fmt.Sprintf("more than %d rows in one table or %d in the file", maxRowsPerRun, maxRecords), "")
+		return
+	}
+	r := Row{Line: num, Root: -1}
+	size, err := strconv.ParseInt(f[tab.iSize], 10, 64)
+	if err != nil || size < 0 {
+		p.skips.add(num, fmt.Sprintf("column size: %q is not a byte count", f[tab.iSize]), text)
+		return
+	}
+	r.Size = size
+	if tab.iCount >= 0 {
+		if r.Count, err = strconv.ParseInt(f[tab.iCount], 10, 64); err != nil || r.Count < 0 {
+			p.skips.add(num, fmt.Sprintf("column count: %q is not an element count", f[tab.iCount]), text)
+			return
+		}
+	}
+	if tab.iType >= 0 {
+		r.Type = f[tab.iType]
+	}
+	if tab.iRedop >= 0 {
+		r.Redop = f[tab.iRedop]
+	}
+	if tab.iRoot >= 0 {
+		if v, err := strconv.Atoi(f[tab.iRoot]); err == nil {
+			r.Root = v
+		}
+	}
+	for g := 0; g < tab.groups; g++ {
+		off := len(tab.lead) + g*len(tab.group)
+		res, bad := parseGroup(tab, f[off:off+len(tab.group)])
+		if g == 0 {
+			if bad != "" {
+				p.skips.add(num, "out-of-place "+bad, text)
+				return
+			}
+			r.OOP = res
+		} else {
+			r.IP = res
+		}
+	}
+	c.run.Rows = append(c.run.Rows, r)
+	p.records++
+}
+
+// parseGroup reads one "time algbw busbw #wrong" group. bad names what failed.
+func parseGroup(tab *table, g []string) (Result, string) {
+	var res Result
+	var ok bool
+	if res.TimeUs, ok = parseNum(g[tab.gTime]); !ok {
+		return res, fmt.Sprintf("column time: %q is not a number", g[tab.gTime])
+	}
+	if res.AlgBW, ok = parseNum(g[tab.gAlg]); !ok {
+		return res, fmt.Sprintf("column algbw: %q is not a number", g[tab.gAlg])
+	}
+	if res.BusBW, ok = parseNum(g[tab.gBus]); !ok {
+		return res, fmt.Sprintf("column busbw: %q is not a number", g[tab.gBus])
+	}
+	if bad := math.IsNaN(res.TimeUs) || math.IsNaN(res.AlgBW) || math.IsNaN(res.BusBW) || math.IsInf(res.BusBW, 0) || math.IsInf(res.AlgBW, 0) || math.IsInf(res.TimeUs, 0); bad {
+		return res, "has a NaN or infinite value"
+	}
+	res.Wrong = -1
+	if tab.gWrong >= 0 {
+		w := g[tab.gWrong]
+		if tab.wrongIsError {
+			res.MaxErr, _ = parseNum(w)
+		} else if v, ok := parseNum(w); ok && v >= 0 && v < math.MaxInt64/2 {
+			res.Wrong = int64(v)
+		}
+	}
+	res.Valid = true
+	return res, ""
+}
+
+// finish completes the runs: collective, ranks, dtype, hosts.
+func (p *testsParser) finish(log *NCCLLog) []*Run {
+	p.flushPending()
+	var out []*Run
+	for _, rs := range p.runs {
+		r := rs.run
+		if len(r.Rows) == 0 {
+			continue
+		}
+		finishRun(r, log)
+		out = append(out, r)
+	}
+	return out
+}
+
+func finishRun(r *Run, log *NCCLLog) {
+	for _, row := range r.Rows {
+		if row.Type != "" {
+			r.DType = row.Type
+			r.DTypeSize, _ = model.DatatypeSize(row.Type)
+			break
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range r.Devices {
+		if !seen[d.Host] {
+			seen[d.Host] = true
+			r.Hosts = append(r.Hosts, d.Host)
+		}
+	}
+	if log != nil && r.NCCLVersion == "" {
+		r.NCCLVersion = log.Version
+	}
+	if r.NCCLVersion == "" {
+		if v := r.Params["nccl-library"]; v != "" {
+			r.NCCLVersion = ncclCodeVersion(v)
+		}
+	}
+	stem := ""
+	if r.Binary != "" {
+		stem = r.Binary
+		if i := strings.LastIndexByte(stem, '/'); i >= 0 {
+			stem = stem[i+1:]
+		}
+		r.Binary = stem
+	}
+	coll, err := model.ParseCollective(stem)
+	known := stem != "" && err == nil
+	if !known {
+		coll = inferCollective(r)
+		r.Params["collective"] = "inferred from the columns"
+	}
+	r.Collective = coll
+	r.CollectiveName = coll.TestName()
+	if stem != "" && !known {
+		r.CollectiveName = strings.TrimSuffix(strings.TrimSuffix(stem, "_mpi"), "_perf")
+	}
+	r.Ranks = runRanks(r, log)
+}
+
+// ncclCodeVersion turns NCCL_VERSION_CODE 22902 into "2.29.2".
+func ncclCodeVersion(code string) string {
+	v, err := strconv.Atoi(code)
+	if err != nil || v < 10000 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d", v/10000, (v/100)%100, v%100)
+}
+
+// inferCollective guesses the collective of a table without a binary name
+// (nccl-tests <= 2.11 printed none): count x element size equals the printed
+// size for AllReduce, Broadcast, Reduce and SendRecv, and is the per-rank
+// share for AllGather, ReduceScatter and AlltoAll (nccl-facts §1.1); a real
+// redop marks a reduction and a root >= 0 a rooted collective.
+func inferCollective(r *Run) model.Collective {
+	elem := r.DTypeSize
+	reduces, rooted := false, false
+	var perRank *bool
+	for _, row := range r.Rows {
+		if row.Redop != "" && row.Redop != "none" {
+			reduces = true
+		}
+		if row.Root >= 0 {
+			rooted = true
+		}
+		if perRank == nil && row.Size > 0 && row.Count > 0 && elem > 0 {
+			v := row.Count*int64(elem) < row.Size
+			perRank = &v
+		}
+	}
+	switch {
+	case perRank != nil && *perRank && reduces:
+		return model.ReduceScatter
+	case perRank != nil && *perRank:
+		return model.AllGather
+	case rooted && reduces:
+		return model.Reduce
+	case rooted:
+		return model.Broadcast
+	case reduces:
+		return model.AllReduce
+	}
+	return model.SendRecv
+}
+
+// runRanks returns the communicator size: from complete device lines, else
+// from busbw/algbw (nccl-facts §1.1), else the largest device rank + 1, else
+// the NCCL log's nranks.
+func runRanks(r *Run, log *NCCLLog) int {
+	maxRank, ranks := -1, map[int]bool{}
+	for _, d := range r.Devices {
+		ranks[d.Rank] = true
+		maxRank = max(maxRank, d.Rank)
+	}
+	if maxRank >= 0 && len(ranks) == maxRank+1 {
+		return maxRank + 1
+	}
+	if n := ranksFromRatio(r); n > 0 {
+		return n
+	}
+	if maxRank >= 0 {
+		return maxRank + 1
+	}
+	if log != nil && log.Ranks > 0 {
+		return log.Ranks
+	}
+	return 0
+}
+
+// ranksFromRatio derives n from busbw/algbw of the row with the largest
+// algbw: 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and
+// AlltoAll. It returns 0 when the ratio does not determine n.
+func ranksFromRatio(r *Run) int {
+	best := -1
+	for i, row := range r.Rows {
+		if row.OOP.Valid && (best < 0 || row.OOP.AlgBW > r.Rows[best].OOP.AlgBW) {
+			best = i
+		}
+	}
+	if best < 0 || r.Rows[best].OOP.AlgBW < 0.5 {
+		return 0
+	}
+	ratio := r.Rows[best].OOP.BusBW / r.Rows[best].OOP.AlgBW
+	var n float64
+	switch r.Collective {
+	case model.AllReduce:
+		if ratio < 0.95 || ratio >= 2 {
+			return 0
+		}
+		n = 2 / (2 - ratio)
+	case model.AllGather, model.ReduceScatter, model.AlltoAll:
+		if ratio < 0.45 || ratio >= 1 {
+			return 0
+		}
+		n = 1 / (1 - ratio)
+	default:
+		return 0
+	}
+	if n > 1<<20 {
+		return 0
+	}
+	k := int(math.Round(n))
+	if k < 2 || math.Abs(r.Collective.BusBWFactor(k)-ratio) > 0.03*ratio {
+		return 0
+	}
+	return k
+}
+
+// parseText is the shared pass over a text file of nccl-tests output and/or
+// NCCL log lines. With wantRuns false, tables are ignored.
+func parseText(name string, data []byte, wantRuns bool) (*Artifact, error) {
+	sk := &skipper{}
+	tp := &testsParser{name: name, skips: sk}
+	lp := newLogParser()
+	machine := map[string]string{}
+	eachLine(data, func(l line) bool {
+		if l.cut {
+			sk.add(l.num, fmt.Sprintf("line longer than %d bytes, truncated", MaxLineLength), "")
+		}
+		s := stripRankPrefix(l.text)
+		t := strings.TrimSpace(s)
+		if t == "" || strings.HasPrefix(t, "```") {
+			return true
+		}
+		if lp.isContinuation(s) {
+			lp.continuation(s)
+			return true
+		}
+		before, logText, isLog := splitLogLine(s)
+		if isLog {
+			lp.feed(l.num, logText)
+			if m := reDriverVer.FindStringSubmatch(logText); m != nil && machine["cuda_driver"] == "" {
+				machine["cuda_driver"] = m[1]
+			}
+			if i := strings.Index(logText, "NCCL version "); i >= 0 && machine["nccl_build"] == "" {
+				if m := reVersion.FindStringSubmatch(logText[i:]); m != nil {
+					machine["nccl_build"] = m[1] + m[2]
+				}
+			}
+			if wantRuns && strings.TrimSpace(before) != "" {
+				tp.partial(l.num, before)
+			}
+			return true
+		}
+		if wantRuns {
+			tp.line(l.num, s)
+		}
+		return true
+	})
+	known := map[int]string{}
+	for _, rs := range tp.runs {
+		for _, d := range rs.run.Devices {
+			if _, ok := known[d.Rank]; !ok {
+				known[d.Rank] = d.Host
+			}
+		}
+	}
+	a := &Artifact{File: name}
+	a.Log = lp.finish(known)
+	if wantRuns {
+		a.Runs = tp.finish(a.Log)
+		for _, rs := range tp.runs {
+			if len(rs.run.Rows) > 0 {
+				a.Findings = append(a.Findings, rs.failed...)
+			}
+		}
+		if tp.dropped > 0 {
+			sk.add(0, fmt.Sprintf("%d more results tables beyond the %d-table limit ignored", tp.dropped, maxRuns), "")
+		}
+		if len(a.Runs) == 0 {
+			a.Skipped = sk.result()
+			line, why := 1, "no complete nccl-tests result row"
+			for _, rs := range tp.runs {
+				if rs.tab != nil {
+					line, why = rs.tabLine, "nccl-tests table header but no complete result row"
+					break
+				}
+			}
+			if len(a.Skipped) > 0 && a.Skipped[0].Line > 0 {
+				return nil, errNoData(name, a.Skipped[0].Line, "%s (line %d: %s)", why, a.Skipped[0].Line, a.Skipped[0].Reason)
+			}
+			return nil, errNoData(name, line, "%s", why)
+		}
+		a.Kind = KindNCCLTests
+	}
+	a.Skipped = sk.result()
+	if len(machine) > 0 {
+		a.Machine = machine
+	}
+	sort.SliceStable(a.Findings, func(i, j int) bool { return a.Findings[i].Line < a.Findings[j].Line })
+	return a, nil
+}
+
+// parseNCCLTests parses nccl-tests text output (any version, any collective,
+// several runs per file) and the NCCL log lines in it.
+func parseNCCLTests(name string, data []byte) (*Artifact, error) {
+	a, err := parseText(name, data, true)
+	if err == nil {
+		attachTopo(name, data, a)
+	}
+	return a, err
+}
+
+// attachTopo adds an nvidia-smi topo -m listing that a log also holds
+// (job scripts often print it before running NCCL).
+func attachTopo(name string, data []byte, a *Artifact) {
+	if !bytes.Contains(data, []byte("GPU0")) {
+		return
+	}
+	if t, err := parseTopoMatrix(name, data); err == nil {
+		a.Topo = t.Topo
+		a.Findings = append(a.Findings, t.Findings...)
+	}
+}
+
+// detectNCCLTests accepts a results-table header ("# size count type ...
+// busbw"), or nccl-tests preamble lines followed by rows.
+func detectNCCLTests(h *head) bool {
+	return h.has(func(s string) bool {
+		t := strings.TrimSpace(s)
+		if !strings.HasPrefix(t, "#") {
+			return false
+		}
+		f := strings.Fields(strings.TrimPrefix(t, "#"))
+		return indexOf(f, "size") == 0 && indexOf(f, "busbw") > 0 && indexOf(f, "algbw") > 0
+	})
+}

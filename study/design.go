@@ -1,0 +1,68 @@
+package study
+
+import (
+	"context"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
+)
+
+// NewEnv builds the cluster spec describes and its simulation environment
+// with params.
+func NewEnv(spec model.ClusterSpec, params sim.Params) (*sim.Env, error) {
+	cl, err := spec.Build()
+	if err != nil {
+		return nil, err
+	}
+	return sim.NewEnv(cl, params)
+}
+
+// Modelled is one cluster design as Scale and Sweep model it: its
+// environment and either a collective's prediction at one size (Point) or
+// a training step (Step).
+type Modelled struct {
+	Env   *sim.Env
+	Point sim.Point
+	Step  StepResult
+}
+
+// Model builds spec's environment with params and models on it the
+// workload w or, when w is nil, req at its first size; req.Engine times
+// either.
+func Model(ctx context.Context, spec model.ClusterSpec, params sim.Params, req sim.Request, w *scenarios.Workload) (Modelled, error) {
+	envr, err := NewEnv(spec, params)
+	if err != nil {
+		return Modelled{}, err
+	}
+	m := Modelled{Env: envr}
+	if w != nil {
+		m.Step, err = WorkloadStep(ctx, envr, w, req.Engine)
+	} else {
+		m.Point, err = envr.Predict(ctx, req, req.Sizes[0])
+	}
+	return m, err
+}
+
+// Efficiency is m's scaling efficiency against ref, modelled the same
+// way: for a workload weak scaling (scenarios.WeakScalingEfficiency), for
+// a collective busbw over ref's busbw, not defined (ok false) when ref's
+// busbw is not positive.
+func (m *Modelled) Efficiency(ref *Modelled, workload bool) (eff float64, ok bool) {
+	if workload {
+		return scenarios.WeakScalingEfficiency(ref.Step.Step, m.Step.Step), true
+	}
+	if ref.Point.BusBW > 0 {
+		return m.Point.BusBW / ref.Point.BusBW, true
+	}
+	return 0, false
+}
+
+// Bottleneck is the prediction whose bottleneck m shows: the collective's
+// or, for a workload, that of the call that takes the most time.
+func (m *Modelled) Bottleneck(workload bool) sim.Point {
+	if workload {
+		return m.Step.Dominant().Point
+	}
+	return m.Point
+}

@@ -1,0 +1,55 @@
+package study_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/study"
+)
+
+// ExampleCompare compares two NIC choices for 2 DGX A100 nodes on a large
+// AllReduce: two slow RoCE NICs against eight HDR InfiniBand NICs.
+func ExampleCompare() {
+	var designs []study.CompareDesign
+	for _, d := range []struct{ name, nics string }{{"roce", "2x100G-roce"}, {"ib", "8x200G-ib"}} {
+		spec, err := scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: d.nics}.Resolve()
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		designs = append(designs, study.CompareDesign{Name: d.name, Spec: spec, Params: sim.DefaultParams()})
+	}
+	res, err := study.Compare(context.Background(), study.CompareOptions{
+		Designs: designs,
+		Request: sim.Request{Coll: model.AllReduce, Sizes: []model.Bytes{512 * model.MiB}, ElemSize: 4, Engine: sim.EngineAnalytic},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, d := range res.Ranking() {
+		fmt.Printf("%s: bound by %s\n", d.Name, d.Points[0].BottleneckClass)
+	}
+	// Output:
+	// ib: bound by NIC
+	// roce: bound by NIC
+}
+
+func ExampleParetoFrontier() {
+	designs := []study.DesignPoint{
+		{Name: "IB NDR 1:1", Cost: 2950, Throughput: 361},
+		{Name: "IB NDR 2:1", Cost: 2700, Throughput: 300},
+		{Name: "RoCE 400G 1:1", Cost: 2600, Throughput: 342},
+		{Name: "Eth 200G", Cost: 2100, Throughput: 120},
+	}
+	for _, i := range study.ParetoFrontier(designs) {
+		fmt.Println(designs[i].Name)
+	}
+	// Output:
+	// Eth 200G
+	// RoCE 400G 1:1
+	// IB NDR 1:1
+}
