@@ -144,6 +144,9 @@ type Runtime interface {
 	// node numa (numa < 0: unbound). The buffer's NUMA is the node, or -1
 	// when the kernel refused the binding.
 	AllocPinned(n int64, numa int) (Buffer, error)
+	// HostBytes returns host buffer b's memory (pinned or pageable) for
+	// the host to read and write.
+	HostBytes(b Buffer) ([]byte, error)
 	// Free releases a buffer Alloc returned.
 	Free(b Buffer) error
 	// CanAccessPeer reports whether dev can map peer's memory.

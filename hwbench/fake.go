@@ -47,6 +47,12 @@ type FakeConfig struct {
 	// FailCollective makes every launch of the named collective
 	// ("allgather") fail, as a broken NCCL transport would.
 	FailCollective string
+	// Corrupt makes the named collective ("reducescatter") return one
+	// wrong element per rank, for the data check's tests.
+	Corrupt string
+	// World joins this fake with the fakes of the other processes of a
+	// multi-process test, so their communicators exchange data.
+	World *FakeWorld
 	// Missing lists libraries to pretend are absent: "nvml", "cudart",
 	// "nccl", "ibverbs".
 	Missing []string
@@ -74,6 +80,8 @@ type Fake struct {
 	ids     int
 	seenIDs [][]byte
 	fds     int
+	data    map[uint64][]byte // contents of the allocations that hold data
+	fresh   map[uint64]bool   // allocations written by the host since a collective read them
 	// destroyed and aborted count ncclCommDestroy and ncclCommAbort calls.
 	destroyed, aborted int
 }
@@ -131,7 +139,7 @@ func NewFake(cfg FakeConfig) *Fake {
 	if cfg.NICRate == 0 {
 		cfg.NICRate = 400
 	}
-	f := &Fake{cfg: cfg, next: 0x7f0000000000, live: map[uint64]Buffer{}, peer: map[[2]int]bool{}}
+	f := &Fake{cfg: cfg, next: 0x7f0000000000, live: map[uint64]Buffer{}, peer: map[[2]int]bool{}, data: map[uint64][]byte{}, fresh: map[uint64]bool{}}
 	f.build()
 	return f
 }
@@ -429,6 +437,8 @@ func (r fakeRuntime) Free(b Buffer) error {
 		return fmt.Errorf("fake cuda: free of unknown buffer %#x", b.Addr)
 	}
 	delete(r.f.live, b.Addr)
+	delete(r.f.data, b.Addr)
+	delete(r.f.fresh, b.Addr)
 	return nil
 }
 
@@ -486,11 +496,12 @@ func (r fakeRuntime) NewStream(dev int) (Stream, error) {
 // fakeStream keeps a simulated clock: the time its last enqueued work
 // ends; every operation advances it.
 type fakeStream struct {
-	f      *Fake
-	dev    int
-	t      float64 // seconds
-	closed bool
-	held   bool
+	f       *Fake
+	dev     int
+	t       float64 // seconds
+	closed  bool
+	held    bool
+	pending []<-chan struct{} // collectives not yet complete on every rank
 }
 
 type fakeEvent struct {
@@ -586,8 +597,12 @@ func (s *fakeStream) Copy(dst, src Buffer, n int64) error {
 	if n < 0 || n > dst.Size || n > src.Size {
 		return fmt.Errorf("fake cuda: copy of %d bytes between buffers of %d and %d bytes", n, src.Size, dst.Size)
 	}
+	if err := s.waitPending(); err != nil {
+		return err
+	}
 	s.catchUp()
 	s.t += s.f.copyCost(dst, src, n)
+	s.f.moveData(dst, src, n)
 	return nil
 }
 
@@ -607,6 +622,9 @@ func (s *fakeStream) Wait(e Event) error {
 }
 
 func (s *fakeStream) Sync() error {
+	if err := s.waitPending(); err != nil {
+		return err
+	}
 	s.f.mu.Lock()
 	s.f.now = max(s.f.now, s.t)
 	s.f.mu.Unlock()
@@ -634,15 +652,18 @@ type fakeComm struct {
 	f            *Fake
 	rank, nranks int
 	dev          int
+	w            *fakeCommWorld
+	seq          int // launches posted
 }
 
 func (c fakeNCCL) InitAll(devs []int) ([]Comm, error) {
 	var out []Comm
+	w := newCommWorld(len(devs))
 	for i, d := range devs {
 		if err := (fakeRuntime{c.f}).checkDev(d); err != nil {
 			return nil, err
 		}
-		out = append(out, &fakeComm{f: c.f, rank: i, nranks: len(devs), dev: d})
+		out = append(out, &fakeComm{f: c.f, rank: i, nranks: len(devs), dev: d, w: w})
 	}
 	return out, nil
 }
@@ -667,7 +688,11 @@ func (c fakeNCCL) InitRank(id []byte, nranks, rank, dev int) (Comm, error) {
 	c.f.mu.Lock()
 	c.f.seenIDs = append(c.f.seenIDs, append([]byte(nil), id...))
 	c.f.mu.Unlock()
-	return &fakeComm{f: c.f, rank: rank, nranks: nranks, dev: dev}, nil
+	w := newCommWorld(nranks) // this process's ranks only
+	if c.f.cfg.World != nil {
+		w = c.f.cfg.World.comm(string(id), nranks)
+	}
+	return &fakeComm{f: c.f, rank: rank, nranks: nranks, dev: dev, w: w}, nil
 }
 
 func (c fakeNCCL) Group(fn func() error) error { return fn() }
@@ -687,18 +712,26 @@ func (c *fakeComm) Launch(op model.Collective, send, recv Buffer, count int64, s
 	total := per * int64(c.nranks)
 	var sendNeed, recvNeed, size int64
 	switch op {
-	case model.AllReduce, model.Broadcast:
+	case model.AllReduce, model.Broadcast, model.Reduce, model.SendRecv:
 		sendNeed, recvNeed, size = per, per, per
 	case model.AllGather:
 		sendNeed, recvNeed, size = per, total, total
 	case model.ReduceScatter:
 		sendNeed, recvNeed, size = total, per, total
+	case model.AlltoAll:
+		sendNeed, recvNeed, size = total, total, total
 	default:
 		return fmt.Errorf("fake nccl: %s not supported", op)
 	}
 	if send.Size < sendNeed || recv.Size < recvNeed {
 		return fmt.Errorf("fake nccl: %s of %d elements needs %d/%d bytes, got %d/%d", op, count, sendNeed, recvNeed, send.Size, recv.Size)
 	}
+	c.seq++
+	done, err := c.w.post(c.seq, fakeLaunch{f: c.f, rank: c.rank, op: op, count: count, send: send, recv: recv})
+	if err != nil {
+		return err
+	}
+	fs.pending = append(fs.pending, done)
 	if count == 0 {
 		// NCCL returns at once for zero elements, enqueuing nothing.
 		return nil

@@ -90,6 +90,12 @@ func TestPickGPU(t *testing.T) {
 // 127.0.0.1, with each rank's environment from envs.
 func runRanks(t *testing.T, fakes []*Fake, envs []map[string]string, probes []string) ([]*Report, []error) {
 	t.Helper()
+	return runRanksWith(t, fakes, envs, probes, nil)
+}
+
+// runRanksWith is runRanks with a change to every rank's options.
+func runRanksWith(t *testing.T, fakes []*Fake, envs []map[string]string, probes []string, edit func(*Options)) ([]*Report, []error) {
+	t.Helper()
 	dir := t.TempDir()
 	coord := freeAddr(t)
 	n := len(fakes)
@@ -105,6 +111,9 @@ func runRanks(t *testing.T, fakes []*Fake, envs []map[string]string, probes []st
 		o.Rank, o.NRanks, o.Coordinator = r, n, coord
 		if envs != nil {
 			o.Getenv = envOf(envs[r])
+		}
+		if edit != nil {
+			edit(&o)
 		}
 		wg.Add(1)
 		go func(r int, o Options) {
@@ -137,7 +146,8 @@ func TestRunLauncherBinding(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fakes := []*Fake{NewFake(FakeConfig{Hostname: "alpha", GPUs: tc.gpus, NICs: -1}), NewFake(FakeConfig{Hostname: "alpha", GPUs: tc.gpus, NICs: -1})}
+			w := NewFakeWorld()
+			fakes := []*Fake{NewFake(FakeConfig{Hostname: "alpha", GPUs: tc.gpus, NICs: -1, World: w}), NewFake(FakeConfig{Hostname: "alpha", GPUs: tc.gpus, NICs: -1, World: w})}
 			reps, errs := runRanks(t, fakes, tc.envs, []string{"nccl"})
 			for r, err := range errs {
 				if err != nil {

@@ -236,6 +236,16 @@ func (r nativeRuntime) AllocPinned(n int64, numa int) (Buffer, error) {
 	return b, nil
 }
 
+func (r nativeRuntime) HostBytes(b Buffer) ([]byte, error) {
+	if b.Kind == DeviceMem {
+		return nil, fmt.Errorf("hwbench: host access to device memory")
+	}
+	if b.Size == 0 {
+		return []byte{}, nil
+	}
+	return cuda.HostSlice(cuda.Ptr(b.Addr), int(b.Size)), nil
+}
+
 func (r nativeRuntime) Free(b Buffer) error {
 	switch b.Kind {
 	case DeviceMem:
@@ -390,9 +400,10 @@ type nativeNCCL struct {
 }
 
 type nativeComm struct {
-	l    *nccl.Lib
-	c    nccl.Comm
-	root int
+	l            *nccl.Lib
+	c            nccl.Comm
+	root         int
+	rank, nranks int
 }
 
 func (n nativeNCCL) InitAll(devs []int) ([]Comm, error) {
@@ -402,7 +413,7 @@ func (n nativeNCCL) InitAll(devs []int) ([]Comm, error) {
 	}
 	out := make([]Comm, len(cs))
 	for i, c := range cs {
-		out[i] = &nativeComm{l: n.l, c: c}
+		out[i] = &nativeComm{l: n.l, c: c, rank: i, nranks: len(cs)}
 	}
 	return out, nil
 }
@@ -431,7 +442,7 @@ func (n nativeNCCL) InitRank(id []byte, nranks, rank, dev int) (Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &nativeComm{l: n.l, c: c}, nil
+	return &nativeComm{l: n.l, c: c, rank: rank, nranks: nranks}, nil
 }
 
 // Group runs fn inside ncclGroupStart/ncclGroupEnd on one locked OS thread:
@@ -465,6 +476,27 @@ func (c *nativeComm) Launch(op model.Collective, send, recv Buffer, count int64,
 		return c.l.ReduceScatter(send.Addr, recv.Addr, n, nccl.Float32, nccl.Sum, c.c, st)
 	case model.Broadcast:
 		return c.l.Broadcast(send.Addr, recv.Addr, n, nccl.Float32, c.root, c.c, st)
+	case model.Reduce:
+		return c.l.Reduce(send.Addr, recv.Addr, n, nccl.Float32, nccl.Sum, c.root, c.c, st)
+	case model.AlltoAll:
+		// As nccl-tests: one send and one receive of count elements per
+		// peer, at the peer's offset, inside the caller's group.
+		per := uint64(count) * ncclElemSize
+		for p := 0; p < c.nranks; p++ {
+			if err := c.l.Send(send.Addr+uint64(p)*per, n, nccl.Float32, p, c.c, st); err != nil {
+				return err
+			}
+			if err := c.l.Recv(recv.Addr+uint64(p)*per, n, nccl.Float32, p, c.c, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	case model.SendRecv:
+		// As nccl-tests: send to the next rank, receive from the previous.
+		if err := c.l.Send(send.Addr, n, nccl.Float32, (c.rank+1)%c.nranks, c.c, st); err != nil {
+			return err
+		}
+		return c.l.Recv(recv.Addr, n, nccl.Float32, (c.rank-1+c.nranks)%c.nranks, c.c, st)
 	}
 	return fmt.Errorf("hwbench: %s is not bound", op)
 }

@@ -9,14 +9,19 @@ import (
 	"github.com/collsim/collsim/model"
 )
 
-// NCCLCollectives are the collectives the nccl probe sweeps, in order.
-var NCCLCollectives = []model.Collective{model.AllReduce, model.AllGather, model.ReduceScatter}
+// NCCLCollectives are the collectives the nccl probe sweeps, in order:
+// every nccl-tests binary (all_reduce, all_gather, reduce_scatter,
+// broadcast, reduce, alltoall, sendrecv).
+var NCCLCollectives = []model.Collective{model.AllReduce, model.AllGather, model.ReduceScatter, model.Broadcast, model.Reduce, model.AlltoAll, model.SendRecv}
 
 // ncclElemSize is the size of the float elements every sweep uses.
 const ncclElemSize = 4
 
-// NCCLResult is the nccl probe: nccl-tests-equivalent sweeps of AllReduce,
-// AllGather and ReduceScatter over every GPU of the run (float32, sum).
+// NCCLResult is the nccl probe: nccl-tests-equivalent sweeps of every
+// collective nccl-tests has (NCCLCollectives) over every GPU of the run
+// (float32, sum, root 0). With Check (nccl-tests -c 1, its default) every
+// size is also run once on known data and the results compared on the host:
+// the #wrong columns.
 // Method (nccl-facts §1.2): for each collective, Warmup untimed launches of
 // every size first; then per size the out-of-place run, then the in-place
 // run, each Iters launches between two CUDA events on every rank's stream.
@@ -24,7 +29,8 @@ const ncclElemSize = 4
 // over its ranks (nccl-tests uses wall time over all its GPUs); the
 // reported time is the mean over processes (nccl-tests -a 1). algbw =
 // size/time, busbw = algbw x the nccl-tests factor (2(n-1)/n for AllReduce,
-// (n-1)/n for AllGather and ReduceScatter), in GB/s of 1e9 bytes.
+// (n-1)/n for AllGather, ReduceScatter and AlltoAll, 1 for Broadcast,
+// Reduce and SendRecv), in GB/s of 1e9 bytes.
 type NCCLResult struct {
 	Stamp
 	// Mode is "single-process" (ncclCommInitAll over the local GPUs) or
@@ -41,7 +47,9 @@ type NCCLResult struct {
 	// DType is nccl-tests' name of the element type ("float").
 	DType string `json:"dtype"`
 	// Timing names the method ("cuda-events").
-	Timing string   `json:"timing"`
+	Timing string `json:"timing"`
+	// Check is nccl-tests' -c: 1 when every size was checked on data.
+	Check  int      `json:"check"`
 	Notes  []string `json:"notes,omitempty"`
 	Sweeps []Sweep  `json:"sweeps"`
 }
@@ -66,13 +74,19 @@ type Sweep struct {
 	Collective string `json:"collective"`
 	Test       string `json:"test"`
 	// Redop is "sum" or "none" (AllGather).
-	Redop string     `json:"redop"`
-	Rows  []SweepRow `json:"rows"`
+	Redop string `json:"redop"`
+	// Root is the root rank of Broadcast and Reduce (0), -1 otherwise,
+	// as nccl-tests prints it.
+	Root int        `json:"root"`
+	Rows []SweepRow `json:"rows"`
 	// AvgBusBW is nccl-tests' "# Avg bus bandwidth": the mean busbw of
 	// every out-of-place and in-place result.
 	AvgBusBW Num `json:"avg_busbw_gbps"`
 	// Complete is false when the sweep stopped early.
 	Complete bool `json:"complete"`
+	// Wrong is the sum of every row's #wrong ("Out of bounds values"),
+	// -1 when nothing was checked.
+	Wrong int64 `json:"wrong"`
 }
 
 // SweepRow is one size.
@@ -91,6 +105,9 @@ type Timing struct {
 	TimeUs Num `json:"time_us"`
 	AlgBW  Num `json:"algbw_gbps"`
 	BusBW  Num `json:"busbw_gbps"`
+	// Wrong is nccl-tests' #wrong: elements that differ from the
+	// expected result, summed over ranks; nil when not checked.
+	Wrong *int64 `json:"wrong,omitempty"`
 }
 
 // SweepSizes lists the sizes nccl-tests visits from min to max bytes,
@@ -151,7 +168,7 @@ func (r *runner) probeNCCL(ctx context.Context) (err error) {
 	}
 	res := &NCCLResult{
 		Mode: "single-process", MinBytes: int64(r.o.MinBytes), MaxBytes: int64(r.o.MaxBytes), StepFactor: r.o.StepFactor,
-		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: "float", Timing: "cuda-events",
+		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: "float", Timing: "cuda-events", Check: r.o.Check,
 	}
 	var local []*ncclRank
 	nranks := len(devs)
@@ -271,11 +288,24 @@ func (r *runner) probeNCCL(ctx context.Context) (err error) {
 		}
 	}()
 	r.rep.NCCL = res
+	var chk *checker
+	if r.o.Check > 0 {
+		if chk, err = newChecker(rt, a, bufBytes); err != nil {
+			return err
+		}
+	}
+	var wrongTotal int64
 
 	for _, op := range NCCLCollectives {
-		sw := Sweep{Collective: op.String(), Test: op.TestName() + "_perf", Redop: "sum"}
+		sw := Sweep{Collective: op.String(), Test: op.TestName() + "_perf", Redop: "sum", Root: -1, Wrong: -1}
 		if !op.HasRedop() {
 			sw.Redop = "none"
+		}
+		if op.HasRoot() {
+			sw.Root = 0
+		}
+		if chk != nil {
+			sw.Wrong = 0
 		}
 		res.Sweeps = append(res.Sweeps, sw)
 		cur := &res.Sweeps[len(res.Sweeps)-1]
@@ -305,6 +335,15 @@ func (r *runner) probeNCCL(ctx context.Context) (err error) {
 					return fmt.Errorf("%s %d bytes: %w", op, printed, err)
 				}
 				t := newTiming(op, int64(printed), secs, nranks)
+				if chk != nil {
+					w, err := r.checkColl(ctx, chk, coll, local, op, count, nranks, inPlace)
+					if err != nil {
+						return fmt.Errorf("%s %d bytes check: %w", op, printed, err)
+					}
+					t.Wrong = &w
+					cur.Wrong += w
+					wrongTotal += w
+				}
 				if inPlace {
 					row.IP = t
 				} else {
@@ -325,6 +364,9 @@ func (r *runner) probeNCCL(ctx context.Context) (err error) {
 		if err := r.flush(); err != nil {
 			return err
 		}
+	}
+	if wrongTotal > 0 {
+		return fmt.Errorf("%d wrong values in the data check (nccl-tests -c 1): the collectives returned wrong results", wrongTotal)
 	}
 	return nil
 }
@@ -356,6 +398,12 @@ func buffers(l *ncclRank, op model.Collective, count int64, nranks int, inPlace 
 			return send, send.Slice(per*int64(l.rank), per)
 		}
 		return l.send.Slice(0, per*int64(nranks)), l.recv.Slice(0, per)
+	case model.AlltoAll:
+		recv = l.recv.Slice(0, per*int64(nranks))
+		if inPlace {
+			return recv, recv
+		}
+		return l.send.Slice(0, per*int64(nranks)), recv
 	}
 	recv = l.recv.Slice(0, per)
 	if inPlace {

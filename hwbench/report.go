@@ -74,6 +74,7 @@ type RunSettings struct {
 	Iters      int      `json:"iters"`
 	Warmup     int      `json:"warmup_iters"`
 	CopyBytes  int64    `json:"copy_bytes"`
+	Check      int      `json:"check"`
 }
 
 // Probe statuses.

@@ -33,6 +33,9 @@ type Options struct {
 	// Iters and Warmup are the timed and untimed repetitions of every
 	// measurement (nccl-tests -n and -w).
 	Iters, Warmup int
+	// Check is nccl-tests' -c: 1 checks every size of the nccl sweeps on
+	// known data (the #wrong columns), 0 does not.
+	Check int
 	// CopyBytes is the size of one copy in the copy and p2p probes.
 	CopyBytes model.Bytes
 	// Rank and NRanks place this process in a multi-process run (NRanks 0
@@ -62,7 +65,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Probes: append([]string(nil), Probes...), Out: "hwbench.json",
-		MinBytes: 8, MaxBytes: model.GiB, StepFactor: 2, Iters: 20, Warmup: 5,
+		MinBytes: 8, MaxBytes: model.GiB, StepFactor: 2, Iters: 20, Warmup: 5, Check: 1,
 		CopyBytes: 64 * model.MiB, BootTimeout: 5 * time.Minute,
 	}
 }
@@ -115,6 +118,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("hwbench: stepfactor must be at least 2, got %d", o.StepFactor)
 	case o.Iters < 1:
 		return fmt.Errorf("hwbench: iters must be at least 1, got %d", o.Iters)
+	case o.Check < 0:
+		return fmt.Errorf("hwbench: check must be 0 or 1, got %d", o.Check)
 	case o.Warmup < 0:
 		return fmt.Errorf("hwbench: warmup must not be negative, got %d", o.Warmup)
 	case o.CopyBytes < 4:
@@ -212,7 +217,7 @@ func Run(ctx context.Context, b Backend, o Options) (*Report, error) {
 	}
 	r.rep = &Report{
 		Format: Format, Tool: o.Tool, Backend: o.BackendName, Machine: r.machine, Started: r.now(),
-		Options: RunSettings{Probes: o.Probes, MinBytes: int64(o.MinBytes), MaxBytes: int64(o.MaxBytes), StepFactor: o.StepFactor, Iters: o.Iters, Warmup: o.Warmup, CopyBytes: int64(o.CopyBytes)},
+		Options: RunSettings{Probes: o.Probes, MinBytes: int64(o.MinBytes), MaxBytes: int64(o.MaxBytes), StepFactor: o.StepFactor, Iters: o.Iters, Warmup: o.Warmup, CopyBytes: int64(o.CopyBytes), Check: o.Check},
 	}
 	for _, p := range o.Probes {
 		r.rep.Probes = append(r.rep.Probes, ProbeStatus{Name: p, Status: StatusPending})

@@ -168,6 +168,7 @@ type hbReport struct {
 			Collective string `json:"collective"`
 			Test       string `json:"test"`
 			Redop      string `json:"redop"`
+			Root       *int   `json:"root"` // absent before hwbench swept Broadcast and Reduce: -1
 			Rows       []struct {
 				Size  int64    `json:"size_bytes"`
 				Count int64    `json:"count"`
@@ -213,16 +214,22 @@ type hbTiming struct {
 	TimeUs hbNum `json:"time_us"`
 	AlgBW  hbNum `json:"algbw_gbps"`
 	BusBW  hbNum `json:"busbw_gbps"`
+	// Wrong is the data check's #wrong; absent when not checked.
+	Wrong *int64 `json:"wrong"`
 }
 
 func (t hbTiming) result() Result {
-	return Result{TimeUs: float64(t.TimeUs), AlgBW: float64(t.AlgBW), BusBW: float64(t.BusBW), Wrong: -1,
+	wrong := int64(-1)
+	if t.Wrong != nil {
+		wrong = *t.Wrong
+	}
+	return Result{TimeUs: float64(t.TimeUs), AlgBW: float64(t.AlgBW), BusBW: float64(t.BusBW), Wrong: wrong,
 		Valid: !math.IsNaN(float64(t.TimeUs)) && !math.IsNaN(float64(t.BusBW))}
 }
 
 // ParseHWBench converts a collsim hwbench report into an Artifact: the nccl
 // sweeps become Runs (Collective, Ranks, Devices, Rows as nccl-tests would
-// print them, #wrong -1 since hwbench does not validate), the p2p and copy
+// print them, #wrong from the data check or -1 where it did not run), the p2p and copy
 // probes Matrices, the gdr loopback measurements Perftest results, the RDMA
 // ports Ports, the topology Topo (the node spec and the path matrix), the
 // machine and versions Machine; failed, skipped and notable results become
@@ -364,8 +371,12 @@ func hbRuns(a *Artifact, r *hbReport) {
 		for _, d := range n.Devices {
 			run.Devices = append(run.Devices, Device{Rank: d.Rank, Host: d.Host, Dev: d.Device, BusID: d.BusID, Name: d.Name})
 		}
+		root := -1
+		if sw.Root != nil {
+			root = *sw.Root
+		}
 		for _, row := range sw.Rows {
-			run.Rows = append(run.Rows, Row{Size: row.Size, Count: row.Count, Type: run.DType, Redop: sw.Redop, Root: -1,
+			run.Rows = append(run.Rows, Row{Size: row.Size, Count: row.Count, Type: run.DType, Redop: sw.Redop, Root: root,
 				OOP: row.OOP.result(), IP: row.IP.result()})
 		}
 		if len(run.Rows) > 0 {

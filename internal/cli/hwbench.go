@@ -30,6 +30,7 @@ func hwbenchCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "stepfactor", Aliases: []string{"f"}, Value: def.StepFactor, Usage: "nccl sweep size multiplier"},
 			&cli.IntFlag{Name: "iters", Aliases: []string{"n"}, Value: def.Iters, Usage: "timed iterations per measurement"},
 			&cli.IntFlag{Name: "warmup", Aliases: []string{"w"}, Value: def.Warmup, Usage: "untimed warm-up iterations per measurement"},
+			&cli.IntFlag{Name: "check", Aliases: []string{"c"}, Value: def.Check, Usage: "1: check every nccl sweep size on data (#wrong, as nccl-tests -c 1); 0: timing only"},
 			&cli.StringFlag{Name: "copybytes", Value: model.FormatBytes(def.CopyBytes), Usage: "size of one copy in the copy and p2p probes"},
 			&cli.IntFlag{Name: "rank", Usage: "this process's rank in a multi-process run"},
 			&cli.IntFlag{Name: "nranks", Usage: "number of processes (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE or WORLD_SIZE, else 1)"},
@@ -126,7 +127,10 @@ func hwbenchOptions(c *cli.Context, o hwbench.Options) (hwbench.Options, error) 
 			return o, badInputf("--%s: %w", f.name, err)
 		}
 	}
-	o.StepFactor, o.Iters, o.Warmup = c.Int("stepfactor"), c.Int("iters"), c.Int("warmup")
+	o.StepFactor, o.Iters, o.Warmup, o.Check = c.Int("stepfactor"), c.Int("iters"), c.Int("warmup"), c.Int("check")
+	if o.Check != 0 && o.Check != 1 {
+		return o, badInputf("--check must be 0 or 1, got %d", o.Check)
+	}
 	o.Coordinator = c.String("coordinator")
 	if c.IsSet("nranks") || c.IsSet("rank") {
 		o.Rank, o.NRanks = c.Int("rank"), c.Int("nranks")

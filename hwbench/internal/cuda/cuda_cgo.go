@@ -150,6 +150,7 @@ static int hb_mapped_flag(hb_cuda *f, uintptr_t *host, uintptr_t *dev) {
 	return e;
 }
 static int hb_close_fd(int fd) { return close(fd); }
+static void *hb_ptr(uintptr_t p) { return P(p); }
 static void hb_flag_set(uintptr_t host, uint32_t v) {
 	__atomic_store_n((volatile uint32_t *)P(host), v, __ATOMIC_SEQ_CST);
 }
@@ -731,4 +732,14 @@ func CloseFD(fd int) error {
 		return fmt.Errorf("cuda: close of DMA-BUF descriptor %d failed", fd)
 	}
 	return nil
+}
+
+// HostSlice returns the n bytes of host memory at p (pinned or pageable
+// memory this package allocated) as a slice; it must not be used after the
+// memory is freed.
+func HostSlice(p Ptr, n int) []byte {
+	if p == 0 || n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(C.hb_ptr(C.uintptr_t(p))), n)
 }
