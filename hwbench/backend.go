@@ -219,6 +219,10 @@ type Collectives interface {
 	// Group runs fn between ncclGroupStart and ncclGroupEnd on one OS
 	// thread; the launches fn makes are issued together.
 	Group(fn func() error) error
+	// CaptureDebug makes NCCL write its NCCL_DEBUG=INFO lines to path
+	// (NCCL_DEBUG, NCCL_DEBUG_FILE); it must come before the first
+	// communicator, when NCCL reads its environment.
+	CaptureDebug(path string) error
 }
 
 // Comm is one rank of a communicator.

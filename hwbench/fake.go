@@ -3,6 +3,8 @@ package hwbench
 import (
 	"fmt"
 	"io/fs"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,15 +75,16 @@ type Fake struct {
 	// now is the simulated host time (seconds): work enqueued on a stream
 	// starts no earlier than now, and waiting for a stream moves now to
 	// the end of its work.
-	now     float64
-	next    uint64
-	live    map[uint64]Buffer
-	peer    map[[2]int]bool
-	ids     int
-	seenIDs [][]byte
-	fds     int
-	data    map[uint64][]byte // contents of the allocations that hold data
-	fresh   map[uint64]bool   // allocations written by the host since a collective read them
+	now       float64
+	next      uint64
+	live      map[uint64]Buffer
+	peer      map[[2]int]bool
+	ids       int
+	seenIDs   [][]byte
+	fds       int
+	debugPath string            // NCCL_DEBUG_FILE, "" when not capturing
+	data      map[uint64][]byte // contents of the allocations that hold data
+	fresh     map[uint64]bool   // allocations written by the host since a collective read them
 	// destroyed and aborted count ncclCommDestroy and ncclCommAbort calls.
 	destroyed, aborted int
 }
@@ -658,6 +661,13 @@ type fakeComm struct {
 
 func (c fakeNCCL) InitAll(devs []int) ([]Comm, error) {
 	var out []Comm
+	ranks := make([]int, len(devs))
+	for i := range ranks {
+		ranks[i] = i
+	}
+	if err := c.f.debugLines(ranks, len(devs)); err != nil {
+		return nil, err
+	}
 	w := newCommWorld(len(devs))
 	for i, d := range devs {
 		if err := (fakeRuntime{c.f}).checkDev(d); err != nil {
@@ -688,6 +698,9 @@ func (c fakeNCCL) InitRank(id []byte, nranks, rank, dev int) (Comm, error) {
 	c.f.mu.Lock()
 	c.f.seenIDs = append(c.f.seenIDs, append([]byte(nil), id...))
 	c.f.mu.Unlock()
+	if err := c.f.debugLines([]int{rank}, nranks); err != nil {
+		return nil, err
+	}
 	w := newCommWorld(nranks) // this process's ranks only
 	if c.f.cfg.World != nil {
 		w = c.f.cfg.World.comm(string(id), nranks)
@@ -696,6 +709,56 @@ func (c fakeNCCL) InitRank(id []byte, nranks, rank, dev int) (Comm, error) {
 }
 
 func (c fakeNCCL) Group(fn func() error) error { return fn() }
+
+func (c fakeNCCL) CaptureDebug(path string) error {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	c.f.debugPath = path
+	return nil
+}
+
+// debugLines writes what NCCL_DEBUG=INFO prints at communicator creation
+// on this fake (in NCCL's wording; nvls.cc, transport setup, NET/IB init)
+// to the capture file, if one was set.
+func (f *Fake) debugLines(ranks []int, nranks int) error {
+	f.mu.Lock()
+	path := f.debugPath
+	f.mu.Unlock()
+	if path == "" {
+		return nil
+	}
+	var b strings.Builder
+	pre := func(rank int) string { return fmt.Sprintf("%s:4242:4242 [%d] NCCL INFO ", f.cfg.Hostname, rank) }
+	for _, r := range ranks {
+		fmt.Fprintf(&b, "%sNCCL version 2.21.5+cuda12.4\n", pre(r))
+		if f.cfg.NICs > 0 {
+			fmt.Fprintf(&b, "%sNET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n", pre(r))
+		}
+		avail := "not "
+		if f.cfg.NVLinks > 0 && !f.cfg.Mesh {
+			avail = ""
+		}
+		fmt.Fprintf(&b, "%sNVLS multicast support is %savailable on dev %d\n", pre(r), avail, r%max(len(f.inv.GPUs), 1))
+		fmt.Fprintf(&b, "%scomm 0x7f00 rank %d nRanks %d nNodes 1 localRanks %d localRank %d MNNVL 0\n", pre(r), r, nranks, nranks, r)
+		if nranks > 1 {
+			via := "P2P/CUMEM/read"
+			if f.cfg.NVLinks == 0 {
+				via = "SHM/direct/direct"
+			}
+			fmt.Fprintf(&b, "%sChannel 00/0 : %d[%d] -> %d[%d] via %s\n", pre(r), r, r, (r+1)%nranks, (r+1)%nranks, via)
+		}
+		fmt.Fprintf(&b, "%sConnected all rings\n", pre(r))
+	}
+	fh, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("fake nccl: NCCL_DEBUG_FILE %s: %w", path, err)
+	}
+	_, err = fh.WriteString(b.String())
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 func (c *fakeComm) Launch(op model.Collective, send, recv Buffer, count int64, s Stream) error {
 	fs, ok := s.(*fakeStream)

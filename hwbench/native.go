@@ -445,6 +445,19 @@ func (n nativeNCCL) InitRank(id []byte, nranks, rank, dev int) (Comm, error) {
 	return &nativeComm{l: n.l, c: c, rank: rank, nranks: nranks}, nil
 }
 
+// CaptureDebug sets NCCL_DEBUG=INFO (unless the user asked for TRACE) and
+// NCCL_DEBUG_FILE=path in the process environment, which NCCL reads when
+// it initialises (the first communicator); with cgo, os.Setenv reaches the
+// C environment NCCL's getenv sees.
+func (n nativeNCCL) CaptureDebug(path string) error {
+	if os.Getenv("NCCL_DEBUG") != "TRACE" {
+		if err := os.Setenv("NCCL_DEBUG", "INFO"); err != nil {
+			return err
+		}
+	}
+	return os.Setenv("NCCL_DEBUG_FILE", path)
+}
+
 // Group runs fn inside ncclGroupStart/ncclGroupEnd on one locked OS thread:
 // NCCL groups are per thread.
 func (n nativeNCCL) Group(fn func() error) error {

@@ -52,6 +52,15 @@ type NCCLResult struct {
 	Check  int      `json:"check"`
 	Notes  []string `json:"notes,omitempty"`
 	Sweeps []Sweep  `json:"sweeps"`
+	// DebugLog is what NCCL printed with NCCL_DEBUG=INFO while the probe
+	// ran (every process's lines, in rank order): the transports, GDRDMA,
+	// channel, ring and tree lines validate reads. Transports are the
+	// distinct "via ..." transports of its channel lines; NVLS is
+	// "available" or "not available" as NCCL's NVLS init said ("" when
+	// the log does not say).
+	DebugLog   []string `json:"debug_log,omitempty"`
+	Transports []string `json:"transports,omitempty"`
+	NVLS       string   `json:"nvls,omitempty"`
 }
 
 // NCCLDevice is one rank's GPU, as nccl-tests lists it.
@@ -241,6 +250,20 @@ func (r *runner) probeNCCL(ctx context.Context) (err error) {
 		}
 		defer l.s.Close()
 	}
+
+	// NCCL's own account of the communicator, from NCCL_DEBUG=INFO.
+	dbg, note, err := r.startDebugCapture(coll)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	defer func() {
+		if derr := r.finishDebugCapture(ctx, res, dbg); derr != nil && err == nil {
+			err = derr
+		}
+	}()
 
 	// Communicators.
 	r.progressf("nccl: creating a %d-rank communicator (%s)", nranks, res.Mode)

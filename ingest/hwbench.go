@@ -178,6 +178,8 @@ type hbReport struct {
 			AvgBusBW hbNum `json:"avg_busbw_gbps"`
 			Complete bool  `json:"complete"`
 		} `json:"sweeps"`
+		// DebugLog is NCCL's NCCL_DEBUG=INFO output during the probe.
+		DebugLog []string `json:"debug_log"`
 	} `json:"nccl"`
 	GDR *struct {
 		hbStamp
@@ -262,6 +264,13 @@ func ParseHWBench(name string, data []byte) (*Artifact, error) {
 		return nil, fmt.Errorf("calibrate: %s: %w", name, err)
 	}
 	hbRuns(a, &r)
+	if r.NCCL != nil && len(r.NCCL.DebugLog) > 0 {
+		// The NCCL log parser reads the captured lines as it reads a log
+		// file: transports, GDRDMA, channels, NVLS.
+		if la, err := parseText(name, []byte(strings.Join(r.NCCL.DebugLog, "\n")), false); err == nil && la.Log != nil {
+			a.Log = la.Log
+		}
+	}
 	hbMatrices(a, &r)
 	hbGDR(a, &r)
 	if len(a.Runs) == 0 && len(a.Matrices) == 0 && a.Topo == nil && len(a.Perftest) == 0 && len(a.Ports) == 0 {

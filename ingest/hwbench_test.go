@@ -300,3 +300,15 @@ func ExampleParseHWBench() {
 	// sendrecv_perf, 4 ranks: 11 rows, busbw 238 GB/s at 8388608 bytes
 	// H100-SXM nvswitch
 }
+
+// TestParseHWBenchDebugLog: the NCCL_DEBUG=INFO lines hwbench captured go
+// through the NCCL log parser, so validate sees the transports and NVLS.
+func TestParseHWBenchDebugLog(t *testing.T) {
+	a, err := ParseHWBench("hwbench_fake.json", readHWBenchFixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Log == nil || a.Log.NVLSAvailable == nil || !*a.Log.NVLSAvailable || len(a.Log.Connections) == 0 || a.Log.Version != "2.21.5" {
+		t.Fatalf("log %+v", a.Log)
+	}
+}
