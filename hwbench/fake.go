@@ -82,9 +82,12 @@ type Fake struct {
 	ids       int
 	seenIDs   [][]byte
 	fds       int
-	debugPath string            // NCCL_DEBUG_FILE, "" when not capturing
-	data      map[uint64][]byte // contents of the allocations that hold data
-	fresh     map[uint64]bool   // allocations written by the host since a collective read them
+	debugPath string // NCCL_DEBUG_FILE, "" when not capturing
+	// uplink is when each socket's PCIe uplink is free, per direction
+	// (1: host to device).
+	uplink map[[2]int]float64
+	data   map[uint64][]byte // contents of the allocations that hold data
+	fresh  map[uint64]bool   // allocations written by the host since a collective read them
 	// destroyed and aborted count ncclCommDestroy and ncclCommAbort calls.
 	destroyed, aborted int
 }
@@ -142,7 +145,7 @@ func NewFake(cfg FakeConfig) *Fake {
 	if cfg.NICRate == 0 {
 		cfg.NICRate = 400
 	}
-	f := &Fake{cfg: cfg, next: 0x7f0000000000, live: map[uint64]Buffer{}, peer: map[[2]int]bool{}, data: map[uint64][]byte{}, fresh: map[uint64]bool{}}
+	f := &Fake{cfg: cfg, next: 0x7f0000000000, live: map[uint64]Buffer{}, peer: map[[2]int]bool{}, data: map[uint64][]byte{}, fresh: map[uint64]bool{}, uplink: map[[2]int]float64{}}
 	f.build()
 	return f
 }
@@ -604,7 +607,20 @@ func (s *fakeStream) Copy(dst, src Buffer, n int64) error {
 		return err
 	}
 	s.catchUp()
-	s.t += s.f.copyCost(dst, src, n)
+	cost := s.f.copyCost(dst, src, n)
+	if h, d := hostAndDevice(dst, src); h.Kind != DeviceMem && d.Device < len(s.f.inv.GPUs) {
+		// The GPUs of one socket share its PCIe switch's uplink, one way
+		// at a time: a host copy waits for the uplink's earlier copies in
+		// its direction (the fake serialises where hardware shares).
+		key := [2]int{s.f.inv.GPUs[d.Device].NUMA, boolInt(dst.Kind == DeviceMem)}
+		s.f.mu.Lock()
+		s.t = max(s.t, s.f.uplink[key])
+		s.t += cost
+		s.f.uplink[key] = s.t
+		s.f.mu.Unlock()
+	} else {
+		s.t += cost
+	}
 	s.f.moveData(dst, src, n)
 	return nil
 }
@@ -903,3 +919,10 @@ func (l *fakeLoopback) WriteLatency(src, dst Region, size int64, iters int) (tim
 }
 
 func (l *fakeLoopback) Close() error { return nil }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

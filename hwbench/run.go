@@ -14,7 +14,7 @@ import (
 )
 
 // Probes are the probe names in their default order.
-var Probes = []string{"topo", "copy", "p2p", "nccl", "gdr"}
+var Probes = []string{"topo", "copy", "p2p", "nvbw", "nccl", "gdr"}
 
 // Options configures a run. Zero values take the defaults of
 // DefaultOptions where noted.
@@ -284,6 +284,8 @@ func (r *runner) runProbe(ctx context.Context, p string) (err error) {
 		return r.probeCopy(ctx)
 	case "p2p":
 		return r.probeP2P(ctx)
+	case "nvbw":
+		return r.probeNVBW(ctx)
 	case "nccl":
 		return r.probeNCCL(ctx)
 	case "gdr":

@@ -15,8 +15,8 @@ func hwbenchCommand(e *env) *cli.Command {
 	def := hwbench.DefaultOptions()
 	return &cli.Command{
 		Name:  "hwbench",
-		Usage: "measure this machine: topology, copy and peer-to-peer bandwidth, NCCL sweeps, GPUDirect RDMA",
-		UsageText: "collsim hwbench [--probes topo,copy,p2p,nccl,gdr] [--out hwbench.json] [--minbytes 8 --maxbytes 1G --stepfactor 2]\n" +
+		Usage: "measure this machine: topology, copy, peer-to-peer and nvbandwidth-style copy bandwidth, NCCL sweeps, GPUDirect RDMA",
+		UsageText: "collsim hwbench [--probes topo,copy,p2p,nvbw,nccl,gdr] [--out hwbench.json] [--minbytes 8 --maxbytes 1G --stepfactor 2]\n" +
 			"   collsim hwbench --rank R --nranks N --coordinator HOST:PORT ...   (or SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/SIZE, torchrun RANK/WORLD_SIZE)",
 		Description: "Loads libcudart, libnvidia-ml, libnccl.so.2 and libibverbs.so.1 at run time (LD_LIBRARY_PATH); a probe whose\n" +
 			"library is missing is skipped. The JSON report is rewritten after every probe; the nccl probe also writes\n" +
