@@ -118,7 +118,7 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	if err != nil {
 		return pt, err
 	}
-	pt.Note = pr.Note
+	pt.Note = e.withFabricNotes(pr.Note)
 	at, loads, capBound := e.analytic(pr)
 	t := at
 	if req.Engine == EngineDES && pr.sched != nil && len(pr.sched.Ops) > 1 {

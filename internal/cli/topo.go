@@ -39,7 +39,19 @@ func topoCommand(e *env) *cli.Command {
 			if node < 0 || node >= envr.Cluster.NumNodes() {
 				return badInputf("--show-node %d: the cluster has nodes 0..%d", node, envr.Cluster.NumNodes()-1)
 			}
-			return writeTopo(e.stdout, envr, node)
+			var notes []string
+			if c.String("topo") != "" {
+				if _, notes, err = topoNode(c); err != nil {
+					return err
+				}
+			}
+			if err := writeTopo(e.stdout, envr, node); err != nil {
+				return err
+			}
+			for _, n := range notes {
+				fmt.Fprintf(e.stdout, "# Note: %s.\n", strings.TrimSuffix(n, "."))
+			}
+			return nil
 		},
 	}
 }
@@ -48,6 +60,9 @@ func writeTopo(w io.Writer, e *sim.Env, node int) error {
 	c := e.Cluster
 	r := e.Res
 	fmt.Fprintf(w, "# collsim %s topology: %s\n", Version, c.Topo.Describe())
+	if c.Fabric != nil {
+		fmt.Fprintf(w, "# fabric: %s\n", c.Fabric.Describe())
+	}
 	fmt.Fprintf(w, "# node%d as nvidia-smi topo -m would print it\n", node)
 	labels, cells, aff := r.Matrix(node)
 	fmt.Fprintf(w, "%-8s", "")
