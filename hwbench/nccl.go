@@ -319,7 +319,11 @@ func (r *runner) probeNCCL(ctx context.Context) (err error) {
 	}
 	var wrongTotal int64
 
-	for _, op := range NCCLCollectives {
+	ops := r.o.Collectives
+	if len(ops) == 0 {
+		ops = NCCLCollectives
+	}
+	for _, op := range ops {
 		sw := Sweep{Collective: op.String(), Test: op.TestName() + "_perf", Redop: "sum", Root: -1, Wrong: -1}
 		if !op.HasRedop() {
 			sw.Redop = "none"

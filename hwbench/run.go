@@ -33,6 +33,9 @@ type Options struct {
 	// Iters and Warmup are the timed and untimed repetitions of every
 	// measurement (nccl-tests -n and -w).
 	Iters, Warmup int
+	// Collectives are the nccl probe's sweeps, in order (nil: every one
+	// of NCCLCollectives).
+	Collectives []model.Collective
 	// Check is nccl-tests' -c: 1 checks every size of the nccl sweeps on
 	// known data (the #wrong columns), 0 does not.
 	Check int

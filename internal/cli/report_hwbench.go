@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/collsim/collsim/calibrate"
 	"github.com/collsim/collsim/hwbench"
 	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
@@ -17,7 +18,10 @@ import (
 // against size, P2P matrices as heat maps, copy, RDMA and port tables),
 // read back from the run's JSON as ingest.ParseHWBench reads it, so the
 // report shows what calibrate and validate will use.
-func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Document, error) {
+//
+// v is the comparison with the model of --validate-against (nil without
+// one): it sets the verdict and adds the series and the diagnosis.
+func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options, v *calibrate.Validation) (*reports.Document, error) {
 	if rep == nil {
 		return nil, fmt.Errorf("hwbench: --report: no results to report")
 	}
@@ -83,7 +87,12 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Doc
 	// A pass needs something that passed: measurements compared with a
 	// model. Without one the run measured (or, on the fake, simulated)
 	// and compared nothing, and the verdict says so.
-	if doc.Verdict != nil && doc.Verdict.Status == reports.StatusPass {
+	switch {
+	case v != nil && len(failedProbes) == 0:
+		// The comparison with the model is the verdict.
+		sum, vd := validateSummary(v)
+		doc.Summary, doc.Verdict = lead+". "+sum, vd
+	case doc.Verdict != nil && doc.Verdict.Status == reports.StatusPass:
 		doc.Verdict = hwbenchNothingCompared(rep, len(okProbes))
 		doc.Summary += " " + doc.Verdict.Detail
 	}
@@ -132,6 +141,20 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Doc
 		fs.Blocks = append(fs.Blocks, all)
 	}
 	doc.Sections = append(doc.Sections, ps, fs)
+	if v != nil {
+		doc.Inputs = append(doc.Inputs, reports.KV{Key: "model", Value: v.Cluster},
+			reports.KV{Key: "tolerance", Value: "±" + pct(v.Tolerance) + " on busbw in the gate regime"})
+		for _, sc := range v.Series {
+			doc.Sections = append(doc.Sections, seriesSection(sc, v.Tolerance))
+		}
+		ds := reports.Section{Title: "Diagnosis"}
+		if len(v.Diagnoses) == 0 {
+			ds.Blocks = append(ds.Blocks, reports.Paragraph{Text: "Nothing to report: no cause of a gap was found."})
+		} else {
+			ds.Blocks = append(ds.Blocks, diagnosisFindings(v.Diagnoses))
+		}
+		doc.Sections = append(doc.Sections, ds)
+	}
 	if a != nil {
 		sec := artifactSection(a)
 		sec.Title = "Measurements"
