@@ -717,7 +717,7 @@ func (c fakeNCCL) InitRank(id []byte, nranks, rank, dev int) (Comm, error) {
 	if err := c.f.debugLines([]int{rank}, nranks); err != nil {
 		return nil, err
 	}
-	w := newCommWorld(nranks) // this process's ranks only
+	w := &fakeCommWorld{nranks: nranks, detached: true}
 	if c.f.cfg.World != nil {
 		w = c.f.cfg.World.comm(string(id), nranks)
 	}

@@ -84,8 +84,9 @@ func (r fakeRuntime) HostBytes(b Buffer) ([]byte, error) {
 
 // FakeWorld joins the fakes of a multi-process test, as the network joins
 // real ranks: communicators created with the same NCCL unique id on fakes
-// that share a world exchange data. Without one, a fake's communicator of
-// several processes moves no data between them.
+// that share a world exchange data and wait for each other. Without one, a
+// fake's communicator of several processes moves no data and waits for no
+// one (the data check then fails).
 type FakeWorld struct {
 	mu    sync.Mutex
 	comms map[string]*fakeCommWorld
@@ -111,8 +112,11 @@ func (w *FakeWorld) comm(id string, nranks int) *fakeCommWorld {
 type fakeCommWorld struct {
 	mu     sync.Mutex
 	nranks int
-	posted map[int][]fakeLaunch
-	done   map[int]chan struct{} // closed when launch seq has run on every rank
+	// detached: the other ranks live in processes this fake cannot see
+	// (no FakeWorld); launches complete at once and move no data.
+	detached bool
+	posted   map[int][]fakeLaunch
+	done     map[int]chan struct{} // closed when launch seq has run on every rank
 }
 
 func newCommWorld(nranks int) *fakeCommWorld {
@@ -128,6 +132,13 @@ func (w *fakeCommWorld) doneCh(seq int) chan struct{} {
 		w.done[seq] = ch
 	}
 	return ch
+}
+
+// closedCh returns a closed channel: a launch that is already complete.
+func closedCh() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // fakeWaitLimit bounds how long a stream waits for the other ranks of a
@@ -147,6 +158,9 @@ type fakeLaunch struct {
 // when the launch has completed on every rank: work after it on the
 // rank's stream waits for that, as on a GPU.
 func (w *fakeCommWorld) post(seq int, l fakeLaunch) (<-chan struct{}, error) {
+	if w.detached {
+		return closedCh(), nil
+	}
 	w.mu.Lock()
 	w.posted[seq] = append(w.posted[seq], l)
 	ls := w.posted[seq]
