@@ -246,6 +246,53 @@ type RDMA interface {
 	// Loopback opens device dev and connects two queue pairs on one port
 	// to each other as r says.
 	Loopback(dev string, r Route) (Loopback, error)
+	// Endpoint opens device dev and creates qps queue pairs on port, to
+	// be connected to another node's endpoint.
+	Endpoint(dev string, port, qps int) (Endpoint, error)
+}
+
+// EndpointInfo is what the peer needs to connect to an endpoint: the
+// port's address (LID on InfiniBand, GID on RoCE), its queue pair numbers,
+// its MTU and rate.
+type EndpointInfo struct {
+	Host     string   `json:"host"`
+	HCA      string   `json:"hca"`
+	Port     int      `json:"port"`
+	LID      int      `json:"lid,omitempty"`
+	GID      string   `json:"gid,omitempty"`
+	GIDIndex int      `json:"gid_index"`
+	QPNs     []uint32 `json:"qpns"`
+	MTU      int      `json:"mtu"`
+	RateGbps float64  `json:"rate_gbps"`
+}
+
+// RemoteRegion is a registered region as the peer addresses it.
+type RemoteRegion struct {
+	Addr uint64 `json:"addr"`
+	RKey uint32 `json:"rkey"`
+	Size int64  `json:"size"`
+}
+
+// Endpoint is queue pairs of this node connected to another node's, for
+// RDMA WRITEs across the fabric.
+type Endpoint interface {
+	// QPNs are the endpoint's queue pair numbers.
+	QPNs() []uint32
+	// Connect connects queue pair i to the peer's queue pair remoteQPN
+	// through r (this port, the peer's LID or GID, the MTU).
+	Connect(i int, remoteQPN uint32, r Route) error
+	// Register and RegisterDMABuf register memory as Loopback's do.
+	Register(b Buffer) (Region, error)
+	RegisterDMABuf(b Buffer, d DMABuf) (Region, error)
+	// Remote describes a region for the peer.
+	Remote(r Region) RemoteRegion
+	// WriteBandwidth writes size bytes from src into the peer's region
+	// iters times with depth writes in flight over every queue pair.
+	WriteBandwidth(src Region, dst RemoteRegion, size int64, iters, depth int) (time.Duration, error)
+	// WriteLatency writes size bytes iters times one at a time, each
+	// waiting for its completion (the peer's acknowledgement).
+	WriteLatency(src Region, dst RemoteRegion, size int64, iters int) (time.Duration, error)
+	Close() error
 }
 
 // Route is how the two loopback queue pairs address each other: by LID on

@@ -926,3 +926,92 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+func (r fakeRDMA) Endpoint(dev string, port, qps int) (Endpoint, error) {
+	for _, h := range r.f.hcas {
+		if h.Name != dev {
+			continue
+		}
+		for _, p := range h.Ports {
+			if p.Port == port {
+				if qps < 1 || qps > 16 {
+					return nil, fmt.Errorf("fake verbs: %d queue pairs", qps)
+				}
+				r.f.mu.Lock()
+				base := uint32(0x100 + 0x40*r.f.ids)
+				r.f.ids++
+				r.f.mu.Unlock()
+				e := &fakeEndpoint{f: r.f, gbps: p.RateGbps / 8, connected: make([]bool, qps)}
+				for i := 0; i < qps; i++ {
+					e.qpns = append(e.qpns, base+uint32(i))
+				}
+				return e, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("fake verbs: no RDMA device %q port %d", dev, port)
+}
+
+// fakeEndpoint times writes across the fabric like the loopback, at the
+// port rate, with the fabric's latency added (the fake's figure).
+type fakeEndpoint struct {
+	f         *Fake
+	gbps      float64
+	qpns      []uint32
+	connected []bool
+}
+
+// fakeFabricLatency is the fake's one-way switch and wire time.
+const fakeFabricLatency = 1500 * time.Nanosecond
+
+func (e *fakeEndpoint) QPNs() []uint32 { return e.qpns }
+
+func (e *fakeEndpoint) Connect(i int, remoteQPN uint32, rt Route) error {
+	if i < 0 || i >= len(e.qpns) || remoteQPN == 0 || (rt.LID == 0 && rt.GIDIndex < 0) {
+		return fmt.Errorf("fake verbs: ibv_modify_qp(RTR): QP %d to %d: Invalid argument", i, remoteQPN)
+	}
+	e.connected[i] = true
+	return nil
+}
+
+func (e *fakeEndpoint) lb() *fakeLoopback { return &fakeLoopback{f: e.f, gbps: e.gbps} }
+
+func (e *fakeEndpoint) Register(b Buffer) (Region, error) { return e.lb().Register(b) }
+func (e *fakeEndpoint) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
+	return e.lb().RegisterDMABuf(b, d)
+}
+
+func (e *fakeEndpoint) Remote(r Region) RemoteRegion {
+	fr := r.(fakeRegion)
+	return RemoteRegion{Addr: fr.b.Addr, RKey: uint32(fr.b.Addr >> 12), Size: fr.b.Size}
+}
+
+func (e *fakeEndpoint) ready(dst RemoteRegion, size int64) error {
+	for i, c := range e.connected {
+		if !c {
+			return fmt.Errorf("fake verbs: QP %d is not connected", i)
+		}
+	}
+	if dst.RKey == 0 || size > dst.Size {
+		return fmt.Errorf("fake verbs: RDMA WRITE completion status 10 (remote access error)")
+	}
+	return nil
+}
+
+func (e *fakeEndpoint) WriteBandwidth(src Region, dst RemoteRegion, size int64, iters, depth int) (time.Duration, error) {
+	if err := e.ready(dst, size); err != nil {
+		return 0, err
+	}
+	d, err := e.lb().WriteBandwidth(src, src, size, iters, depth)
+	return d + 2*fakeFabricLatency, err
+}
+
+func (e *fakeEndpoint) WriteLatency(src Region, dst RemoteRegion, size int64, iters int) (time.Duration, error) {
+	if err := e.ready(dst, size); err != nil {
+		return 0, err
+	}
+	d, err := e.lb().WriteLatency(src, src, size, iters)
+	return d + time.Duration(iters)*2*fakeFabricLatency, err
+}
+
+func (e *fakeEndpoint) Close() error { return nil }

@@ -630,3 +630,87 @@ func (l *nativeLoopback) Close() error {
 	}
 	return err
 }
+
+func (r nativeRDMA) Endpoint(dev string, port, qps int) (Endpoint, error) {
+	ctx, err := r.l.Open(dev)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := ctx.Endpoint(port, qps)
+	if err != nil {
+		ctx.Close()
+		return nil, err
+	}
+	return &nativeEndpoint{ctx: ctx, ep: ep}, nil
+}
+
+type nativeEndpoint struct {
+	ctx *verbs.Context
+	ep  *verbs.Endpoint
+}
+
+func (e *nativeEndpoint) QPNs() []uint32 { return e.ep.QPNs() }
+
+func (e *nativeEndpoint) Connect(i int, remoteQPN uint32, rt Route) error {
+	vr := verbs.Route{Port: rt.Port, LID: rt.LID, UseGID: rt.GIDIndex >= 0, GIDIndex: rt.GIDIndex, MTU: verbs.MTUEnum(rt.MTU)}
+	if vr.MTU == 0 {
+		vr.MTU = verbs.MTUEnum(1024)
+	}
+	if vr.UseGID {
+		ip := net.ParseIP(rt.GID)
+		if ip == nil {
+			return fmt.Errorf("hwbench: GID %q is not an address", rt.GID)
+		}
+		copy(vr.GID[:], ip.To16())
+	}
+	return e.ep.Connect(i, remoteQPN, vr)
+}
+
+func (e *nativeEndpoint) Register(b Buffer) (Region, error) {
+	mr, err := e.ep.Register(b.Addr, uint64(b.Size))
+	if err != nil {
+		return nil, err
+	}
+	return nativeRegion{mr}, nil
+}
+
+func (e *nativeEndpoint) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
+	mr, err := e.ep.RegisterDMABuf(d.Offset, uint64(b.Size), b.Addr, d.FD)
+	if err != nil {
+		return nil, err
+	}
+	return nativeRegion{mr}, nil
+}
+
+func (e *nativeEndpoint) Remote(r Region) RemoteRegion {
+	mr, err := regionMR(r)
+	if err != nil {
+		return RemoteRegion{}
+	}
+	addr, rkey := mr.Keys()
+	return RemoteRegion{Addr: addr, RKey: rkey}
+}
+
+func (e *nativeEndpoint) WriteBandwidth(src Region, dst RemoteRegion, size int64, iters, depth int) (time.Duration, error) {
+	s, err := regionMR(src)
+	if err != nil {
+		return 0, err
+	}
+	return e.ep.WriteBandwidth(s, dst.Addr, dst.RKey, uint64(size), iters, depth)
+}
+
+func (e *nativeEndpoint) WriteLatency(src Region, dst RemoteRegion, size int64, iters int) (time.Duration, error) {
+	s, err := regionMR(src)
+	if err != nil {
+		return 0, err
+	}
+	return e.ep.WriteLatency(s, dst.Addr, dst.RKey, uint64(size), iters)
+}
+
+func (e *nativeEndpoint) Close() error {
+	err := e.ep.Close()
+	if cerr := e.ctx.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -43,6 +43,7 @@ type Report struct {
 	NVBW   *NVBandwidthResult `json:"nvbw,omitempty"`
 	NCCL   *NCCLResult        `json:"nccl,omitempty"`
 	GDR    *GDRResult         `json:"gdr,omitempty"`
+	RDMA   *RDMAResult        `json:"rdma,omitempty"`
 }
 
 // Machine identifies the machine and software of a record.

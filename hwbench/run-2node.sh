@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run-2node.sh: run collsim hwbench's multi-node probes (the nccl sweeps
-# across two nodes through the TCP bootstrap, one process per GPU) under
+# across two nodes through the TCP bootstrap, one process per GPU, and the
+# RDMA WRITE probe between the nodes) under
 # Slurm (srun) or Open MPI (mpirun), with a prebuilt binary on a path every
 # node sees. See docs/hwbench.md, "Several processes and nodes".
 #
@@ -49,7 +50,7 @@ fi
 export CUDA_DEVICE_ORDER=PCI_BUS_ID
 out=$OUTDIR/hwbench-2node.json
 # shellcheck disable=SC2206 # word splitting of HWBENCH_ARGS is intended
-args=(hwbench --probes topo,nccl,gdr --coordinator "$h1:$PORT" --out "$out" ${HWBENCH_ARGS:-})
+args=(hwbench --probes topo,nccl,gdr,rdma --coordinator "$h1:$PORT" --out "$out" ${HWBENCH_ARGS:-})
 
 # Rank, rank count and local rank come from the launcher's variables
 # (SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID, OMPI_COMM_WORLD_*).

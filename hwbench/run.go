@@ -14,7 +14,7 @@ import (
 )
 
 // Probes are the probe names in their default order.
-var Probes = []string{"topo", "copy", "p2p", "nvbw", "nccl", "gdr"}
+var Probes = []string{"topo", "copy", "p2p", "nvbw", "nccl", "gdr", "rdma"}
 
 // Options configures a run. Zero values take the defaults of
 // DefaultOptions where noted.
@@ -235,7 +235,7 @@ func Run(ctx context.Context, b Backend, o Options) (*Report, error) {
 			st.Status, st.Error = StatusSkipped, "interrupted before it started"
 			continue
 		}
-		if p != "nccl" && r.localRank != 0 {
+		if p != "nccl" && p != "rdma" && r.localRank != 0 {
 			st.Status, st.Error = StatusSkipped, fmt.Sprintf("runs on the first rank of %s", host)
 			continue
 		}
@@ -293,6 +293,8 @@ func (r *runner) runProbe(ctx context.Context, p string) (err error) {
 		return r.probeNCCL(ctx)
 	case "gdr":
 		return r.probeGDR(ctx)
+	case "rdma":
+		return r.probeRDMA(ctx)
 	}
 	return fmt.Errorf("unknown probe %q", p)
 }

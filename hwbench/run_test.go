@@ -57,7 +57,11 @@ func TestRunFakeAllProbes(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	for _, p := range Probes {
-		if statusOf(rep)[p] != StatusOK {
+		want := StatusOK
+		if p == "rdma" {
+			want = StatusSkipped // needs ranks on two hosts
+		}
+		if statusOf(rep)[p] != want {
 			t.Errorf("probe %s: %+v", p, rep.Probes)
 		}
 	}
