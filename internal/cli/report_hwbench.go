@@ -129,8 +129,10 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options, v *calibrate.
 	doc.Assumptions = []reports.Assumption{
 		{Term: "NCCL timing", Value: "CUDA events around --iters launches", Source: "as nccl-tests (nccl-facts §1.2); the slowest rank of a process, the mean over processes (docs/hwbench.md)"},
 		{Term: "busbw", Value: "algbw x nccl-tests factor", Source: "nccl-tests doc/PERFORMANCE.md; 1 GB/s = 1e9 B/s"},
-		{Term: "copies", Value: "cudaMemcpyAsync / cudaMemcpyPeerAsync of --copybytes", Source: "timed with CUDA events after --warmup copies; latency: mean of 100 copies of 4 bytes (docs/hwbench.md)"},
-		{Term: "GPUDirect RDMA", Value: "loopback on one port", Source: "measures the PCIe path between memory and NIC, capped by the port rate, not the wire (docs/hwbench.md)"},
+		{Term: "copies", Value: "cudaMemcpyAsync / cudaMemcpyPeerAsync of --copybytes", Source: "timed with CUDA events after --warmup copies; pinned memory bound to the GPU's NUMA node (docs/hwbench.md)"},
+		{Term: "P2P latency", Value: "mean of 100 copies of 4 bytes", Source: "queued behind a spin kernel and timed back to back, as p2pBandwidthLatencyTest; the p2p result's latency_method says when it could not be (docs/hwbench.md)"},
+		{Term: "data check", Value: "nccl-tests -c 1", Source: "one launch per size on a known pattern, compared on the host: #wrong (docs/hwbench.md)"},
+		{Term: "GPUDirect RDMA", Value: "loopback on one port", Source: "measures the PCIe path between memory and NIC, capped by the port rate, not the wire; DMA-BUF tried before nvidia-peermem (docs/hwbench.md)"},
 	}
 
 	ps := reports.Section{Title: "Probes", Blocks: []reports.Block{probes}}
