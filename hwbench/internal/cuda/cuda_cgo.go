@@ -262,6 +262,8 @@ type Runtime struct {
 	d       *C.hb_cu
 	drvErr  error
 
+	drvSonames []string
+
 	mu    sync.Mutex
 	delay map[int]C.uintptr_t // spin kernel per device
 }
@@ -318,12 +320,15 @@ var driverSymbols = []dl.Sym{
 }
 
 // Load opens the newest CUDA runtime in Sonames and resolves every function
-// the binding uses. A missing library is an error wrapping
+// the binding uses; the driver (DriverSonames) is loaded when first needed. A missing library is an error wrapping
 // dl.ErrLibraryNotFound; a missing function wraps dl.ErrSymbolNotFound.
 func Load() (*Runtime, error) { return LoadFrom(Sonames) }
 
 // LoadFrom is Load with an explicit list of sonames or paths.
-func LoadFrom(sonames []string) (*Runtime, error) {
+func LoadFrom(sonames []string) (*Runtime, error) { return LoadWith(sonames, DriverSonames) }
+
+// LoadWith is LoadFrom with an explicit list of driver sonames or paths.
+func LoadWith(sonames, driverSonames []string) (*Runtime, error) {
 	lib, err := dl.Open(sonames, symbols)
 	if err != nil {
 		return nil, err
@@ -363,7 +368,7 @@ func LoadFrom(sonames []string) (*Runtime, error) {
 	f.getErrorName = a("cudaGetErrorName")
 	f.hostAlloc = a("cudaHostAlloc")
 	f.hostGetDevicePointer = a("cudaHostGetDevicePointer")
-	return &Runtime{lib: lib, f: f, delay: map[int]C.uintptr_t{}}, nil
+	return &Runtime{lib: lib, f: f, delay: map[int]C.uintptr_t{}, drvSonames: driverSonames}, nil
 }
 
 // Soname returns the library that was loaded, e.g. "libcudart.so.12".
@@ -619,7 +624,7 @@ func SetFlag(host Ptr, v uint32) { C.hb_flag_set(C.uintptr_t(host), C.uint32_t(v
 // driver loads libcuda once.
 func (r *Runtime) driver() (*C.hb_cu, error) {
 	r.drvOnce.Do(func() {
-		lib, err := dl.Open(DriverSonames, driverSymbols)
+		lib, err := dl.Open(r.drvSonames, driverSymbols)
 		if err != nil {
 			r.drvErr = err
 			return
