@@ -93,7 +93,7 @@ func TestDriverBindingAgainstFake(t *testing.T) {
 	if err != nil || p == 0 {
 		t.Fatalf("MallocHostNUMA: %v", err)
 	}
-	t.Logf("NUMA binding took: %v", bound) // depends on this kernel's policy support
+	t.Logf("NUMA binding took: %v", bound)                             // depends on this kernel's policy support
 	if f := fakeVar[uint32](t, lib, "last_host_alloc_flags"); f != 0 { // cudaHostAllocDefault
 		t.Errorf("host alloc flags %d, want 0", f)
 	}
