@@ -312,3 +312,34 @@ func TestParseHWBenchDebugLog(t *testing.T) {
 		t.Fatalf("log %+v", a.Log)
 	}
 }
+
+// TestParseHWBenchRDMA: the rdma probe's writes between nodes become
+// perftest-style results ("hwbench rdma_write bw host->host", Gb/s).
+func TestParseHWBenchRDMA(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(readHWBenchFixture(t), &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["rdma"] = map[string]any{
+		"writer":    map[string]any{"host": "alpha", "hca": "mlx5_0", "mtu": 4096, "rate_gbps": 400},
+		"bandwidth": []any{map[string]any{"src": "host", "dst": "host", "bytes": 8388608, "iters": 512, "gbps": 48.1}, map[string]any{"src": "gpu", "dst": "gpu", "bytes": 8388608, "iters": 512, "gbps": 46.5}},
+		"latency":   []any{map[string]any{"src": "host", "dst": "host", "bytes": 8, "iters": 1000, "us": 3.1}},
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ParseHWBench("hw.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*PerftestResult{}
+	for _, p := range a.Perftest {
+		got[p.Test] = p
+	}
+	hh, gg, lat := got["hwbench rdma_write bw host->host"], got["hwbench rdma_write bw gpu->gpu"], got["hwbench rdma_write lat host->host"]
+	if hh == nil || gg == nil || lat == nil || hh.GPUDirect || !gg.GPUDirect || hh.LinkType != "IB" ||
+		math.Abs(hh.Rows[0].AvgGbs-48.1*8) > 1e-9 || lat.Rows[0].LatAvgUs != 3.1 {
+		t.Errorf("perftest results %v", got)
+	}
+}
