@@ -22,6 +22,11 @@ func TestHWBenchReportVerdictNothingCompared(t *testing.T) {
 	if strings.Contains(page, "PASS") || strings.Contains(page, "no problems found") {
 		t.Errorf("report passes a run that compared nothing:\n%s", page[:min(len(page), 1500)])
 	}
+	for _, w := range []string{"P2P/CUMEM/read", "NVLS", "available (NCCL_DEBUG=INFO)", "mlx5_0:1 dmabuf"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("report lacks %q", w)
+		}
+	}
 	if !strings.Contains(page, "nothing measured, nothing compared") {
 		t.Errorf("report does not say nothing was compared:\n%s", page[:min(len(page), 1500)])
 	}

@@ -123,6 +123,23 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options, v *calibrate.
 	if o.NCCLText != "" && rep.NCCL != nil {
 		doc.Inputs = append(doc.Inputs, reports.KV{Key: "nccl-tests text", Value: o.NCCLText})
 	}
+	if n := rep.NCCL; n != nil {
+		if len(n.Transports) > 0 {
+			doc.Inputs = append(doc.Inputs, reports.KV{Key: "NCCL transports", Value: strings.Join(n.Transports, ", ")})
+		}
+		if n.NVLS != "" {
+			doc.Inputs = append(doc.Inputs, reports.KV{Key: "NVLS", Value: n.NVLS + " (NCCL_DEBUG=INFO)"})
+		}
+	}
+	if g := rep.GDR; g != nil {
+		var mech []string
+		for _, p := range g.Ports {
+			mech = append(mech, fmt.Sprintf("%s:%d %s", p.HCA, p.Port, p.Mechanism))
+		}
+		if len(mech) > 0 {
+			doc.Inputs = append(doc.Inputs, reports.KV{Key: "GPUDirect RDMA", Value: strings.Join(mech, ", ")})
+		}
+	}
 	if !rep.Started.IsZero() {
 		doc.Inputs = append(doc.Inputs, reports.KV{Key: "started", Value: rep.Started.UTC().Format("2006-01-02 15:04:05 MST")})
 	}
