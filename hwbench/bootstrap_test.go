@@ -142,29 +142,12 @@ func freeAddr(t *testing.T) string {
 // beta) writes its host's probes to <out>.rank2.json, rank 1 writes nothing.
 func TestRunMultiRank(t *testing.T) {
 	dir := t.TempDir()
-	coord := freeAddr(t)
-	hosts := []string{"alpha", "alpha", "beta"}
-	fakes := make([]*Fake, 3)
-	reps := make([]*Report, 3)
-	errs := make([]error, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
 	world := NewFakeWorld()
-	for r := range hosts {
-		fakes[r] = NewFake(FakeConfig{Hostname: hosts[r], GPUs: 2, NICs: 1, World: world})
-		o := fakeOptions(dir)
-		o.MaxBytes = 64 * model.KiB
-		o.CopyBytes = model.MiB
-		o.Probes = []string{"topo", "nccl", "copy"}
-		o.Rank, o.NRanks, o.Coordinator = r, 3, coord
-		wg.Add(1)
-		go func(r int, o Options) {
-			defer wg.Done()
-			reps[r], errs[r] = Run(ctx, fakes[r], o)
-		}(r, o)
+	var fakes []*Fake
+	for _, h := range []string{"alpha", "alpha", "beta"} {
+		fakes = append(fakes, NewFake(FakeConfig{Hostname: h, GPUs: 2, NICs: 1, World: world}))
 	}
-	wg.Wait()
+	reps, errs := runRanksIn(t, dir, fakes, nil, []string{"topo", "nccl", "copy"}, func(o *Options) { o.MaxBytes = 64 * model.KiB })
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
