@@ -192,3 +192,56 @@ func TestRunMultiRank(t *testing.T) {
 		t.Errorf("nccl-tests text:\n%s", text)
 	}
 }
+
+// TestGatherNumbers exchanges a number per rank over two bootstrapped
+// ranks: every rank gets all values in rank order, and a rank that sends
+// something else is named in every rank's error.
+func TestGatherNumbers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := Listen("127.0.0.1:0", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var b1 *Bootstrap
+	var err1 error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b1, err1 = Dial(ctx, l.Addr(), 1, 2)
+	}()
+	b0, err := l.Accept(ctx)
+	<-done
+	if err != nil || err1 != nil {
+		t.Fatalf("bootstrap: %v, %v", err, err1)
+	}
+	defer b0.Close()
+	defer b1.Close()
+	runners := []*runner{{boot: b0}, {boot: b1}}
+	exchange := func(texts ...string) ([][]int64, []error) {
+		got, errs := make([][]int64, 2), make([]error, 2)
+		var wg sync.WaitGroup
+		for r := range runners {
+			wg.Add(1)
+			go func(r int) {
+				defer wg.Done()
+				got[r], errs[r] = gatherNumbers[int64](ctx, runners[r], texts[r], "size")
+			}(r)
+		}
+		wg.Wait()
+		return got, errs
+	}
+	got, errs := exchange("3", "5")
+	for r := range got {
+		if errs[r] != nil || len(got[r]) != 2 || got[r][0] != 3 || got[r][1] != 5 {
+			t.Errorf("rank %d got %v, %v; want [3 5]", r, got[r], errs[r])
+		}
+	}
+	_, errs = exchange("3", "x")
+	for r, err := range errs {
+		if err == nil || err.Error() != `rank 1 sent a bad size "x"` {
+			t.Errorf("rank %d: error %v, want rank 1's bad size named", r, err)
+		}
+	}
+}
