@@ -152,13 +152,7 @@ func near(a, b uint32) bool { return a+12 >= b && a <= b+12 }
 // checks that the page is drawn (not blank, plots visible) and that it
 // asked the network for nothing. It skips when no Chromium is installed.
 func TestBrowserRender(t *testing.T) {
-	bin := browsertest.Find()
-	if bin == "" {
-		t.Skip("no chromium, chromium-browser or google-chrome on PATH; install one (Debian: apt-get install -y chromium) to run the browser rendering test")
-	}
-	if testing.Short() {
-		t.Skip("browser rendering test skipped in -short mode")
-	}
+	bin := browsertest.Require(t, "browser rendering")
 	dir := t.TempDir()
 	for _, fx := range fixtures() {
 		t.Run(fx.name, func(t *testing.T) {

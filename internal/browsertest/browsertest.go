@@ -20,14 +20,28 @@ import (
 	"time"
 )
 
-// Find returns the path of a Chromium-family browser on PATH, or "".
-func Find() string {
+// find returns the path of a Chromium-family browser on PATH, or "".
+func find() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
 	return ""
+}
+
+// Require returns the browser for the test named what ("browser layout"),
+// skipping the test when there is none on PATH or in -short mode.
+func Require(t testing.TB, what string) string {
+	t.Helper()
+	bin := find()
+	if bin == "" {
+		t.Skipf("no chromium, chromium-browser or google-chrome on PATH; install one (Debian: apt-get install -y chromium) to run the %s test", what)
+	}
+	if testing.Short() {
+		t.Skipf("%s test skipped in -short mode", what)
+	}
+	return bin
 }
 
 // Command returns a headless run of bin on the file at page with its

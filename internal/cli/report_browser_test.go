@@ -15,13 +15,7 @@ import (
 // lays each out in headless Chromium at 1280 px: nothing may overflow its
 // box. It skips without Chromium and in -short mode.
 func TestReportBrowserLayout(t *testing.T) {
-	bin := browsertest.Find()
-	if bin == "" {
-		t.Skip("no chromium, chromium-browser or google-chrome on PATH; install one (Debian: apt-get install -y chromium) to run the layout test")
-	}
-	if testing.Short() {
-		t.Skip("browser layout test skipped in -short mode")
-	}
+	bin := browsertest.Require(t, "browser layout")
 	moc := corpus + "/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt"
 	snellius := []string{corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt", corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt"}
 	tests := []struct {
