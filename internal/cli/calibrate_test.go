@@ -115,7 +115,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"rank count", []string{"--node", "hgx-h100-4gpu", "--nodes", "1", "--measured", snellius2x4[0]}, "rank count: the run has 8 ranks, the cluster has 4"},
+		{"rank count", []string{"--node", "hgx-h100-4gpu", "--gpus-per-node", "3", "--measured", snellius2x4[0]}, "rank count: the run has 8 ranks, the cluster has 3"},
 		{"GPU type", []string{"--node", "dgx-a100", "--nodes", "2", "--gpus-per-node", "4", "--measured", snellius2x4[0]}, "GPU type"},
 		{"no file", []string{"--node", "hgx-h100-4gpu"}, "at least one measurement file"},
 		{"unknown term", []string{"--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius2x4[0], "--terms", "warp.speed"}, "warp.speed"},
