@@ -44,6 +44,9 @@ type shape struct {
 type form struct {
 	demands []demand
 	shape
+	// note is what the prediction should say about the call, empty if
+	// nothing.
+	note string
 }
 
 // closedForm builds the analytic form of a call.
@@ -374,7 +377,20 @@ func (e *Env) formDirect(call Call) (*form, error) {
 		block = float64(call.Bytes)
 	}
 	f := &form{shape: shape{kind: "direct", slices: 1, steps: 1, units: []float64{block}, perMemb: block}}
-	ccap := ceiling{rate: e.channelCap(model.ProtoSimple) * 2, kind: ceilPeerChannels}
+	// NCCL spreads each send over a number of p2p channels that grows with
+	// its size (model.Tuner.P2POpFor); each channel is one CTA, and over
+	// the network one connection.
+	op := e.Tuner.P2POpFor(int64(block))
+	f.note = fmt.Sprintf("%d p2p channels per peer operation of %s (chunk %s)", op.Channels, model.FormatBytes(model.Bytes(block)), model.FormatBytes(model.Bytes(op.ChunkBytes)))
+	peerCeil := func(route []model.LinkID, capv ceiling) ceiling {
+		ch := ceiling{rate: e.channelCap(model.ProtoSimple) * e.params.P2PChanShare, kind: ceilPeerChannels}
+		if e.routeClass(route) == model.LatNet {
+			ch = minCeiling(ch, ceiling{rate: e.params.NetChanGBps * 1e-3, kind: ceilNetChannel})
+		}
+		ch = minCeiling(ch, capv)
+		ch.rate *= float64(op.Channels)
+		return ch
+	}
 	sym := e.symmetric()
 	for s := 0; s < n; s++ {
 		src := c.Nodes[s/G].GPUs[s%G]
@@ -405,7 +421,7 @@ func (e *Env) formDirect(call Call) (*form, error) {
 				route, ceil = e.decorate(r)
 			}
 			f.latHop = max(f.latHop, e.stepLat(e.routeClass(route), model.ProtoSimple))
-			f.demands = append(f.demands, demand{route, block, 1, minCeiling(ceil, ccap)})
+			f.demands = append(f.demands, demand{route, block, 1, peerCeil(route, ceil)})
 		}
 	}
 	return f, nil
@@ -447,13 +463,18 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 	var total float64
 	switch f.kind {
 	case "ring":
-		// Each step moves one chunk in slices: a slice is sent as soon as
-		// the previous step's slice arrived, so a step takes the longer of
-		// the chunk's transfer and one slice plus the hop latency.
+		// Each step moves its slices, then pays the step's synchronisation
+		// (the sender's fence and flag, the receiver's poll before it
+		// forwards; across nodes the proxy's completion): the next step
+		// waits for it, so it adds to the transfer instead of hiding under
+		// the other slices, as NCCL's own model adds nsteps x hwLat to
+		// bytes/bw (tuning.cc ncclTopoGetAlgoTime). It shows at mid sizes:
+		// 8x H100 AllGather at 64 MiB takes 205 us where the transfer
+		// alone takes 174 (xxrjun file); 8x A100 AllReduce at 32 MiB 378
+		// against 253 (thanos file).
 		for _, u := range f.units {
 			st := u / float64(f.slices) / eff / rate
-			step := math.Max(float64(f.slices)*st, st+lat)
-			total += float64(f.steps) * step
+			total += float64(f.steps) * (float64(f.slices)*st + lat)
 		}
 	case "chain", "tree":
 		// Steady state at the bottleneck rate for all but the first unit;

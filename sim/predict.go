@@ -132,6 +132,7 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		return pt, err
 	}
 	t, loads, capBound := e.analytic(f, e.baseLat(choice))
+	pt.Note = f.note
 	pt.Engine = EngineAnalytic
 	if req.Engine == EngineDES {
 		run, err := e.runDES(ctx, req, call, false)
@@ -202,7 +203,7 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (
 		if err != nil {
 			return nil, err
 		}
-		return &desRun{time: res.Makespan, res: res, pr: pr, ops: len(pr.sched.Ops), events: res.Events}, nil
+		return &desRun{time: res.Makespan, res: res, pr: pr, ops: len(pr.sched.Ops), events: res.Events, note: pr.Note}, nil
 	}
 	for {
 		r0, err := one(window)
@@ -246,8 +247,8 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (
 			if saturated {
 				how = "its busiest link saturated"
 			}
-			r0.note = fmt.Sprintf("DES simulated %d of %d pipeline units in full; each of the other %d adds the steady-state period of %.3f us it measured (%s)",
-				window, total, r0.pr.skipped, p1.Microseconds(), how)
+			r0.note = joinNotes(r0.note, fmt.Sprintf("DES simulated %d of %d pipeline units in full; each of the other %d adds the steady-state period of %.3f us it measured (%s)",
+				window, total, r0.pr.skipped, p1.Microseconds(), how))
 			return r0, nil
 		}
 		window *= 2
@@ -289,6 +290,14 @@ func unitBound(s *Schedule, caps []float64, u int32) float64 {
 		t = math.Max(t, b/caps[l])
 	}
 	return t
+}
+
+// joinNotes joins two notes with "; ", skipping empty ones.
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 // periodTol is the spread, in picoseconds, allowed between consecutive

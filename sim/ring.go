@@ -103,6 +103,11 @@ func (b *builder) ring() (*prog, error) {
 						lastA[j*slices+k] = b.add(Op{Kind: OpDelay, Latency: hops[g][j].lat, Channel: int32(g), Step: int32(s), Rank: rank[(j+1)%nsim]}, prevT[j])
 					}
 				}
+				// The step's synchronisation follows its last slice: the
+				// rank's next push waits for it (see the analytic ring).
+				for j := 0; j < nsim; j++ {
+					prevT[j] = lastA[j*slices+slices-1]
+				}
 			}
 		}
 	}
