@@ -113,7 +113,6 @@ func (e *Env) formRing(call Call) (*form, error) {
 	f.perMemb = sumUnits(f.units) * float64(steps) / model.ProtoPayload(proto)
 	ccap := e.channelCeiling(proto)
 	chans, weights := channelGroups(e.Tuner.Graphs.Ring, nc)
-	var latSum model.Time
 	for g, ch := range chans {
 		for i := 0; i < n; i++ {
 			na, ga := ringRank(ch, G, i)
@@ -122,15 +121,13 @@ func (e *Env) formRing(call Call) (*form, error) {
 			if err != nil {
 				return nil, err
 			}
-			if g == 0 {
-				latSum += e.stepLat(e.routeClass(route), proto)
-			}
+			f.latHop = max(f.latHop, e.stepLat(e.routeClass(route), proto))
 			f.demands = append(f.demands, demand{route, f.perMemb, weights[g], minCeiling(ceil, ccap)})
 		}
 	}
-	// A step's data walks one hop around the ring: over a loop the latency
-	// paid per step is the ring's mean hop latency.
-	f.latHop = latSum / model.Time(n)
+	// Every rank's next step waits for its own step's synchronisation and
+	// for its predecessor's data, so the rank behind the slowest hop paces
+	// every step: a step pays the ring's largest hop latency.
 	return f, nil
 }
 
