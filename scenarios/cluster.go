@@ -62,7 +62,7 @@ func errAt(file string, n *yaml.Node, format string, a ...any) error {
 //	nodes: N
 //	gpus_per_node: G
 //	gpu: <GPU model replacing the template's>
-//	nics: "4x200G-ib" | {count, speed, kind, gdr, ports, pcie: gen4|gen5,
+//	nics: "4x200G-ib" | {count, speed, kind, stack, gdr, ports, pcie: gen4|gen5,
 //	       roce: {pfc, ecn, dcqcn, mtu, loss_rate, retransmit: go-back-n|selective-repeat, gid_index}}
 //	fabric: {kind: single-switch|fat-tree|leaf-spine|rail-optimized|rail-only, tiers, radix,
 //	         nodes_per_leaf, oversubscription: r | [leaf, spine], planes, routing: static|ecmp|adaptive,
@@ -292,6 +292,11 @@ func decodeNICs(file string, v *yaml.Node, node model.NodeSpec) (model.NodeSpec,
 	if err != nil {
 		return node, err
 	}
+	if ns.Kind == "" && ns.Stack != "" {
+		if st, err := model.ParseNetStack(ns.Stack); err == nil {
+			ns.Kind = string(st.Kind()) // the stack says what the NICs are
+		}
+	}
 	kind, err := model.ParseNICKind(ns.Kind)
 	if err != nil {
 		return node, errAt(file, v, "nics.kind: %v", err)
@@ -302,8 +307,13 @@ func decodeNICs(file string, v *yaml.Node, node model.NodeSpec) (model.NodeSpec,
 	if ns.Count < 0 || ns.Count > 256 {
 		return node, errAt(file, v, "nics.count: %d is outside 0..256", ns.Count)
 	}
+	if ns.Stack != "" {
+		if _, err := model.ResolveStack(ns.Stack, kind); err != nil {
+			return node, errAt(file, valueOrNode(v, "stack"), "nics.stack: %v", err)
+		}
+	}
 	out := node.WithNICs(ns.Count, ns.Speed, kind)
-	out.NICs.RoCE, out.NICs.GDR, out.NICs.Ports, out.NICs.PCIe = ns.RoCE, ns.GDR, ns.Ports, ns.PCIe
+	out.NICs.Stack, out.NICs.RoCE, out.NICs.GDR, out.NICs.Ports, out.NICs.PCIe = ns.Stack, ns.RoCE, ns.GDR, ns.Ports, ns.PCIe
 	return out, nil
 }
 
@@ -346,6 +356,8 @@ type Overrides struct {
 	Nodes, GPUsPerNode int
 	GPU                string
 	NICs               string
+	// NetStack names the network stack (model.NetStacks); "" = keep.
+	NetStack string
 	// Set holds NCCL_X=VALUE assignments.
 	Set         []string
 	NCCLVersion string
@@ -409,6 +421,17 @@ func (o Overrides) Resolve() (model.ClusterSpec, error) {
 			return spec, fmt.Errorf("--nics: %w", err)
 		}
 		spec.Node = spec.Node.WithNICs(count, speed, kind)
+	}
+	if o.NetStack != "" {
+		kind, err := model.ParseNICKind(spec.Node.NICs.Kind)
+		if err != nil {
+			return spec, fmt.Errorf("--net-stack: the node has no NIC kind: %w", err)
+		}
+		st, err := model.ResolveStack(o.NetStack, kind)
+		if err != nil {
+			return spec, fmt.Errorf("--net-stack: %w", err)
+		}
+		spec.Node.NICs.Stack = string(st)
 	}
 	if len(o.Set) > 0 && spec.Env == nil {
 		spec.Env = map[string]string{}

@@ -20,7 +20,8 @@ type Env struct {
 
 	// params are read-only after NewEnv: caps and netLatUs derive from them.
 	params Params
-	// netLatUs is NetLatUs for the cluster's NIC kind, resolved once.
+	// netLatUs is NetLatUs for the cluster's NIC kind (StackLatUs for a
+	// stack that is not the kind's default), resolved once.
 	netLatUs float64
 	// sym records whether node-periodic reduction is exact (see symmetric).
 	sym bool
@@ -49,6 +50,9 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 			if kk == k {
 				e.netLatUs = p.NetLatUs[i]
 			}
+		}
+		if st, err := model.ResolveStack(c.Spec.Node.NICs.Stack, k); err == nil && !st.Native() {
+			e.netLatUs = p.StackLatUs[model.StackIndex(st)]
 		}
 	}
 	t := c.Topo
@@ -133,7 +137,7 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
 		switch lk.Kind {
 		case model.LinkNet:
 			for _, x := range []model.ElemID{lk.From, lk.To} {
-				if el := t.Elem(x); el.Kind == model.KindNIC && (el.NIC.Kind == model.NICTCP || e.Cluster.Knobs.IBDisable) {
+				if el := t.Elem(x); el.Kind == model.KindNIC && (!el.NIC.Stack.GPUDirect() || e.Cluster.Knobs.IBDisable) {
 					socket = true
 				}
 			}

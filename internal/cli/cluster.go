@@ -21,6 +21,7 @@ func clusterFlags() []cli.Flag {
 		&cli.IntFlag{Name: "gpus-per-node", Usage: "use only the first `G` GPUs of each node"},
 		&cli.StringFlag{Name: "gpu", Usage: "GPU `MODEL` (e.g. H100-SXM, L40S)"},
 		&cli.StringFlag{Name: "nics", Usage: "NICs per node as `COUNTxSPEED-KIND` (4x200G-ib, 2x100G-roce, 1x10G-tcp, 4x100G-efa)"},
+		&cli.StringFlag{Name: "net-stack", Usage: "network stack `NAME` driving the NICs: ib-verbs, roce, efa-ofi, gib, tcpx, tcpxo, socket (default: the NIC kind's own)"},
 		&cli.StringSliceFlag{Name: "set", Usage: "NCCL variable `NCCL_X=VALUE` (repeatable)"},
 		&cli.StringFlag{Name: "nccl-version", Usage: "NCCL release whose defaults to model, e.g. `2.21` (default: newest)"},
 		profileFlag(),
@@ -41,6 +42,7 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		GPUsPerNode: c.Int("gpus-per-node"),
 		GPU:         c.String("gpu"),
 		NICs:        c.String("nics"),
+		NetStack:    c.String("net-stack"),
 		Set:         c.StringSlice("set"),
 		NCCLVersion: c.String("nccl-version"),
 	}
