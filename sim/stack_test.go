@@ -104,3 +104,19 @@ func TestStackTermsApply(t *testing.T) {
 		t.Errorf("stack.gib.lat.us 100 adds %.0f us to a ring over 2 nodes (at least 2 network steps)", d)
 	}
 }
+
+// TestSocketStack: NET/Socket on 2x1 V100 over a ~10GbE link measures
+// 0.90-0.96 GB/s all_reduce busbw at 16-32 MiB (shared/data
+// raw/nccltests_v100sxm3_2x1_tcp-socket_bcm-manual_1.txt); the default
+// stack of a tcp NIC is NET/Socket.
+func TestSocketStack(t *testing.T) {
+	o := scenarios.Overrides{Node: "dgx1-v100", GPUsPerNode: 1, Nodes: 2, NICs: "1x10G-tcp"}
+	e := newEnv(t, o)
+	if e.Res.Net != "Socket" {
+		t.Errorf("network = %q, want Socket", e.Res.Net)
+	}
+	p := predict(t, e, model.AllReduce, sim.EngineAnalytic, "", 16<<20)
+	if d := p.BusBW/0.93 - 1; math.Abs(d) > 0.10 {
+		t.Errorf("16 MiB busbw %.3f GB/s, measured 0.90-0.96 (%+.1f%%)", p.BusBW, 100*d)
+	}
+}
