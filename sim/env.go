@@ -70,6 +70,12 @@ func (e *Env) routeClass(route []model.LinkID) int {
 	t := e.Cluster.Topo
 	class := 0
 	for _, l := range route {
+		if int(l) >= len(t.Links) {
+			// A virtual cross-socket P2P ceiling (see NewEnv): the data
+			// goes device to device through the CPUs, a PCIe-class path.
+			class = 1
+			continue
+		}
 		switch t.Links[l].Kind {
 		case model.LinkNet:
 			return 2

@@ -1,0 +1,88 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
+)
+
+// TestCrossSocketP2P runs every algorithm of every collective, on both
+// engines, over clusters whose GPU-to-GPU traffic crosses a socket: the
+// routes then carry the virtual cross-socket P2P links NewEnv adds, and every
+// consumer of a route must know them (a PCIe server with NCCL_P2P_LEVEL=SYS
+// once panicked with an index out of range in the latency class).
+func TestCrossSocketP2P(t *testing.T) {
+	clusters := []struct {
+		name string
+		o    scenarios.Overrides
+		// nvls lists the NVLS algorithms the cluster supports (NVLS needs
+		// NVLink SHARP, NVLSTree more than one node); the others must be
+		// refused with an error.
+		nvls []string
+	}{
+		{"pcie-sys", scenarios.Overrides{Node: "pcie-gpu-server", Set: []string{"NCCL_P2P_LEVEL=SYS"}}, nil},
+		{"pcie-sys-2nodes", scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2, Set: []string{"NCCL_P2P_LEVEL=SYS"}}, nil},
+		{"pcie-sys-4gpus", scenarios.Overrides{Node: "pcie-gpu-server", GPUsPerNode: 4, Set: []string{"NCCL_P2P_LEVEL=SYS"}}, nil},
+		{"dgx1-sys", scenarios.Overrides{Node: "dgx1-v100", Set: []string{"NCCL_P2P_LEVEL=SYS"}}, nil},
+		{"dgx-h100-sys", scenarios.Overrides{Node: "dgx-h100", Set: []string{"NCCL_P2P_LEVEL=SYS"}}, []string{"nvls"}},
+		{"dgx-h100-sys-2nodes", scenarios.Overrides{Node: "dgx-h100", Nodes: 2, Set: []string{"NCCL_P2P_LEVEL=SYS"}}, []string{"nvlstree"}},
+	}
+	algos := map[model.Collective][]string{
+		model.AllReduce:     {"", "ring", "tree", "nvls", "nvlstree"},
+		model.AllGather:     {"", "ring", "nvls"},
+		model.ReduceScatter: {"", "ring", "nvls"},
+		model.Broadcast:     {"", "ring"},
+		model.Reduce:        {"", "ring"},
+		model.AlltoAll:      {"", "direct"},
+		model.SendRecv:      {"", "direct"},
+	}
+	// Sizes on both sides of NCCL's protocol and algorithm switches, each
+	// at least one element per rank.
+	sizes := []model.Bytes{1 << 10, 64 << 10, 4 << 20, 64 << 20}
+	for _, cl := range clusters {
+		e := newEnv(t, cl.o)
+		for coll, names := range algos {
+			for _, name := range names {
+				for _, eng := range []sim.EngineKind{sim.EngineDES, sim.EngineAnalytic} {
+					t.Run(fmt.Sprintf("%s/%s/%s/%s", cl.name, coll, nameOr(name), eng), func(t *testing.T) {
+						req := sim.Request{Coll: coll, Engine: eng, ElemSize: 4}
+						if name != "" {
+							a, err := model.ParseAlgo(name)
+							if err != nil {
+								t.Fatal(err)
+							}
+							req.Algo = &a
+						}
+						for _, size := range sizes {
+							p, err := e.Predict(context.Background(), req, size)
+							if err != nil {
+								isNVLS := name == "nvls" || name == "nvlstree"
+								if isNVLS && !slices.Contains(cl.nvls, name) && strings.Contains(err.Error(), "no enabled algorithm") {
+									// Not applicable: NCCL refuses it too.
+									return
+								}
+								t.Fatalf("%d B: %v", size, err)
+							}
+							if !(p.TimeUs > 0) {
+								t.Fatalf("%d B: time %v us, want > 0", size, p.TimeUs)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func nameOr(s string) string {
+	if s == "" {
+		return "auto"
+	}
+	return s
+}
