@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -145,6 +146,7 @@ func runWith(ctx context.Context, e *env, args []string) int {
 	app := &cli.App{
 		Name:                 "collsim",
 		Usage:                "simulate, calibrate and validate GPU collective communication (NCCL) performance",
+		UsageText:            "collsim COMMAND [options] [FILE...]\ncollsim help [COMMAND]   what a command does and its options\ncollsim version          the version",
 		Version:              Version,
 		Writer:               stdout,
 		ErrWriter:            stderr,
@@ -152,11 +154,17 @@ func runWith(ctx context.Context, e *env, args []string) int {
 		EnableBashCompletion: false,
 		HideHelpCommand:      true,
 		ExitErrHandler:       func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return badInput(err)
-		},
+		OnUsageError:         usageError,
 	}
-	err := app.RunContext(ctx, interspersed(app.Commands, args))
+	for _, c := range app.Commands {
+		if c.OnUsageError == nil {
+			c.OnUsageError = usageError
+		}
+	}
+	args, err := builtins(app, args)
+	if err == nil && args != nil {
+		err = app.RunContext(ctx, interspersed(app.Commands, args))
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -172,4 +180,83 @@ func runWith(ctx context.Context, e *env, args []string) int {
 	// Errors urfave/cli raises itself (unknown flag, bad flag value, unknown
 	// command) are usage errors.
 	return ExitBadInput
+}
+
+// builtins handles what is not a command of its own: `collsim help
+// [COMMAND]` and `collsim version`, and refuses a command collsim does not
+// have. It returns the arguments to run, nil when it did all there was to do.
+func builtins(app *cli.App, args []string) ([]string, error) {
+	if len(args) < 2 {
+		return args, nil
+	}
+	known := func(name string) bool {
+		for _, c := range app.Commands {
+			if c.HasName(name) {
+				return true
+			}
+		}
+		return false
+	}
+	switch name := args[1]; {
+	case name == "version":
+		if len(args) > 2 {
+			return nil, badInputf("version takes no arguments")
+		}
+		_, err := fmt.Fprintf(app.Writer, "%s version %s\n", app.Name, app.Version)
+		return nil, err
+	case name == "help":
+		switch {
+		case len(args) == 2:
+			return []string{args[0], "--help"}, nil
+		case len(args) > 3:
+			return nil, badInputf("help takes one command name, got %d: %s", len(args)-2, strings.Join(args[2:], " "))
+		case !known(args[2]):
+			return nil, unknownCommand(app, args[2])
+		}
+		return []string{args[0], args[2], "--help"}, nil
+	case strings.HasPrefix(name, "-") || known(name):
+		return args, nil
+	default:
+		return nil, unknownCommand(app, name)
+	}
+}
+
+// unknownCommand is the error for a command collsim does not have.
+func unknownCommand(app *cli.App, name string) error {
+	var names []string
+	for _, c := range app.Commands {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return badInputf("unknown command '%s' (commands: %s, help, version)", name, strings.Join(names, ", "))
+}
+
+// invalidValue matches the flag package's message for a value it cannot parse.
+var invalidValue = regexp.MustCompile(`^invalid value (".*") for flag (-\S+): (.*)$`)
+
+// usageError is every command's answer to flags it cannot parse: one line
+// naming the command and the flag, and where to read about it, instead of
+// the whole help text.
+func usageError(c *cli.Context, err error, _ bool) error {
+	dashes := func(f string) string {
+		f = strings.TrimLeft(f, "-")
+		if len(f) > 1 {
+			return "--" + f
+		}
+		return "-" + f
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		msg = "unknown flag " + dashes(f)
+	} else if f, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		msg = dashes(f) + " needs a value"
+	} else if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("%s: invalid value %s (%s)", dashes(m[2]), m[1], m[3])
+	}
+	if c == nil || c.Command == nil || c.Command.Name == "" || c.Command.Name == c.App.Name {
+		return badInputf("%s (see collsim help)", msg)
+	}
+	name := c.Command.Name
+	return badInputf("%s: %s (see collsim help %s)", name, msg, name)
 }
