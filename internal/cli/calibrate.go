@@ -118,6 +118,9 @@ func calibrateCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkOutput("calibrate", "-o", c.String("output")); err != nil {
+				return err
+			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
 				return badInputf("calibrate: --engine: %w", err)

@@ -50,6 +50,12 @@ func hwbenchCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkOutput("hwbench", "--out", o.Out); err != nil {
+				return err
+			}
+			if err := checkOutput("hwbench", "--nccl-text", o.NCCLText); err != nil {
+				return err
+			}
 			if !c.Bool("quiet") {
 				o.Progress = e.stderr
 			}
