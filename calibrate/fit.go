@@ -369,6 +369,9 @@ func Fit(ctx context.Context, series []Series, links []LinkObs, base sim.Params,
 		if len(opt.Terms) > 0 && !matchTerm(t.Name, opt.Terms) {
 			continue
 		}
+		if t.OnRequest && len(opt.Terms) == 0 {
+			continue
+		}
 		if !fp.termApplies(t.Name) {
 			continue
 		}

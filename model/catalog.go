@@ -311,8 +311,9 @@ const (
 	NICTCP  NICKind = "tcp"
 )
 
-// NICKinds lists the known kinds.
-var NICKinds = []NICKind{NICIB, NICRoCE, NICEFA, NICTCP}
+// NICKinds lists the known kinds, in a fixed order (sim indexes its
+// per-kind terms by it).
+func NICKinds() []NICKind { return []NICKind{NICIB, NICRoCE, NICEFA, NICTCP} }
 
 // RDMA reports whether the kind uses RDMA (and so can use GPUDirect RDMA).
 func (k NICKind) RDMA() bool { return k == NICIB || k == NICRoCE || k == NICEFA }
@@ -385,7 +386,7 @@ func (s NICSpeed) hasKind(k NICKind) bool {
 func (s NICSpeed) LineGBps() GBps { return GBps(float64(s.Gbps) / 8) }
 
 func validNICKind(k NICKind) bool {
-	for _, x := range NICKinds {
+	for _, x := range NICKinds() {
 		if x == k {
 			return true
 		}
@@ -394,8 +395,8 @@ func validNICKind(k NICKind) bool {
 }
 
 func nicKindList() string {
-	s := make([]string, len(NICKinds))
-	for i, k := range NICKinds {
+	s := make([]string, len(NICKinds()))
+	for i, k := range NICKinds() {
 		s[i] = string(k)
 	}
 	return strings.Join(s, ", ")

@@ -256,13 +256,17 @@ func (f FabricSpec) build(t *Topology, nodes []*NodeElems) error {
 // Version is an NCCL release, major.minor (patch ignored).
 type Version struct{ Major, Minor int }
 
-// Newest is the NCCL release whose behaviour collsim models by default.
-var Newest = Version{2, 30}
+// newestMinor is the minor release of NCCL 2 whose behaviour collsim
+// models by default.
+const newestMinor = 30
 
-// ParseVersion reads "2.21", "2.21.5" or "2.21.5+cuda12.4"; empty is Newest.
+// Newest is the NCCL release whose behaviour collsim models by default.
+func Newest() Version { return Version{2, newestMinor} }
+
+// ParseVersion reads "2.21", "2.21.5" or "2.21.5+cuda12.4"; empty is Newest().
 func ParseVersion(s string) (Version, error) {
 	if s == "" {
-		return Newest, nil
+		return Newest(), nil
 	}
 	var v Version
 	if n, _ := fmt.Sscanf(s, "%d.%d", &v.Major, &v.Minor); n != 2 || v.Major != 2 || v.Minor < 0 || v.Minor > 99 {

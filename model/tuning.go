@@ -13,54 +13,6 @@ import (
 // uses these numbers to choose; collsim uses them to choose the same way, and
 // as the analytic engine's "NCCL" estimate.
 
-// archIndex maps an SM version to NCCL's tuning table column
-// (Volta, Ampere, Hopper, Blackwell); Turing/Ada use the Volta/Ampere rows.
-func archIndex(sm int) int {
-	switch {
-	case sm >= 100:
-		return 3
-	case sm >= 90:
-		return 2
-	case sm >= 80:
-		return 1
-	}
-	return 0
-}
-
-// Per-arch caps in GB/s (tuning.cc ncclTunerConstantsDefaults; nccl-facts §2.3).
-var (
-	llMaxBW1Node        = [4]float64{39.0, 87.7, 141.0, 282.0}
-	perChMaxRingLL128BW = [4]float64{20, 20, 36.7, 40}
-	// [arch][1 node, 2 nodes, >= 3 nodes]
-	perChMaxTreeLL128BW = [4][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}
-	perChMaxTreeBW      = [4][3]float64{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}
-	perChMaxNVLSTreeBW  = [4][3]float64{{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96.0, 80.0}}
-)
-
-// Base latencies in µs by algorithm [LL, LL128, Simple] (nccl-facts §2.4).
-var baseLat = map[Algo][3]float64{
-	AlgoTree: {6.8, 14.0, 8.4},
-	AlgoRing: {6.6, 14.0, 8.4},
-	AlgoPAT:  {8, 8, 8},
-}
-
-// Hardware latencies in µs by link class [NVLINK, PCI, NET], algorithm and
-// protocol [LL, LL128, Simple] (nccl-facts §2.4, NCCL >= 2.29).
-var hwLat = [3]map[Algo][3]float64{
-	{AlgoTree: {.6, 1.25, 4.0}, AlgoRing: {.6, 1.9, 3.4}, AlgoNVLS: {0, 0, 25}, AlgoNVLSTree: {0, 0, 25}, AlgoPAT: {0, 0, 4.0}},
-	{AlgoTree: {1.0, 1.9, 4.0}, AlgoRing: {1.0, 2.5, 5.7}, AlgoNVLS: {0, 0, 0}, AlgoNVLSTree: {0, 0, 0}, AlgoPAT: {0, 0, 4.0}},
-	{AlgoTree: {5.0, 8.5, 14}, AlgoRing: {2.7, 4.0, 14.0}, AlgoNVLS: {0, 0, 18}, AlgoNVLSTree: {0, 0, 20.9}, AlgoPAT: {0, 0, 14}},
-}
-
-// treeCorrection is NCCL's Tree AllReduce bandwidth factor by
-// log2(nBytes/64), 64 B .. 256 MiB, per protocol (tuning.cc
-// treeCorrectionFactor; nccl-facts §2.2 describes its shape).
-var treeCorrection = [3][23]float64{
-	{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-	{1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
-	{.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
-}
-
 // Tuner holds NCCL's tuning tables for one cluster.
 type Tuner struct {
 	r      *Resolution
@@ -117,7 +69,7 @@ func (t *Tuner) cpuVendor() CPUVendor {
 // llMaxBW is llMaxBw: by GPU arch on one node, by CPU vendor across nodes.
 func (t *Tuner) llMaxBW() float64 {
 	if t.NNodes <= 1 {
-		return llMaxBW1Node[archIndex(t.r.c.GPUModel().SM)]
+		return llMaxBW1Node[ArchIndex(t.r.c.GPUModel().SM)]
 	}
 	amd := t.cpuVendor() == CPUAMD
 	switch {
@@ -228,7 +180,7 @@ func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 	if !t.supported(coll, a, p) || !k.Algos[a] || !k.Protos[p] {
 		return
 	}
-	arch := archIndex(t.r.c.GPUModel().SM)
+	arch := ArchIndex(t.r.c.GPUModel().SM)
 	ni := t.nodeIdx()
 	var busBW float64
 	switch a {
@@ -257,7 +209,7 @@ func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 			case ProtoLL:
 				busBW = math.Min(busBW/3.8, t.llMaxBW())
 			case ProtoLL128:
-				f := 120.0 / 128
+				f := ProtoPayload(ProtoLL128)
 				if t.NNodes == 1 {
 					f = 7.0 / 9
 				}
@@ -319,9 +271,9 @@ func (t *Tuner) nvlsBusBW(coll Collective, a Algo, arch, ni int) float64 {
 		}
 		return nch * math.Min(intra*ppnFrac, 0.9*inter)
 	}
-	eff := 0.85
+	eff := nvlsEffHopper
 	if arch >= 3 {
-		eff = 0.74
+		eff = nvlsEffBlackwell
 	}
 	intra *= eff * (nch - 1) / nch
 	if coll == AllReduce {
@@ -339,20 +291,20 @@ func (t *Tuner) nvlsBusBW(coll Collective, a Algo, arch, ni int) float64 {
 	return nch * bw
 }
 
-// linkClass returns 0 (NVLINK) when the ring graph is all NVLink, else 1 (PCI).
-func (t *Tuner) intraClass() int {
+// intraClass returns LatNVLink when the ring graph is all NVLink, else LatPCI.
+func (t *Tuner) intraClass() LatClass {
 	if t.Graphs.Ring.TypeIntra <= PathNVB {
-		return 0
+		return LatNVLink
 	}
-	return 1
+	return LatPCI
 }
 
 func (t *Tuner) latency(coll Collective, a Algo, p Proto) float64 {
 	v := t.r.c.Version
 	intra := hwLat[t.intraClass()][a][p]
-	inter := hwLat[2][a][p]
+	inter := hwLat[LatNet][a][p]
 	if t.PPN == 1 && t.NNodes > 1 {
-		inter = hwLat[2][AlgoTree][p]
+		inter = hwLat[LatNet][AlgoTree][p]
 	}
 	if t.NNodes > 1 {
 		overhead := 1.0
@@ -377,9 +329,9 @@ func (t *Tuner) latency(coll Collective, a Algo, p Proto) float64 {
 				lat = hwLat[t.intraClass()][AlgoTree][p]
 			}
 			if t.NNodes > 1 {
-				lat = hwLat[2][AlgoRing][p]
+				lat = hwLat[LatNet][AlgoRing][p]
 				if p == ProtoSimple {
-					lat = hwLat[2][AlgoTree][p]
+					lat = hwLat[LatNet][AlgoTree][p]
 				}
 			}
 			return base + lat

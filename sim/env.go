@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/collsim/collsim/model"
 )
@@ -10,12 +9,20 @@ import (
 // Env is everything about one cluster that predictions of many calls share:
 // the NCCL view (paths, graphs, tuning tables), the parameters, and the
 // capacity of every link after efficiencies. Build it once with NewEnv and
-// reuse it across sizes and collectives. An Env is not safe for concurrent use.
+// reuse it across sizes and collectives; its parameters are fixed when it is
+// built (build a new Env for new parameters). An Env is not safe for
+// concurrent use.
 type Env struct {
 	Cluster *model.Cluster
 	Res     *model.Resolution
 	Tuner   *model.Tuner
-	Params  Params
+
+	// params are read-only after NewEnv: caps and netLatUs derive from them.
+	params Params
+	// netLatUs is NetLatUs for the cluster's NIC kind, resolved once.
+	netLatUs float64
+	// sym records whether node-periodic reduction is exact (see symmetric).
+	sym bool
 
 	// caps is the capacity in bytes/ps of every topology link followed by
 	// collsim's virtual links (cross-socket device-to-device ceilings).
@@ -35,7 +42,14 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Cluster: c, Res: r, Tuner: r.Tuner(), Params: p, xsock: map[model.LinkID]model.LinkID{}}
+	e := &Env{Cluster: c, Res: r, Tuner: r.Tuner(), params: p, sym: isSymmetric(c), xsock: map[model.LinkID]model.LinkID{}}
+	if k, err := model.ParseNICKind(c.Spec.Node.NICs.Kind); err == nil {
+		for i, kk := range model.NICKinds() {
+			if kk == k {
+				e.netLatUs = p.NetLatUs[i]
+			}
+		}
+	}
 	t := c.Topo
 	e.caps = make([]float64, len(t.Links))
 	for i := range t.Links {
@@ -52,6 +66,9 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 	return e, nil
 }
 
+// Params returns a copy of the parameters the Env was built with.
+func (e *Env) Params() Params { return e.params }
+
 // LinkName names a link ID for reports, virtual links included.
 func (e *Env) LinkName(id model.LinkID) string {
 	t := e.Cluster.Topo
@@ -65,10 +82,11 @@ func (e *Env) LinkName(id model.LinkID) string {
 // Capacity returns link capacities in bytes/ps (virtual links included).
 func (e *Env) Capacity() []float64 { return e.caps }
 
-// Latency class of a route: 0 NVLink only, 1 PCIe or host memory, 2 network.
-func (e *Env) routeClass(route []model.LinkID) int {
+// routeClass is the latency class of a route: NVLink only, PCIe or host
+// memory, or network.
+func (e *Env) routeClass(route []model.LinkID) model.LatClass {
 	t := e.Cluster.Topo
-	class := 0
+	class := model.LatNVLink
 	for _, l := range route {
 		if int(l) >= len(t.Links) {
 			// A virtual cross-socket P2P ceiling (see NewEnv): the data
@@ -78,9 +96,9 @@ func (e *Env) routeClass(route []model.LinkID) int {
 		}
 		switch t.Links[l].Kind {
 		case model.LinkNet:
-			return 2
+			return model.LatNet
 		case model.LinkPCIe, model.LinkMem, model.LinkSMP:
-			class = 1
+			class = model.LatPCI
 		}
 	}
 	return class
@@ -90,8 +108,8 @@ func (e *Env) routeClass(route []model.LinkID) int {
 // traffic across a socket boundary also crosses the virtual cross-socket
 // link, data a GPU reads out of host memory is capped per channel, and so
 // is traffic over NET/Socket. It returns the route to use and the
-// per-member rate cap in bytes/ps (0 = none) implied by the route.
-func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
+// per-member ceiling the route implies (rate 0 = none).
+func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
 	t := e.Cluster.Topo
 	staged, hostRead, socket := false, false, false
 	for i, l := range route {
@@ -135,71 +153,77 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, float64) {
 			out = append(append(make([]model.LinkID, 0, len(route)+len(extra)), route...), extra...)
 		}
 	}
-	var capv float64
+	var ceil ceiling
 	if hostRead {
-		capv = e.Params.HostReadGBps * 1e-3
+		ceil = ceiling{rate: e.params.HostReadGBps * 1e-3, kind: ceilHostRead}
 	}
 	if socket {
-		capv = minCap(capv, e.Params.SocketGBps*1e-3)
+		ceil = minCeiling(ceil, ceiling{rate: e.params.SocketGBps * 1e-3, kind: ceilSocket})
 	}
-	return out, capv
+	return out, ceil
 }
 
-// capLabel explains a per-member rate cap for bottleneck reports.
-func (e *Env) capLabel(capv float64, p model.Proto) string {
-	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(a, b) }
+// ceilingKind names the per-member ceiling that bounds a transfer, so a
+// report can say which one set a time without comparing rates.
+type ceilingKind uint8
+
+const (
+	ceilNone         ceilingKind = iota
+	ceilHostRead                 // GPU reads out of host memory (hostread.gbps)
+	ceilSocket                   // NET/Socket, one TCP stream per channel (socket.gbps)
+	ceilChannel                  // one CTA's copy rate (chan.cap.*)
+	ceilPeerChannels             // the p2p channels of one peer pair
+)
+
+// ceiling is a per-member rate cap in bytes/ps (0 = none) and what it is.
+type ceiling struct {
+	rate float64
+	kind ceilingKind
+}
+
+// minCeiling is the tighter of two ceilings, where rate 0 means none; on a
+// tie the first is kept.
+func minCeiling(a, b ceiling) ceiling {
 	switch {
-	case near(capv, e.Params.HostReadGBps*1e-3):
-		return fmt.Sprintf("per-channel host-memory read ceiling (%.3g GB/s per channel: SHM or NET without GPUDirect RDMA)", e.Params.HostReadGBps)
-	case near(capv, e.Params.SocketGBps*1e-3):
-		return fmt.Sprintf("per-channel NET/Socket ceiling (%.3g GB/s per TCP stream)", e.Params.SocketGBps)
-	case near(capv, e.channelCap(p)):
-		return fmt.Sprintf("per-channel copy ceiling of one CTA (%.3g GB/s %s)", capv*1e3*protoEff[p], p)
+	case a.rate == 0:
+		return b
+	case b.rate == 0:
+		return a
+	case b.rate < a.rate:
+		return b
 	}
-	return fmt.Sprintf("per-channel ceiling (%.3g GB/s)", capv*1e3)
+	return a
 }
 
-// protoEff is the payload fraction of each protocol's wire format: LL sends
-// 4 B of data with a 4 B flag, LL128 one flag word per 128 B line, Simple
-// only data (nccl-facts §4.1).
-var protoEff = [model.NumProtos]float64{0.5, 120.0 / 128, 1}
+// capLabel explains the ceiling that bounds a call, for bottleneck reports.
+func (e *Env) capLabel(c ceiling, p model.Proto) string {
+	switch c.kind {
+	case ceilHostRead:
+		return fmt.Sprintf("per-channel host-memory read ceiling (%.3g GB/s per channel: SHM or NET without GPUDirect RDMA)", e.params.HostReadGBps)
+	case ceilSocket:
+		return fmt.Sprintf("per-channel NET/Socket ceiling (%.3g GB/s per TCP stream)", e.params.SocketGBps)
+	case ceilChannel:
+		return fmt.Sprintf("per-channel copy ceiling of one CTA (%.3g GB/s %s)", c.rate*1e3*model.ProtoPayload(p), p)
+	}
+	return fmt.Sprintf("per-channel ceiling (%.3g GB/s)", c.rate*1e3)
+}
 
 // channelCap returns the per-channel wire-rate ceiling in bytes/ps.
 func (e *Env) channelCap(p model.Proto) float64 {
-	arch := 0
-	switch sm := e.Cluster.GPUModel().SM; {
-	case sm >= 100:
-		arch = 3
-	case sm >= 90:
-		arch = 2
-	case sm >= 80:
-		arch = 1
-	}
-	return e.Params.ChannelCapGBps[p][arch] / protoEff[p] * 1e-3
+	arch := model.ArchIndex(e.Cluster.GPUModel().SM)
+	return e.params.ChannelCapGBps[p][arch] / model.ProtoPayload(p) * 1e-3
 }
 
-// minCap combines two caps where 0 means none.
-func minCap(a, b float64) float64 {
-	switch {
-	case a == 0:
-		return b
-	case b == 0:
-		return a
-	}
-	return math.Min(a, b)
+// channelCeiling is channelCap tagged as the CTA ceiling.
+func (e *Env) channelCeiling(p model.Proto) ceiling {
+	return ceiling{rate: e.channelCap(p), kind: ceilChannel}
 }
 
 // stepLat returns the per-step latency of a route class for a protocol.
-func (e *Env) stepLat(class int, p model.Proto) model.Time {
-	us := e.Params.StepLatUs[class][p]
-	if class == 2 {
-		if k, err := model.ParseNICKind(e.Cluster.Spec.Node.NICs.Kind); err == nil {
-			for i, kk := range model.NICKinds {
-				if kk == k {
-					us += e.Params.NetLatUs[i]
-				}
-			}
-		}
+func (e *Env) stepLat(class model.LatClass, p model.Proto) model.Time {
+	us := e.params.StepLatUs[class][p]
+	if class == model.LatNet {
+		us += e.netLatUs
 	}
 	return model.Micros(us)
 }
@@ -269,10 +293,13 @@ func (e *Env) fabricRoute(a, b model.ElemID) ([]model.LinkID, error) {
 // symmetric reports whether node-periodic reduction is exact: more than one
 // node, every node identical (always, in collsim clusters) and a single
 // non-blocking switch between them.
-func (e *Env) symmetric() bool {
-	if e.Cluster.NumNodes() < 2 {
+func (e *Env) symmetric() bool { return e.sym }
+
+// isSymmetric decides symmetric once, in NewEnv.
+func isSymmetric(c *model.Cluster) bool {
+	if c.NumNodes() < 2 {
 		return false
 	}
-	k := e.Cluster.Spec.Fabric.Kind
+	k := c.Spec.Fabric.Kind
 	return k == "" || k == "single-switch"
 }

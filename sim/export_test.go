@@ -38,7 +38,7 @@ func (e *Env) UplinkBytes(ctx context.Context, coll model.Collective, algo strin
 	out := make([]float64, len(gpus))
 	eff := 1.0
 	if ch.Proto != model.ProtoSimple {
-		eff = protoEff[ch.Proto]
+		eff = model.ProtoPayload(ch.Proto)
 	}
 	for _, fc := range pr.classes {
 		if len(fc.route) == 0 {

@@ -3,23 +3,25 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/collsim/collsim/model"
 )
 
 // Params are the model's free parameters: how much of each link's line rate
 // bulk collective traffic achieves, per-step latencies, per-channel ceilings
-// and fixed overheads. Defaults come from published measurements (each term
-// cites its source); calibrate fits them to measurements and writes a
+// and fixed overheads. Each default is a cited public figure or a stated
+// assumption (see Terms); calibrate fits them to measurements and writes a
 // profile. The zero value is not useful: start from DefaultParams.
 type Params struct {
 	// NVLinkEff is the fraction of NVLink line rate that SM-driven copies
-	// achieve, by NVLink generation (index 1..5).
+	// achieve, by NVLink generation (terms for 2..5; a generation without
+	// one, such as NVLink1, gets linkEff's 0.8).
 	NVLinkEff [6]float64
 	// PCIeEff is the fraction of PCIe line rate achieved, by generation (3..6).
 	PCIeEff [7]float64
 	// NetEff is the fraction of NIC line rate achieved, by NIC kind in
-	// model.NICKinds order (ib, roce, efa, tcp).
+	// model.NICKinds() order (ib, roce, efa, tcp).
 	NetEff [4]float64
 	// SMPEff is the fraction of the inter-socket link's bandwidth available.
 	SMPEff float64
@@ -38,10 +40,10 @@ type Params struct {
 	// CrossSocketP2PGBps caps device-to-device traffic (GPU-GPU P2P or
 	// GPUDirect RDMA) that crosses the inter-socket link, per direction.
 	CrossSocketP2PGBps float64
-	// StepLatUs is the per-step latency in µs by link class (0 NVLink,
-	// 1 PCIe/SHM, 2 network) and protocol.
-	StepLatUs [3][model.NumProtos]float64
-	// NetLatUs is extra latency per network step by NIC kind (model.NICKinds
+	// StepLatUs is the per-step latency in µs by latency class (NVLink,
+	// PCIe/SHM, network) and protocol.
+	StepLatUs [model.NumLatClasses][model.NumProtos]float64
+	// NetLatUs is extra latency per network step by NIC kind (model.NICKinds()
 	// order: ib, roce, efa, tcp), on top of StepLatUs' network row.
 	NetLatUs [4]float64
 	// BaseLatUs is the fixed latency of one collective call in µs by protocol
@@ -52,66 +54,20 @@ type Params struct {
 	NVLSLatUs float64
 	// ChannelCapGBps caps one channel's (one CTA's) copy rate by protocol and
 	// architecture index (Volta, Ampere, Hopper, Blackwell).
-	ChannelCapGBps [model.NumProtos][4]float64
+	ChannelCapGBps [model.NumProtos][model.NumArchs]float64
 }
 
-// DefaultParams returns the uncalibrated model.
+// launchOverheadUs is what a call costs on top of NCCL's base latency: the
+// kernel launch and loop bookkeeping nccl-tests measures. 17 µs measured for
+// 8 B on 4x H100 where NCCL's own model gives 10.2 (snellius_h100_1x4 case).
+const launchOverheadUs = 7
+
+// DefaultParams returns the uncalibrated model: every term at its default
+// (see Terms for each default's source).
 func DefaultParams() Params {
-	p := Params{
-		// 232 GB/s ring busbw over 12x25 GB/s on A100 (nccl-tests#149, #175);
-		// 370 of 450 GB/s on H100 (nccl-tests#212); NCCL's effective per-link
-		// 20/25 for NVLink2 and 40.1/50 for NVLink5 (topo.h).
-		NVLinkEff: [6]float64{0, 0.8, 0.8, 0.775, 0.822, 0.8},
-		// Achieved copy bandwidth over x16 line rate: Gen3 12.5/15.75, Gen4
-		// 25/31.5 (bam#54), Gen5 55.3/63 (nvbandwidth H800 file); Gen6 assumed as Gen5.
-		PCIeEff: [7]float64{0, 0, 0, 0.79, 0.79, 0.88, 0.88},
-		// ib, roce: 46-48 of 50 GB/s per NDR NIC (nccl-tests#290), ~24 of 25
-		// per HDR (nccl-tests#160); efa: 43.8 GB/s on 2x p4d with 4x100G EFA
-		// (aws_p4d_a100_2x8_efa case); tcp: 0.96 GB/s over ~10GbE
-		// (bcm_v100_2x1_tcp_socket case, link speed assumed).
-		NetEff:     [4]float64{0.95, 0.95, 0.88, 0.77},
-		SMPEff:     0.8,
-		HostMemEff: 0.5,
-		// NVLS moves chunk*(1+1/G) per GPU each way, so busbw =
-		// 2(G-1)/G * rate/(1+1/G). Hopper: 480 GB/s NVLS busbw on 8 GPUs
-		// (nccl-tests#212) needs rate 308.6 = 0.834 x 450*0.822.
-		// Blackwell: ~830 GB/s on 8x B200 (nccl#1807) needs 533.6 = 0.741 x 900*0.8.
-		NVLSEff: [2]float64{0.834, 0.741},
-		// 4.0 GB/s over 2 channels with SHM on RTX 2080 Ti (autodl case);
-		// ~15 GB/s over 8 channels without GDR on H100 RoCE (moc case).
-		HostReadGBps: 2.0,
-		// Assumption: one TCP stream per channel (NCCL_SOCKET_NTHREADS=1,
-		// NCCL_NSOCKS_PERTHREAD=1 defaults) sustains ~30 Gb/s on a current
-		// server core, the single-stream iperf3 order of magnitude; calibrate
-		// it from a socket run on faster links.
-		SocketGBps: 4,
-		// 6.4 GB/s peak with GDR forced across sockets (nccl-tests#293).
-		CrossSocketP2PGBps: 6.4,
-		// NCCL's hwLat for Ring by class and protocol (tuning.cc, nccl-facts §2.4).
-		StepLatUs: [3][model.NumProtos]float64{{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}},
-		// EFA: 175 us for an 8 B AllReduce on 2x p4d (NCCL 2.9.9 and the 2021
-		// aws-ofi-nccl stack, aws_p4d_a100_2x8_efa case) where the IB model
-		// gives ~27 us over a tree with two network steps: ~70 us per step.
-		// Newer EFA stacks are faster; calibrate from a current run.
-		NetLatUs: [4]float64{0, 0, 70, 0},
-		// NCCL's ring base latency (6.6/14/8.4) plus ~7 µs of launch and
-		// loop overhead: 17 µs measured for 8 B on 4x H100 where NCCL's
-		// model gives 10.2 (snellius_h100_1x4 case).
-		BaseLatUs: [model.NumProtos]float64{13.6, 21, 15.4},
-		// NCCL's NVLS latency (25 µs, tuning.cc) plus the same overhead.
-		NVLSLatUs: 32,
-		ChannelCapGBps: [model.NumProtos][4]float64{
-			// LL, an assumption: one CTA's LL ceiling is about NCCL's node
-			// cap llMaxBw spread over a 12-channel ring graph (141/12 = 11.75
-			// on Hopper, 282/12 = 23.5 on Blackwell, tuning.cc), rounded.
-			// Volta and Ampere: 10, an assumption without a per-CTA
-			// measurement (calibrate fits it from small-message runs).
-			{10, 10, 12, 23.5},
-			// perChMaxRingLL128Bw (tuning.cc).
-			{20, 20, 36.7, 40},
-			// perChMaxTreeBw for one node, NCCL's per-CTA ceiling (tuning.cc).
-			{26.5, 24, 38.7, 70},
-		},
+	var p Params
+	for _, d := range termTable() {
+		*d.at(&p) = d.def
 	}
 	return p
 }
@@ -122,103 +78,172 @@ type Term struct {
 	Name string
 	// Value points into the Params it was taken from.
 	Value *float64
+	// Default is the term's value in DefaultParams.
+	Default float64
 	// Lo and Hi bound the value during fitting.
 	Lo, Hi float64
 	// Unit is "fraction", "us" or "GB/s".
 	Unit string
 	// Doc says what the term is.
 	Doc string
-	// Source says where the default value comes from (a measurement, a
-	// published figure, NCCL's code) or that it is an assumption.
-	Source string
+	// Source says where the default value comes from (a published figure,
+	// NCCL's code, a measurement in the data) or why it is assumed.
+	Source model.Source
+	// OnRequest terms are fitted only when a --terms pattern names them:
+	// NCCL's own per-channel ceilings, which few measurements determine.
+	OnRequest bool
 }
 
-// termSources cites each default of DefaultParams, by term name or by a
-// prefix of it ("lat.step.net" covers every protocol).
-var termSources = map[string]string{
-	"nvlink.eff.2":       "NCCL's effective 20 of 25 GB/s per NVLink2 link (topo.h)",
-	"nvlink.eff.3":       "232 GB/s ring busbw over 12 x 25 GB/s on 8x A100 (nccl-tests#149, #175)",
-	"nvlink.eff.4":       "370 of 450 GB/s ring busbw on 8x H100 (nccl-tests#212)",
-	"nvlink.eff.5":       "NCCL's effective 40.1 of 50 GB/s per NVLink5 link (topo.h)",
-	"pcie.eff.3":         "12.5 of 15.75 GB/s measured x16 Gen3 copies (bam#54)",
-	"pcie.eff.4":         "25 of 31.5 GB/s measured x16 Gen4 copies (bam#54)",
-	"pcie.eff.5":         "55.3 of 63 GB/s x16 Gen5 copies (nvbandwidth H800 file)",
-	"pcie.eff.6":         "assumed equal to Gen5 (no published measurement)",
-	"net.eff.ib":         "46-48 of 50 GB/s per NDR NIC (nccl-tests#290); ~24 of 25 per HDR (nccl-tests#160)",
-	"net.eff.roce":       "as InfiniBand: 46-48 of 50 GB/s per 400G NIC (nccl-tests#290)",
-	"net.eff.efa":        "43.8 GB/s on 2x p4d with 4x 100G EFA (aws_p4d_a100_2x8_efa case)",
-	"net.eff.tcp":        "0.96 GB/s over ~10GbE (bcm_v100_2x1_tcp_socket case; link speed assumed)",
-	"smp.eff":            "assumed (no published measurement; collsim calibrate fits it)",
-	"hostmem.eff":        "assumed (no published measurement; collsim calibrate fits it)",
-	"hostread.gbps":      "4.0 GB/s over 2 channels with SHM on RTX 2080 Ti (autodl case); ~15 GB/s over 8 channels without GDR on H100 RoCE (moc case)",
-	"socket.gbps":        "assumed: one TCP stream per channel (NCCL_SOCKET_NTHREADS=1, NCCL_NSOCKS_PERTHREAD=1) sustains ~30 Gb/s on a current server core, the single-stream iperf3 order of magnitude",
-	"p2p.xsocket.gbps":   "6.4 GB/s peak with GPUDirect RDMA forced across sockets (nccl-tests#293)",
-	"nvls.lat.us":        "NCCL's NVLS latency (25 us, tuning.cc) plus ~7 us of launch overhead",
-	"nvls.eff.hopper":    "480 GB/s NVLS busbw on 8x H100 (nccl-tests#212); NCCL's own NVLS factor is 0.85",
-	"nvls.eff.blackwell": "~830 GB/s NVLS busbw on 8x B200 (nccl#1807); NCCL's own NVLS factor is 0.74",
-	"lat.net.efa":        "175 us for 8 B on 2x p4d with the 2021 aws-ofi-nccl stack, ~70 us per network step over the IB model (aws_p4d_a100_2x8_efa case)",
-	"lat.net":            "0: NCCL's network hop latency (lat.step.net) covers IB, RoCE and TCP",
-	"lat.base":           "NCCL's ring base latency (6.6/14/8.4 us for LL/LL128/Simple, tuning.cc) plus ~7 us of launch and loop overhead: 17 us measured for 8 B on 4x H100 (snellius_h100_1x4 case)",
-	"lat.step.nvlink":    "NCCL's per-hop latency for NVLink (hwLat, tuning.cc; nccl-facts §2.4)",
-	"lat.step.pcie":      "NCCL's per-hop latency for PCIe and SHM (hwLat, tuning.cc; nccl-facts §2.4)",
-	"lat.step.net":       "NCCL's per-hop latency for the network (hwLat, tuning.cc; nccl-facts §2.4)",
-}
-
-// TermSource returns the citation of a term's default: the entry for its
-// name or the longest dotted prefix of it.
-func TermSource(name string) string {
-	for n := name; ; {
-		if s, ok := termSources[n]; ok {
-			return s
-		}
-		i := strings.LastIndex(n, ".")
-		if i < 0 {
-			return "collsim default (see README: How predictions are made)"
-		}
-		n = n[:i]
-	}
+// termDef is one row of the term table: the field it sets, its default and
+// the default's source, in one place.
+type termDef struct {
+	name      string
+	at        func(*Params) *float64
+	def       float64
+	lo, hi    float64
+	unit, doc string
+	src       model.Source
+	onRequest bool
 }
 
 var protoKeys = [...]string{"ll", "ll128", "simple"}
 var classKeys = [...]string{"nvlink", "pcie", "net"}
+var archKeys = [...]string{"volta", "ampere", "hopper", "blackwell"}
+
+// termTable is built once; the rows never change.
+var termTable = sync.OnceValue(buildTermTable)
+
+func buildTermTable() []termDef {
+	var ts []termDef
+	add := func(d termDef) { ts = append(ts, d) }
+	nvlink := [6]struct {
+		def float64
+		src model.Source
+	}{
+		2: {0.8, model.Cite("topo.h", "NCCL's effective 20 of 25 GB/s per NVLink2 link")},
+		3: {0.775, model.Cite("nccl-tests#149, #175", "232 GB/s ring busbw over 12 x 25 GB/s on 8x A100")},
+		4: {0.822, model.Cite("nccl-tests#212", "370 of 450 GB/s ring busbw on 8x H100")},
+		5: {0.8, model.Cite("topo.h", "NCCL's effective 40.1 of 50 GB/s per NVLink5 link")},
+	}
+	for g := 2; g <= 5; g++ {
+		add(termDef{fmt.Sprintf("nvlink.eff.%d", g), func(p *Params) *float64 { return &p.NVLinkEff[g] }, nvlink[g].def, 0.3, 1, "fraction",
+			fmt.Sprintf("achieved fraction of NVLink%d line rate", g), nvlink[g].src, false})
+	}
+	pcie := [7]struct {
+		def float64
+		src model.Source
+	}{
+		3: {0.79, model.Cite("bam#54", "12.5 of 15.75 GB/s measured x16 Gen3 copies")},
+		4: {0.79, model.Cite("bam#54", "25 of 31.5 GB/s measured x16 Gen4 copies")},
+		5: {0.88, model.Cite("nvbandwidth H800 file", "55.3 of 63 GB/s x16 Gen5 copies")},
+		6: {0.88, model.Assume("equal to Gen5: no published Gen6 copy measurement; the encoding overhead (FLIT mode) is of the same order")},
+	}
+	for g := 3; g <= 6; g++ {
+		add(termDef{fmt.Sprintf("pcie.eff.%d", g), func(p *Params) *float64 { return &p.PCIeEff[g] }, pcie[g].def, 0.2, 1, "fraction",
+			fmt.Sprintf("achieved fraction of PCIe Gen%d line rate", g), pcie[g].src, false})
+	}
+	net := [4]struct {
+		def float64
+		src model.Source
+	}{
+		{0.95, model.Cite("nccl-tests#290; nccl-tests#160", "46-48 of 50 GB/s per NDR NIC; ~24 of 25 per HDR")},
+		{netEffRoCE, model.Assume(roceEffReasoning)},
+		{0.88, model.Cite("aws_p4d_a100_2x8_efa case", "43.8 GB/s on 2x p4d with 4x 100G EFA")},
+		{0.77, model.Cite("bcm_v100_2x1_tcp_socket case", "0.96 GB/s over ~10GbE (the link speed is assumed)")},
+	}
+	for i, k := range model.NICKinds() {
+		add(termDef{"net.eff." + string(k), func(p *Params) *float64 { return &p.NetEff[i] }, net[i].def, 0.05, 1, "fraction",
+			"achieved fraction of " + string(k) + " NIC line rate", net[i].src, false})
+	}
+	add(termDef{"smp.eff", func(p *Params) *float64 { return &p.SMPEff }, 0.8, 0.1, 1, "fraction", "achieved fraction of the inter-socket link",
+		model.Assume("no published measurement of GPU traffic over UPI/xGMI; 0.8 as for the other point-to-point links, and calibrate fits it"), false})
+	add(termDef{"hostmem.eff", func(p *Params) *float64 { return &p.HostMemEff }, 0.5, 0.05, 1, "fraction", "achieved fraction of host memory bandwidth",
+		model.Assume("no published measurement; staged traffic writes and reads each byte once, so half of the memory bandwidth, and calibrate fits it"), false})
+	add(termDef{"hostread.gbps", func(p *Params) *float64 { return &p.HostReadGBps }, 2.0, 0.1, 50, "GB/s", "per-channel rate of GPU reads from host memory (SHM, NET without GDR)",
+		model.Cite("autodl case; moc case", "4.0 GB/s over 2 channels with SHM on RTX 2080 Ti; ~15 GB/s over 8 channels without GDR on H100 RoCE"), false})
+	add(termDef{"socket.gbps", func(p *Params) *float64 { return &p.SocketGBps }, 4, 0.05, 100, "GB/s", "per-channel rate of NET/Socket (one TCP stream per channel)",
+		model.Assume("one TCP stream per channel (NCCL_SOCKET_NTHREADS=1, NCCL_NSOCKS_PERTHREAD=1 defaults) sustains ~30 Gb/s on a current server core, the single-stream iperf3 order of magnitude; calibrate it from a socket run on faster links"), false})
+	add(termDef{"p2p.xsocket.gbps", func(p *Params) *float64 { return &p.CrossSocketP2PGBps }, 6.4, 0.5, 100, "GB/s", "device-to-device traffic across sockets, per direction",
+		model.Cite("nccl-tests#293", "6.4 GB/s peak with GPUDirect RDMA forced across sockets"), false})
+	nvlsLat := model.HWLatUs(model.LatNVLink, model.AlgoNVLS, model.ProtoSimple)
+	add(termDef{"nvls.lat.us", func(p *Params) *float64 { return &p.NVLSLatUs }, nvlsLat + launchOverheadUs, 1, 200, "us", "latency of one NVLS call",
+		model.Cite("tuning.cc hwLat; snellius_h100_1x4 case", fmt.Sprintf("NCCL's NVLS latency (%g us) plus ~%d us of launch overhead", nvlsLat, launchOverheadUs)), false})
+	// NVLS moves chunk*(1+1/G) per GPU each way, so busbw = 2(G-1)/G *
+	// rate/(1+1/G): the rate NVLS needs for a measured busbw, over the
+	// ring-effective NVLink rate.
+	add(termDef{"nvls.eff.hopper", func(p *Params) *float64 { return &p.NVLSEff[0] }, 0.834, 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Hopper",
+		model.Cite("nccl-tests#212", fmt.Sprintf("480 GB/s NVLS busbw on 8x H100 needs rate 308.6 = 0.834 x 450 x 0.822; NCCL's own NVLS factor is %g", model.NVLSEff(model.ArchHopper))), false})
+	add(termDef{"nvls.eff.blackwell", func(p *Params) *float64 { return &p.NVLSEff[1] }, 0.741, 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Blackwell",
+		model.Cite("nccl#1807", fmt.Sprintf("~830 GB/s NVLS busbw on 8x B200 needs rate 533.6 = 0.741 x 900 x 0.8; NCCL's own NVLS factor is %g", model.NVLSEff(model.ArchBlackwell))), false})
+	for i, k := range model.NICKinds() {
+		d := termDef{"lat.net." + string(k), func(p *Params) *float64 { return &p.NetLatUs[i] }, 0, 0, 500, "us", "extra latency per network step over " + string(k) + " NICs",
+			model.Cite("tuning.cc hwLat; nccl-facts §2.4", "0: NCCL's network hop latency (lat.step.net) covers "+string(k)), false}
+		if k == model.NICEFA {
+			d.def = 70
+			d.src = model.Cite("aws_p4d_a100_2x8_efa case", "175 us for 8 B on 2x p4d with NCCL 2.9.9 and the 2021 aws-ofi-nccl stack where the IB model gives ~27 us over a tree with two network steps: ~70 us per step (newer EFA stacks are faster; calibrate from a current run)")
+		}
+		add(d)
+	}
+	for pr := model.Proto(0); pr < model.NumProtos; pr++ {
+		base := model.BaseLatUs(model.AlgoRing, pr)
+		add(termDef{"lat.base." + protoKeys[pr], func(p *Params) *float64 { return &p.BaseLatUs[pr] }, base + launchOverheadUs, 0, 500, "us", "fixed latency of one call",
+			model.Cite("tuning.cc baseLat; snellius_h100_1x4 case", fmt.Sprintf("NCCL's ring base latency for %s (%g us) plus ~%d us of launch and loop overhead: 17 us measured for 8 B on 4x H100 where NCCL's model gives 10.2", pr, base, launchOverheadUs)), false})
+		for c := model.LatClass(0); c < model.NumLatClasses; c++ {
+			add(termDef{"lat.step." + classKeys[c] + "." + protoKeys[pr], func(p *Params) *float64 { return &p.StepLatUs[c][pr] }, model.HWLatUs(c, model.AlgoRing, pr), 0, 200, "us", "latency of one pipeline step over " + classKeys[c],
+				model.Cite("tuning.cc hwLat; nccl-facts §2.4", "NCCL's per-hop Ring latency for "+classKeys[c]+" and "+pr.String()), false})
+		}
+	}
+	// Per-channel (per-CTA) copy ceilings by protocol and architecture.
+	llCap := [model.NumArchs]float64{10, 10, 12, 23.5}
+	for pr := model.Proto(0); pr < model.NumProtos; pr++ {
+		for a := 0; a < model.NumArchs; a++ {
+			d := termDef{name: "chan.cap." + protoKeys[pr] + "." + archKeys[a], at: func(p *Params) *float64 { return &p.ChannelCapGBps[pr][a] },
+				lo: 1, hi: 200, unit: "GB/s", doc: "one channel's (one CTA's) payload rate with " + pr.String() + " on " + archKeys[a], onRequest: true}
+			switch pr {
+			case model.ProtoLL:
+				d.def = llCap[a]
+				if a >= model.ArchHopper {
+					d.src = model.Assume(fmt.Sprintf("one CTA's LL ceiling is about NCCL's node cap llMaxBw (%g GB/s, tuning.cc) spread over a 12-channel ring graph, rounded", model.LLMaxBW1Node(a)))
+				} else {
+					d.src = model.Assume("no per-CTA LL measurement on this architecture; 10 GB/s, below the Hopper figure, and calibrate fits it from small-message runs")
+				}
+			case model.ProtoLL128:
+				d.def = model.PerChMaxRingLL128BW(a)
+				d.src = model.Cite("tuning.cc perChMaxRingLL128Bw; nccl-facts §2.3", fmt.Sprintf("NCCL's per-channel Ring LL128 ceiling, %g GB/s", d.def))
+			default:
+				d.def = model.PerChMaxTreeBW(a, 0)
+				d.src = model.Cite("tuning.cc perChMaxTreeBw; nccl-facts §2.3", fmt.Sprintf("NCCL's one-node per-channel Tree ceiling, %g GB/s", d.def))
+			}
+			add(d)
+		}
+	}
+	return ts
+}
+
+// netEffRoCE is RoCE's default achieved fraction of NIC line rate.
+const netEffRoCE = 0.95
+
+// roceEffReasoning explains netEffRoCE; TestRoCEEffDefault checks it.
+const roceEffReasoning = "equal to InfiniBand's 0.95 (46-48 of 50 GB/s per NDR NIC, nccl-tests#290): the data holds no well-configured RoCE run (the moc case has no GPUDirect RDMA), and at MTU 4096 RoCEv2's 82 B of headers leave 98.0% of the wire for payload against IB's 99.4% (fabric-facts §4), a 1.4% difference inside the spread of the IB figure"
+
+// TermSource returns the source of a term's default as reports print it,
+// or "" for a name that is not a term.
+func TermSource(name string) string {
+	for _, d := range termTable() {
+		if d.name == name {
+			return d.src.String()
+		}
+	}
+	return ""
+}
 
 // Terms lists every parameter by name, in a stable order. The pointers
 // refer to p, so setting *Term.Value changes p.
 func (p *Params) Terms() []Term {
-	var ts []Term
-	for g := 2; g <= 5; g++ {
-		ts = append(ts, Term{fmt.Sprintf("nvlink.eff.%d", g), &p.NVLinkEff[g], 0.3, 1, "fraction",
-			fmt.Sprintf("achieved fraction of NVLink%d line rate", g), ""})
-	}
-	for g := 3; g <= 6; g++ {
-		ts = append(ts, Term{fmt.Sprintf("pcie.eff.%d", g), &p.PCIeEff[g], 0.2, 1, "fraction",
-			fmt.Sprintf("achieved fraction of PCIe Gen%d line rate", g), ""})
-	}
-	for i, k := range model.NICKinds {
-		ts = append(ts, Term{"net.eff." + string(k), &p.NetEff[i], 0.05, 1, "fraction", "achieved fraction of " + string(k) + " NIC line rate", ""})
-	}
-	ts = append(ts,
-		Term{"smp.eff", &p.SMPEff, 0.1, 1, "fraction", "achieved fraction of the inter-socket link", ""},
-		Term{"hostmem.eff", &p.HostMemEff, 0.05, 1, "fraction", "achieved fraction of host memory bandwidth", ""},
-		Term{"hostread.gbps", &p.HostReadGBps, 0.1, 50, "GB/s", "per-channel rate of GPU reads from host memory (SHM, NET without GDR)", ""},
-		Term{"socket.gbps", &p.SocketGBps, 0.05, 100, "GB/s", "per-channel rate of NET/Socket (one TCP stream per channel)", ""},
-		Term{"p2p.xsocket.gbps", &p.CrossSocketP2PGBps, 0.5, 100, "GB/s", "device-to-device traffic across sockets, per direction", ""},
-		Term{"nvls.lat.us", &p.NVLSLatUs, 1, 200, "us", "latency of one NVLS call", ""},
-	)
-	ts = append(ts,
-		Term{"nvls.eff.hopper", &p.NVLSEff[0], 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Hopper", ""},
-		Term{"nvls.eff.blackwell", &p.NVLSEff[1], 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Blackwell", ""})
-	for i, k := range model.NICKinds {
-		ts = append(ts, Term{"lat.net." + string(k), &p.NetLatUs[i], 0, 500, "us", "extra latency per network step over " + string(k) + " NICs", ""})
-	}
-	for pr := 0; pr < int(model.NumProtos); pr++ {
-		ts = append(ts, Term{"lat.base." + protoKeys[pr], &p.BaseLatUs[pr], 0, 500, "us", "fixed latency of one call", ""})
-		for c := 0; c < 3; c++ {
-			ts = append(ts, Term{"lat.step." + classKeys[c] + "." + protoKeys[pr], &p.StepLatUs[c][pr], 0, 200, "us", "latency of one pipeline step over " + classKeys[c], ""})
-		}
-	}
-	for i := range ts {
-		ts[i].Source = TermSource(ts[i].Name)
+	tab := termTable()
+	ts := make([]Term, len(tab))
+	for i, d := range tab {
+		ts[i] = Term{Name: d.name, Value: d.at(p), Default: d.def, Lo: d.lo, Hi: d.hi, Unit: d.unit, Doc: d.doc, Source: d.src, OnRequest: d.onRequest}
 	}
 	return ts
 }
@@ -268,7 +293,7 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 		if g >= 1 && g <= 5 && p.NVLinkEff[g] > 0 {
 			return p.NVLinkEff[g]
 		}
-		return 0.8
+		return 0.8 // assumption: a generation without a term fares as NVLink2 (nvlink.eff.2)
 	case model.LinkPCIe:
 		gen := 4
 		for _, e := range []model.ElemID{l.From, l.To} {
@@ -281,7 +306,7 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 		if gen >= 3 && gen <= 6 && p.PCIeEff[gen] > 0 {
 			return p.PCIeEff[gen]
 		}
-		return 0.8
+		return 0.8 // assumption: a generation without a term (Gen1/2) near Gen3's 0.79
 	case model.LinkSMP:
 		return p.SMPEff
 	case model.LinkMem:
@@ -289,7 +314,7 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 	case model.LinkNet:
 		for _, e := range []model.ElemID{l.From, l.To} {
 			if el := t.Elem(e); el.Kind == model.KindNIC {
-				for i, k := range model.NICKinds {
+				for i, k := range model.NICKinds() {
 					if k == el.NIC.Kind {
 						eff := p.NetEff[i]
 						if k == model.NICRoCE {
@@ -300,7 +325,7 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 				}
 			}
 		}
-		return 0.95
+		return 0.95 // a network link with no NIC end (not built by collsim): as net.eff.ib
 	}
 	return 1
 }

@@ -135,7 +135,7 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		pt.BusBW = pt.AlgBW * req.Coll.BusBWFactor(n)
 	}
 	e.bottleneck(&pt, loads, t)
-	if capBound > 0 {
+	if capBound.rate > 0 {
 		pt.BottleneckClass = "channel ceiling"
 		pt.Bottleneck = e.capLabel(capBound, choice.Proto)
 	}
@@ -145,16 +145,17 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 // analytic returns the closed-form time of a program, the per-link load
 // (bytes) it implies, and the binding per-member rate cap when a cap rather
 // than a link limits the call (0 otherwise).
-func (e *Env) analytic(pr *prog) (model.Time, []float64, float64) {
+func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
 	loads := make([]float64, len(e.caps))
-	var tCap, bindCap float64
+	var tCap float64
+	var bindCap ceiling
 	for _, fc := range pr.classes {
 		w := float64(max(fc.weight, 1))
 		for _, l := range fc.route {
 			loads[l] += fc.bytes * w
 		}
-		if fc.rateCap > 0 && fc.bytes/fc.rateCap > tCap {
-			tCap, bindCap = fc.bytes/fc.rateCap, fc.rateCap
+		if c := fc.ceil; c.rate > 0 && fc.bytes/c.rate > tCap {
+			tCap, bindCap = fc.bytes/c.rate, c
 		}
 	}
 	var tBW float64
@@ -165,10 +166,10 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64, float64) {
 	}
 	tData := math.Max(tBW, tCap) // ps for one member's bytes
 	if tCap <= tBW*1.001 {
-		bindCap = 0
+		bindCap = ceiling{}
 	}
 	if pr.perMemb <= 0 || tData <= 0 {
-		return pr.base + pr.latHop, loads, 0
+		return pr.base + pr.latHop, loads, ceiling{}
 	}
 	rate := pr.perMemb / tData // wire bytes per ps per member
 	lat := float64(pr.latHop)
@@ -189,8 +190,8 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64, float64) {
 		alone := math.Inf(1)
 		for _, fc := range pr.classes {
 			r := math.Inf(1)
-			if fc.rateCap > 0 {
-				r = fc.rateCap
+			if fc.ceil.rate > 0 {
+				r = fc.ceil.rate
 			}
 			for _, l := range fc.route {
 				r = math.Min(r, e.caps[l]/float64(max(fc.weight, 1)))

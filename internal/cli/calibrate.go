@@ -87,7 +87,7 @@ func calibrateCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "terms", Usage: "fit only these terms: comma-separated `NAMES` or prefixes ending in * (lat.*,net.eff.ib)"},
 		&cli.IntFlag{Name: "max-evals", Value: 3000, Usage: "give up after `N` model evaluations (the fit then fails and writes nothing)"},
 		&cli.BoolFlag{Name: "list-terms", Usage: "list the model's fittable terms with bounds and defaults, and exit"},
-		&cli.StringFlag{Name: "format", Value: "table", Usage: "report format: table or json"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "report format: table or json (--list-terms: also markdown)"},
 		reportFlag(),
 	)
 	return &cli.Command{
@@ -104,7 +104,7 @@ func calibrateCommand(e *env) *cli.Command {
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			if c.Bool("list-terms") {
-				return listTerms(e.stdout)
+				return listTerms(e.stdout, c.String("format"))
 			}
 			format := c.String("format")
 			if format != "table" && format != "json" {
@@ -201,17 +201,6 @@ func calibrateCommand(e *env) *cli.Command {
 			return writeReport("calibrate", rpath, doc)
 		},
 	}
-}
-
-// listTerms prints every fittable term.
-func listTerms(w io.Writer) error {
-	p := sim.DefaultParams()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TERM\tDEFAULT\tBOUNDS\tUNIT\tMEANING")
-	for _, t := range p.Terms() {
-		fmt.Fprintf(tw, "%s\t%g\t[%g, %g]\t%s\t%s\n", t.Name, *t.Value, t.Lo, t.Hi, t.Unit, t.Doc)
-	}
-	return tw.Flush()
 }
 
 func fmtStdErr(v float64) string {

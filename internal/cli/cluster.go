@@ -62,17 +62,20 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		if gpu == "" {
 			return model.ClusterSpec{}, badInputf("%s does not name the GPU model: add --gpu MODEL", f)
 		}
-		speed, kind := "200G", model.NICIB
+		count, speed, kind := 0, "200G", model.NICIB
 		if n := c.String("nics"); n != "" {
-			_, sp, k, err := scenarios.ParseNICs(n)
-			if err != nil {
+			var err error
+			if count, speed, kind, err = scenarios.ParseNICs(n); err != nil {
 				return model.ClusterSpec{}, badInputf("--nics: %w", err)
 			}
-			speed, kind = sp, k
 		}
 		ns, err := ti.NodeSpec(gpu, speed, kind)
 		if err != nil {
 			return model.ClusterSpec{}, badInputf("%s: %w", f, err)
+		}
+		if count > 0 {
+			// --nics is parsed once: applied here, not again by Resolve.
+			ns, o.NICs = ns.WithNICs(count, speed, kind), ""
 		}
 		o.Topo = &ns
 	}

@@ -250,7 +250,7 @@ func modelAssumptions(params sim.Params, version, versionFrom string, engine sim
 	def := sim.DefaultParams()
 	defTerms := def.Terms()
 	for i, t := range params.Terms() {
-		src := t.Source
+		src := t.Source.String()
 		d := *defTerms[i].Value
 		switch o, ok := override[t.Name]; {
 		case ok:

@@ -143,7 +143,7 @@ func (r *compareResult) assumptions() []reports.Assumption {
 		if d.Env.Cluster.Version != first.Env.Cluster.Version {
 			version = ""
 		}
-		if d.Env.Params != first.Env.Params {
+		if d.Env.Params() != first.Env.Params() {
 			sameParams = false
 		}
 	}
@@ -162,7 +162,7 @@ func (r *compareResult) assumptions() []reports.Assumption {
 			notes = append(notes, reports.Assumption{Term: "calibration profile, " + d.name, Value: p, Source: "the terms below are those of design " + first.name})
 		}
 	}
-	as := modelAssumptions(first.Env.Params, version, from, r.Request.Engine, first.ctx.String("profile"), nil)
+	as := modelAssumptions(first.Env.Params(), version, from, r.Request.Engine, first.ctx.String("profile"), nil)
 	as = append(as, reports.Assumption{Term: "large sizes", Value: ">= " + model.FormatBytes(study.LargeFrom),
 		Source: "the bandwidth regime as collsim's accuracy figures score it (docs/calibrate.md); the largest size alone when no size reaches it"})
 	return append(notes, as...)

@@ -64,7 +64,7 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 		reports.KV{Key: "engine", Value: string(p.req.Engine)},
 	)
 	doc.Inputs = append(doc.Inputs, forcedInputs(p.req)...)
-	doc.Assumptions = modelAssumptions(envr.Params, c.Version.String(), versionSource(c.Spec, in.files.NCCLVersion), p.req.Engine, in.files.Profile, nil)
+	doc.Assumptions = modelAssumptions(envr.Params(), c.Version.String(), versionSource(c.Spec, in.files.NCCLVersion), p.req.Engine, in.files.Profile, nil)
 
 	bw, tm := curvePoints(p.pts)
 	series := "model (" + string(p.req.Engine) + ")"
@@ -96,7 +96,7 @@ func oneNodePoint(ctx context.Context, envr *sim.Env, req sim.Request) *sim.Poin
 	if err != nil {
 		return nil
 	}
-	e1, err := sim.NewEnv(cl, envr.Params)
+	e1, err := sim.NewEnv(cl, envr.Params())
 	if err != nil {
 		return nil
 	}

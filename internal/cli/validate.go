@@ -76,7 +76,7 @@ func validateCommand(e *env) *cli.Command {
 			}
 			spec := envr.Cluster.Spec
 			note := useMeasuredVersion(&spec, arts)
-			v, err := calibrate.Validate(c.Context, arts, spec, envr.Params, opt)
+			v, err := calibrate.Validate(c.Context, arts, spec, envr.Params(), opt)
 			switch {
 			case errors.Is(err, calibrate.ErrMismatch), errors.Is(err, calibrate.ErrNoGate):
 				return badInput(fmt.Errorf("validate: %w", err))
@@ -103,7 +103,7 @@ func validateCommand(e *env) *cli.Command {
 				if note != "" {
 					vin.version, vin.versionFrom = spec.NCCLVersion, "the version the measured files state"
 				}
-				doc, err := validateReport(e, v, envr.Cluster, envr.Params, arts, vin)
+				doc, err := validateReport(e, v, envr.Cluster, envr.Params(), arts, vin)
 				if err == nil {
 					err = writeReport("validate", rpath, doc)
 				}

@@ -1,0 +1,147 @@
+package model
+
+// NCCL's constants, defined once: the tuning tables of src/graph/tuning.cc
+// (ncclTunerConstantsDefaults) and the protocol buffer geometry of
+// src/include/device.h and enqueue.cc, as nccl-facts §2.3, §2.4 and §4.1
+// list them. The tuning emulation (tuning.go) and the simulator's defaults
+// (package sim) both read them from here; nothing else copies a number.
+
+// Arch indexes NCCL's per-architecture tuning columns.
+const (
+	ArchVolta = iota
+	ArchAmpere
+	ArchHopper
+	ArchBlackwell
+	NumArchs
+)
+
+// ArchIndex maps an SM version to NCCL's tuning table column (ArchVolta ..
+// ArchBlackwell); Turing and Ada use the Volta and Ampere columns.
+func ArchIndex(sm int) int {
+	switch {
+	case sm >= 100:
+		return ArchBlackwell
+	case sm >= 90:
+		return ArchHopper
+	case sm >= 80:
+		return ArchAmpere
+	}
+	return ArchVolta
+}
+
+// LatClass is NCCL's latency class of a hop (tuning.cc hwLat rows).
+type LatClass int
+
+const (
+	LatNVLink LatClass = iota // NVLINK
+	LatPCI                    // PCI (and SHM)
+	LatNet                    // NET
+	NumLatClasses
+)
+
+// Per-arch caps in GB/s (tuning.cc ncclTunerConstantsDefaults; nccl-facts §2.3).
+// The [3] columns are 1 node, 2 nodes, >= 3 nodes.
+var (
+	llMaxBW1Node        = [NumArchs]float64{39.0, 87.7, 141.0, 282.0}
+	perChMaxRingLL128BW = [NumArchs]float64{20, 20, 36.7, 40}
+	perChMaxTreeLL128BW = [NumArchs][3]float64{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}
+	perChMaxTreeBW      = [NumArchs][3]float64{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}
+	perChMaxNVLSTreeBW  = [NumArchs][3]float64{{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96.0, 80.0}}
+)
+
+// LLMaxBW1Node is NCCL's single-node LL bandwidth cap llMaxBw in GB/s by
+// architecture index (tuning.cc).
+func LLMaxBW1Node(arch int) float64 { return llMaxBW1Node[arch] }
+
+// PerChMaxRingLL128BW is NCCL's per-channel Ring LL128 ceiling in GB/s by
+// architecture index (tuning.cc perChMaxRingLL128Bw).
+func PerChMaxRingLL128BW(arch int) float64 { return perChMaxRingLL128BW[arch] }
+
+// PerChMaxTreeBW is NCCL's per-channel Tree ceiling in GB/s by architecture
+// index and node class (0: one node, 1: two, 2: three or more; tuning.cc
+// perChMaxTreeBw).
+func PerChMaxTreeBW(arch, nodes int) float64 { return perChMaxTreeBW[arch][nodes] }
+
+// NVLS efficiency factors of NCCL >= 2.28's NVLS bandwidth (tuning.cc:
+// 0.85 on Hopper, 0.74 on Blackwell; nccl-facts §2.3).
+const (
+	nvlsEffHopper    = 0.85
+	nvlsEffBlackwell = 0.74
+)
+
+// NVLSEff is NCCL's own NVLS efficiency factor for an architecture index.
+func NVLSEff(arch int) float64 {
+	if arch >= ArchBlackwell {
+		return nvlsEffBlackwell
+	}
+	return nvlsEffHopper
+}
+
+// Base latencies in µs by algorithm [LL, LL128, Simple] (nccl-facts §2.4).
+var baseLat = map[Algo][NumProtos]float64{
+	AlgoTree: {6.8, 14.0, 8.4},
+	AlgoRing: {6.6, 14.0, 8.4},
+	AlgoPAT:  {8, 8, 8},
+}
+
+// BaseLatUs is NCCL's base latency of an algorithm and protocol in µs
+// (tuning.cc baseLat); 0 for algorithms without one.
+func BaseLatUs(a Algo, p Proto) float64 { return baseLat[a][p] }
+
+// Hardware latencies in µs by link class [NVLINK, PCI, NET], algorithm and
+// protocol [LL, LL128, Simple] (nccl-facts §2.4, NCCL >= 2.29).
+var hwLat = [NumLatClasses]map[Algo][NumProtos]float64{
+	{AlgoTree: {.6, 1.25, 4.0}, AlgoRing: {.6, 1.9, 3.4}, AlgoNVLS: {0, 0, 25}, AlgoNVLSTree: {0, 0, 25}, AlgoPAT: {0, 0, 4.0}},
+	{AlgoTree: {1.0, 1.9, 4.0}, AlgoRing: {1.0, 2.5, 5.7}, AlgoNVLS: {0, 0, 0}, AlgoNVLSTree: {0, 0, 0}, AlgoPAT: {0, 0, 4.0}},
+	{AlgoTree: {5.0, 8.5, 14}, AlgoRing: {2.7, 4.0, 14.0}, AlgoNVLS: {0, 0, 18}, AlgoNVLSTree: {0, 0, 20.9}, AlgoPAT: {0, 0, 14}},
+}
+
+// HWLatUs is NCCL's per-hop hardware latency in µs by latency class,
+// algorithm and protocol (tuning.cc hwLat).
+func HWLatUs(c LatClass, a Algo, p Proto) float64 { return hwLat[c][a][p] }
+
+// treeCorrection is NCCL's Tree AllReduce bandwidth factor by
+// log2(nBytes/64), 64 B .. 256 MiB, per protocol (tuning.cc
+// treeCorrectionFactor; nccl-facts §2.2 describes its shape).
+var treeCorrection = [NumProtos][23]float64{
+	{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+	{1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+	{.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+}
+
+// Buffer geometry of NCCL's protocols (nccl-facts §4.1): the payload one
+// step carries, and for ring AllReduce/AllGather/ReduceScatter how many
+// steps make a chunk and a slice (Simple: chunk 4 steps, slice 2 steps).
+const (
+	StepPayloadLL     = 32 * 1024        // 64 KiB LL step, half of it payload
+	StepPayloadLL128  = 614400 * 15 / 16 // LL128 step payload
+	StepPayloadSimple = 512 * 1024       // 4 MiB buffer / 8 steps
+	RingChunkSteps    = 4                // Simple ring chunk (NCCL_STEPS/2)
+	RingSliceSteps    = 2                // Simple ring slice
+	NVLSChunkBytes    = 128 * 1024       // NCCL_NVLS_CHUNKSIZE default
+	NVLSMinChunkBytes = 16 * 1024        // NVLS chunks shrink to 64K/32K/16K for small sizes
+)
+
+// StepPayload returns the payload of one buffer step of a protocol.
+func StepPayload(p Proto) float64 {
+	switch p {
+	case ProtoLL:
+		return StepPayloadLL
+	case ProtoLL128:
+		return StepPayloadLL128
+	}
+	return StepPayloadSimple
+}
+
+// ProtoPayload is the payload fraction of each protocol's wire format: LL
+// sends 4 B of data with a 4 B flag, LL128 one flag word per 128 B line,
+// Simple only data (nccl-facts §4.1).
+func ProtoPayload(p Proto) float64 {
+	switch p {
+	case ProtoLL:
+		return 0.5
+	case ProtoLL128:
+		return 120.0 / 128
+	}
+	return 1
+}

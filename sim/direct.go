@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/collsim/collsim/model"
+)
+
+// directAlgo schedules point-to-point AlltoAll and SendRecv.
+type directAlgo struct{}
+
+func (directAlgo) name() string { return "point-to-point AlltoAll and SendRecv" }
+
+func (directAlgo) applies(a model.Algo, coll model.Collective) bool {
+	return a == model.AlgoDirect
+}
+
+func (directAlgo) build(b *builder) (*prog, error) { return b.direct() }
+
+// direct builds AlltoAll (and SendRecv) as NCCL's grouped point-to-point
+// operations: every rank sends its block to every peer at once. Inter-node
+// blocks go through the NIC on the destination's rail, reached over NVLink
+// (PXN) when the source is not next to it. With a symmetric cluster only
+// node 0's senders are simulated and each remote destination stands for
+// every node at that distance.
+func (b *builder) direct() (*prog, error) {
+	e, call := b.e, b.call
+	c := e.Cluster
+	n, N, G := c.NumRanks(), c.NumNodes(), c.GPUsPerNode()
+	pr := &prog{kind: "direct", slices: 1, steps: 1}
+	if n == 1 {
+		return pr, nil
+	}
+	block := float64(call.Bytes) / float64(n)
+	if call.Coll == model.SendRecv {
+		block = float64(call.Bytes)
+	}
+	reduced := e.symmetric()
+	srcNodes := N
+	if reduced {
+		srcNodes = 1
+	}
+	// Two p2p channels per peer at least.
+	ccap := ceiling{rate: e.channelCap(model.ProtoSimple) * 2, kind: ceilPeerChannels}
+	type flow struct {
+		route []model.LinkID
+		cap   ceiling
+		w     int32
+		lat   model.Time
+	}
+	var flows []flow
+	addFlow := func(route []model.LinkID, w int32) {
+		r, capv := e.decorate(route)
+		f := flow{r, minCeiling(capv, ccap), w, e.stepLat(e.routeClass(r), model.ProtoSimple)}
+		flows = append(flows, f)
+		pr.latHop = max(pr.latHop, f.lat)
+		pr.classes = append(pr.classes, flowClass{f.route, block, f.w, f.cap})
+	}
+	usable := e.Res.NICUsable
+	for sn := 0; sn < srcNodes; sn++ {
+		for sg, src := range c.Nodes[sn].GPUs {
+			peers := make([]int, 0, n-1)
+			if call.Coll == model.SendRecv {
+				peers = append(peers, (sn*G+sg+1)%n)
+			} else {
+				for d := 0; d < n; d++ {
+					if d != sn*G+sg {
+						peers = append(peers, d)
+					}
+				}
+			}
+			// With reduction, remote peers at the same local index collapse.
+			seenRemote := map[int]int32{}
+			for _, d := range peers {
+				dn, dg := d/G, d%G
+				if dn == sn {
+					addFlow(e.Res.GPU(src, c.Nodes[dn].GPUs[dg]).Route, 1)
+					continue
+				}
+				if reduced {
+					seenRemote[dg]++
+					continue
+				}
+				route, err := b.directNet(src, sn, dn, dg, usable)
+				if err != nil {
+					return nil, err
+				}
+				addFlow(route, 1)
+			}
+			keys := make([]int, 0, len(seenRemote))
+			for k := range seenRemote {
+				keys = append(keys, k)
+			}
+			sort.Ints(keys)
+			for _, dg := range keys {
+				route, err := b.directNet(src, sn, sn, dg, usable)
+				if err != nil {
+					return nil, err
+				}
+				addFlow(route, seenRemote[dg])
+			}
+		}
+	}
+	pr.perMemb = block
+	pr.units = []float64{block}
+	if !b.des {
+		return pr, nil
+	}
+	for _, f := range flows {
+		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: block, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat}, b.base)
+	}
+	return pr, nil
+}
+
+// directNet routes a point-to-point block from src (node sn) to local GPU dg
+// of node dn through the destination rail's NIC.
+func (b *builder) directNet(src model.ElemID, sn, dn, dg int, usable [][]model.ElemID) ([]model.LinkID, error) {
+	e := b.e
+	c := e.Cluster
+	dst := c.Nodes[dn].GPUs[dg]
+	// The NIC closest to the destination GPU, same index on the source node (rails).
+	best := e.Res.LocalNICs(dst)
+	if len(best) == 0 {
+		return nil, fmt.Errorf("sim: %s has no usable NIC", c.Topo.Elem(dst).Name)
+	}
+	inIdx := 0
+	for i, nic := range usable[dn] {
+		if nic == best[0].NIC {
+			inIdx = i
+		}
+	}
+	outIdx := inIdx % len(usable[sn])
+	if e.Cluster.Knobs.PXNDisable {
+		own := e.Res.LocalNICs(src)
+		for i, nic := range usable[sn] {
+			if nic == own[0].NIC {
+				outIdx = i
+			}
+		}
+	}
+	return e.netRoute(src, outIdx, dst, inIdx)
+}

@@ -1,0 +1,214 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/collsim/collsim/model"
+)
+
+// treeAlgo schedules tree AllReduce.
+type treeAlgo struct{}
+
+func (treeAlgo) name() string { return "tree AllReduce" }
+
+func (treeAlgo) applies(a model.Algo, coll model.Collective) bool {
+	return a == model.AlgoTree
+}
+
+func (treeAlgo) build(b *builder) (*prog, error) { return b.tree() }
+
+// tree builds tree AllReduce: in every node a chain from the last GPU to
+// the head (the GPU next to the channel's NIC) reduces, heads reduce up the
+// inter-node binary tree, and the result is broadcast back down the tree
+// and the chains; half the channels use each tree of the double binary
+// tree, pipelined by chunk (nccl-facts §4.3).
+func (b *builder) tree() (*prog, error) {
+	e, call := b.e, b.call
+	c := e.Cluster
+	N, G := c.NumNodes(), c.GPUsPerNode()
+	proto := call.Choice.Proto
+	nc := max(call.Choice.Channels, 1)
+	pr := &prog{kind: "tree"}
+	if c.NumRanks() == 1 {
+		return pr, nil
+	}
+	trees := model.DoubleBinaryTree(N)
+	type group struct {
+		ch   model.GraphChannel
+		tree int
+		w    int32
+	}
+	var groups []group
+	{
+		chans, ws := channelGroups(e.Tuner.Graphs.Tree, nc)
+		// Split each group's channels over the two trees.
+		for i, ch := range chans {
+			w0 := (ws[i] + 1) / 2
+			w1 := ws[i] - w0
+			if N == 1 {
+				w0, w1 = ws[i], 0
+			}
+			if w0 > 0 {
+				groups = append(groups, group{ch, 0, w0})
+			}
+			if w1 > 0 {
+				groups = append(groups, group{ch, 1, w1})
+			}
+		}
+	}
+	chunk := stepChunk(proto)
+	D := float64(call.Bytes) / float64(nc)
+	nChunks := max(int(math.Ceil(D/chunk)), 1)
+	perChunkOps := 4 * N * G
+	if b.des && len(groups)*perChunkOps > treeFlowBudget {
+		// Every node's chain and tree edges are simulated and many are in
+		// flight at once; beyond this size the closed form stands in.
+		b.des = false
+		b.sched = nil
+		pr.Note = fmt.Sprintf("tree timed analytically: %d nodes x %d GPUs x %d channel groups is beyond the DES tree budget", N, G, len(groups))
+	}
+	for b.des && len(groups)*nChunks*perChunkOps > treeOpBudget && nChunks > 1 {
+		chunk *= 2
+		nChunks = max(int(math.Ceil(D/chunk)), 1)
+		pr.Note = "pipeline units coarsened to fit the simulation budget"
+	}
+	for u := 0; u < nChunks; u++ {
+		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
+	}
+	pr.slices = 1
+	depth := int(math.Ceil(math.Log2(float64(N))))
+	pr.steps = 2 * (G - 1 + depth)
+	pr.perMemb = D / model.ProtoPayload(proto)
+	ccap := e.channelCeiling(proto)
+	mk := func(route []model.LinkID) hopInfo {
+		r, capv := e.decorate(route)
+		return hopInfo{r, minCeiling(capv, ccap), e.stepLat(e.routeClass(r), proto)}
+	}
+	for gi, g := range groups {
+		// Chain edges per node (up: chain[i] -> chain[i-1]; down reverse) and tree edges.
+		up := make([][]hopInfo, N)
+		down := make([][]hopInfo, N)
+		var netUp, netDown []hopInfo
+		netUp = make([]hopInfo, N)
+		netDown = make([]hopInfo, N)
+		for v := 0; v < N; v++ {
+			gpus := c.Nodes[v].GPUs
+			for i := G - 1; i >= 1; i-- {
+				a, bb := gpus[g.ch.GPUs[i]], gpus[g.ch.GPUs[i-1]]
+				up[v] = append(up[v], mk(e.Res.GPU(a, bb).Route))
+				down[v] = append(down[v], mk(e.Res.GPU(bb, a).Route))
+			}
+			if p := trees[g.tree][v]; p >= 0 {
+				hv := gpus[g.ch.GPUs[0]]
+				hp := c.Nodes[p].GPUs[g.ch.GPUs[0]]
+				ru, err := e.netRoute(hv, g.ch.NetOut, hp, g.ch.NetIn)
+				if err != nil {
+					return nil, err
+				}
+				rd, err := e.netRoute(hp, g.ch.NetOut, hv, g.ch.NetIn)
+				if err != nil {
+					return nil, err
+				}
+				netUp[v], netDown[v] = mk(ru), mk(rd)
+			}
+		}
+		for v := 0; v < N; v++ {
+			for _, ed := range append(append([]hopInfo(nil), up[v]...), down[v]...) {
+				pr.classes = append(pr.classes, flowClass{ed.route, pr.perMemb, g.w, ed.cap})
+				pr.latHop = max(pr.latHop, ed.lat)
+			}
+			if trees[g.tree][v] >= 0 {
+				for _, ed := range []hopInfo{netUp[v], netDown[v]} {
+					pr.classes = append(pr.classes, flowClass{ed.route, pr.perMemb, g.w, ed.cap})
+					pr.latHop = max(pr.latHop, ed.lat)
+				}
+			}
+		}
+		if gi == 0 {
+			var intra, inter model.Time
+			if len(up[0]) > 0 {
+				intra = up[0][0].lat
+			}
+			for v := 0; v < N; v++ {
+				if trees[g.tree][v] >= 0 {
+					inter = netUp[v].lat
+					break
+				}
+			}
+			pr.latPath = 2 * (model.Time(G-1)*intra + model.Time(depth)*inter)
+		}
+		if !b.des {
+			continue
+		}
+		// Children lists in node order (deterministic).
+		children := make([][]int, N)
+		root := 0
+		for v := 0; v < N; v++ {
+			if p := trees[g.tree][v]; p >= 0 {
+				children[p] = append(children[p], v)
+			} else {
+				root = v
+			}
+		}
+		order := topoOrder(trees[g.tree], children, root)
+		// Per-sender sequencing: last op each (node, chain position, direction) issued.
+		prevUp := make([][]OpID, N)
+		prevDown := make([][]OpID, N)
+		prevNetUp := make([]OpID, N)
+		prevNetDown := make([]OpID, N)
+		for v := 0; v < N; v++ {
+			prevUp[v] = fill(G, b.base)
+			prevDown[v] = fill(G, b.base)
+			prevNetUp[v], prevNetDown[v] = b.base, b.base
+		}
+		for _, u := range pr.units {
+			bytes := u / model.ProtoPayload(proto)
+			mkT := func(ed hopInfo, deps ...OpID) (OpID, OpID) {
+				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi)}, deps...)
+				return t, b.add(Op{Kind: OpDelay, Latency: ed.lat}, t)
+			}
+			headReady := make([]OpID, N) // head holds the node's partial sum
+			arrivedUp := make([][]OpID, N)
+			// Reduce: leaves first (reverse topological order).
+			for i := len(order) - 1; i >= 0; i-- {
+				v := order[i]
+				arr := b.base
+				for k, ed := range up[v] {
+					deps := []OpID{prevUp[v][k]}
+					if k > 0 {
+						deps = append(deps, arr)
+					}
+					var t OpID
+					t, arr = mkT(ed, deps...)
+					prevUp[v][k] = t
+				}
+				ready := append([]OpID{arr}, arrivedUp[v]...)
+				if p := trees[g.tree][v]; p >= 0 {
+					t, a := mkT(netUp[v], append(ready, prevNetUp[v])...)
+					prevNetUp[v] = t
+					arrivedUp[p] = append(arrivedUp[p], a)
+				} else {
+					headReady[v] = b.add(Op{Kind: OpDelay}, ready...)
+				}
+			}
+			// Broadcast: root first.
+			have := make([]OpID, N)
+			have[root] = headReady[root]
+			for _, v := range order {
+				for _, ch := range children[v] {
+					t, a := mkT(netDown[ch], have[v], prevNetDown[ch])
+					prevNetDown[ch] = t
+					have[ch] = a
+				}
+				arr := have[v]
+				for k := len(down[v]) - 1; k >= 0; k-- {
+					var t OpID
+					t, arr = mkT(down[v][k], arr, prevDown[v][k])
+					prevDown[v][k] = t
+				}
+			}
+		}
+	}
+	return pr, nil
+}
