@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -20,6 +21,9 @@ const (
 	ExitOK       = 0
 	ExitFailed   = 1 // a check ran and did not pass
 	ExitBadInput = 2 // usage error, unreadable or invalid input
+	// ExitInterrupted is the shell's code for a process ended by SIGINT
+	// (128 + 2): collsim returns it when the run was interrupted.
+	ExitInterrupted = 130
 )
 
 // exitError carries an exit code with its message.
@@ -46,6 +50,12 @@ func badInput(err error) error {
 // badInputf formats a bad-input error.
 func badInputf(format string, a ...any) error { return badInput(fmt.Errorf(format, a...)) }
 
+// interruptedf is the error of a run stopped by an interrupt; the message
+// says what finished ("predict: interrupted after 3 of 31 sizes").
+func interruptedf(format string, a ...any) error {
+	return &exitError{code: ExitInterrupted, err: fmt.Errorf(format, a...)}
+}
+
 // failed marks a check that ran and did not pass (exit 1).
 func failed(err error) error { return &exitError{code: ExitFailed, err: err} }
 
@@ -60,6 +70,9 @@ type env struct {
 	// it so that reports are byte-identical from run to run. Nil means
 	// time.Now.
 	now func() time.Time
+	// isTerminal says whether w is a terminal a person watches; progress
+	// lines go to stderr only then. Nil means never (tests inject it).
+	isTerminal func(w io.Writer) bool
 }
 
 // commands lists every collsim command. Each lives in its own file.
@@ -137,7 +150,7 @@ func interspersed(cmds []*cli.Command, args []string) []string {
 // process exit code. It never panics on user input and prints one line per
 // error to stderr.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runWith(ctx, &env{stdout: stdout, stderr: stderr, args: args, now: time.Now}, args)
+	return runWith(ctx, &env{stdout: stdout, stderr: stderr, args: args, now: time.Now, isTerminal: isTerminal}, args)
 }
 
 // runWith is Main with the environment given: tests call it with a fixed clock.
@@ -168,14 +181,15 @@ func runWith(ctx context.Context, e *env, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
+	var ee *exitError
+	if !errors.As(err, &ee) && errors.Is(err, context.Canceled) {
+		// Interrupted where no command said what finished.
+		err = interruptedf("interrupted")
+	}
 	msg := strings.TrimSpace(err.Error())
 	fmt.Fprintf(stderr, "collsim: %s\n", msg)
-	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
-	}
-	if errors.Is(err, context.Canceled) {
-		return ExitFailed
 	}
 	// Errors urfave/cli raises itself (unknown flag, bad flag value, unknown
 	// command) are usage errors.
@@ -259,4 +273,15 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	}
 	name := c.Command.Name
 	return badInputf("%s: %s (see collsim help %s)", name, msg, name)
+}
+
+// isTerminal reports whether w is a character device (a terminal), the
+// test a person watching the output passes and a pipe or file does not.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/collsim/collsim/reports"
 	"github.com/urfave/cli/v2"
@@ -101,4 +102,42 @@ func optCell(v *float64, prec int) string {
 		return ""
 	}
 	return fmtF(*v, prec)
+}
+
+// progress shows one transient status line on a terminal ("predict: size
+// 3/31 (4K)"), rewritten in place and cleared before results are printed.
+// Its zero value, for output that is not a terminal, shows nothing.
+type progress struct {
+	w      io.Writer
+	prefix string
+	width  int // length of the line on screen, to clear it
+}
+
+// progress returns the progress line for cmd: on stderr when stderr is a
+// terminal, nowhere otherwise (a pipe or a file gets no progress).
+func (e *env) progress(cmd string) *progress {
+	if e.isTerminal == nil || !e.isTerminal(e.stderr) {
+		return &progress{}
+	}
+	return &progress{w: e.stderr, prefix: "collsim: " + cmd + ": "}
+}
+
+// show replaces the line with the formatted status.
+func (p *progress) show(format string, a ...any) {
+	if p.w == nil {
+		return
+	}
+	s := p.prefix + fmt.Sprintf(format, a...)
+	pad := max(p.width-len(s), 0)
+	fmt.Fprintf(p.w, "\r%s%s", s, strings.Repeat(" ", pad))
+	p.width = len(s)
+}
+
+// clear erases the line, leaving the cursor at its start.
+func (p *progress) clear() {
+	if p.w == nil || p.width == 0 {
+		return
+	}
+	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
+	p.width = 0
 }
