@@ -395,9 +395,9 @@ func readLimited(path string) ([]byte, error) {
 //	seq_len: 4096             # optional: tokens per sample
 //	strategy: ddp             # ddp (default) | fsdp
 func LoadWorkload(file string, data []byte) (Workload, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Workload{}, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := parseYAML(file, data)
+	if err != nil {
+		return Workload{}, err
 	}
 	if len(doc.Content) == 0 {
 		return Workload{}, fmt.Errorf("%s: empty workload file", file)

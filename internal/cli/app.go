@@ -186,8 +186,11 @@ func runWith(ctx context.Context, e *env, args []string) int {
 		// Interrupted where no command said what finished.
 		err = interruptedf("interrupted")
 	}
-	msg := strings.TrimSpace(err.Error())
-	fmt.Fprintf(stderr, "collsim: %s\n", msg)
+	cmd := ""
+	if len(args) > 1 {
+		cmd = args[1]
+	}
+	fmt.Fprintf(stderr, "collsim: %s\n", userMessage(cmd, err.Error()))
 	if errors.As(err, &ee) {
 		return ee.code
 	}
@@ -284,4 +287,107 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// packagePrefixes are the names collsim's packages put in front of their
+// errors; the user knows commands, not packages, so userMessage drops them.
+var packagePrefixes = map[string]bool{
+	"calibrate": true, "accuracy": true, "scenarios": true, "ingest": true, "sim": true, "model": true,
+	"reports": true, "hwbench": true, "study": true, "atomicfile": true,
+}
+
+var (
+	yamlListRE    = regexp.MustCompile(`(?:yaml: )?unmarshal errors:\s*\n\s*line (\d+): ([^\n]*)(?:\n.*)*`)
+	yamlSyntaxRE  = regexp.MustCompile(`: yaml: line (\d+): `)
+	yamlUnmarshal = regexp.MustCompile("cannot unmarshal (!!\\w+)(?: `([^`]*)`)? into (\\S+)")
+	yamlNotFound  = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	yamlAlready   = regexp.MustCompile(`mapping key "([^"]*)" already defined at line (\d+)`)
+)
+
+// userMessage is an error as the user reads it, on one line: the YAML
+// library's words and Go type names replaced by the file's terms
+// ("FILE:3: want a mapping, got a list"), package names dropped where a
+// package prefixed its error ("calibrate: calibrate: open" becomes
+// "calibrate: open"), a segment repeated back to back said once.
+//
+// cmd is the command that ran: a leading segment that names it stays.
+func userMessage(cmd, msg string) string {
+	msg = strings.TrimSpace(msg)
+	// "FILE: yaml: unmarshal errors:\n  line 3: X\n  line 5: Y" -> "FILE:3: X"
+	if m := yamlListRE.FindStringSubmatchIndex(msg); m != nil {
+		line, first := msg[m[2]:m[3]], msg[m[4]:m[5]]
+		head := strings.TrimSuffix(strings.TrimRight(msg[:m[0]], " "), ":")
+		msg = head + ":" + line + ": " + first + msg[m[1]:]
+	}
+	msg = yamlSyntaxRE.ReplaceAllString(msg, ":$1: invalid YAML: ")
+	msg = yamlUnmarshal.ReplaceAllStringFunc(msg, func(s string) string {
+		m := yamlUnmarshal.FindStringSubmatch(s)
+		got := tagWords(m[1])
+		if m[2] != "" {
+			got += fmt.Sprintf(" %q", m[2])
+		}
+		return "want " + goTypeWords(m[3]) + ", got " + got
+	})
+	msg = yamlNotFound.ReplaceAllString(msg, `unknown key "$1"`)
+	msg = yamlAlready.ReplaceAllString(msg, `duplicate key "$1" (first given at line $2)`)
+	parts := strings.Split(msg, ": ")
+	out := parts[:0]
+	for i, p := range parts {
+		if packagePrefixes[p] && i < len(parts)-1 {
+			// Keep the command's name at the front (collsim calibrate ...).
+			if i == 0 && p == cmd {
+				out = append(out, p)
+			}
+			continue
+		}
+		if len(out) > 0 && out[len(out)-1] == p {
+			continue
+		}
+		out = append(out, p)
+	}
+	msg = strings.Join(out, ": ")
+	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+}
+
+// tagWords names a YAML tag the way a file reads.
+func tagWords(tag string) string {
+	switch tag {
+	case "!!seq":
+		return "a list"
+	case "!!map":
+		return "a mapping"
+	case "!!str":
+		return "text"
+	case "!!int":
+		return "an integer"
+	case "!!float":
+		return "a number"
+	case "!!bool":
+		return "true/false"
+	case "!!null":
+		return "nothing"
+	}
+	return "a " + strings.TrimPrefix(tag, "!!")
+}
+
+// goTypeWords names what a Go type wants in YAML terms; a named type
+// (model.NICSpec) read from YAML is a mapping.
+func goTypeWords(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["):
+		return "a mapping"
+	}
+	switch strings.TrimPrefix(t, "*") {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "string":
+		return "text"
+	}
+	return "a mapping"
 }

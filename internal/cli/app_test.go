@@ -54,3 +54,25 @@ func TestHelpAndVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestUserMessage: errors lose the YAML library's words, Go type names and
+// package prefixes, and stay on one line.
+func TestUserMessage(t *testing.T) {
+	tests := []struct{ cmd, in, want string }{
+		{"calibrate", "calibrate: calibrate: open x.txt: no such file or directory", "calibrate: open x.txt: no such file or directory"},
+		{"predict", "calibrate: p.yaml: yaml: unmarshal errors:\n  line 3: cannot unmarshal !!map into []calibrate.Param\n  line 7: field x not found in type calibrate.Profile", "p.yaml:3: want a list, got a mapping"},
+		{"accuracy", "calibrate: c.yaml: yaml: unmarshal errors:\n  line 3: field foo not found in type accuracy.Case", `c.yaml:3: unknown key "foo"`},
+		{"predict", "calibrate: p.yaml: yaml: line 2: mapping values are not allowed in this context", "p.yaml:2: invalid YAML: mapping values are not allowed in this context"},
+		{"predict", "c.yaml:3:3: cannot unmarshal !!seq into model.NICSpec", "c.yaml:3:3: want a mapping, got a list"},
+		{"predict", "c.yaml:3:3: cannot unmarshal !!str `abc` into int", `c.yaml:3:3: want an integer, got text "abc"`},
+		{"predict", "predict: --report: reports: writing r.html: disk full", "predict: --report: writing r.html: disk full"},
+		{"predict", "size 8B: sim: no NIC for the hop a -> b", "size 8B: no NIC for the hop a -> b"},
+		{"hwbench", "hwbench: hwbench: nccl probe failed", "hwbench: nccl probe failed"},
+		{"predict", "first line\nsecond line", "first line; second line"},
+	}
+	for _, tc := range tests {
+		if got := userMessage(tc.cmd, tc.in); got != tc.want {
+			t.Errorf("userMessage(%q, %q)\n = %q\nwant %q", tc.cmd, tc.in, got, tc.want)
+		}
+	}
+}
