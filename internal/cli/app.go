@@ -182,9 +182,11 @@ func runWith(ctx context.Context, e *env, args []string) int {
 		return ExitOK
 	}
 	var ee *exitError
-	if !errors.As(err, &ee) && errors.Is(err, context.Canceled) {
-		// Interrupted where no command said what finished.
-		err = interruptedf("interrupted")
+	isExit := errors.As(err, &ee)
+	if errors.Is(err, context.Canceled) && (!isExit || ee.code != ExitInterrupted) {
+		// Interrupted where no command said what finished: say what it
+		// was doing, whatever code the command gave the error.
+		err = interruptedf("%s", strings.ReplaceAll(err.Error(), context.Canceled.Error(), "interrupted"))
 	}
 	cmd := ""
 	if len(args) > 1 {
