@@ -23,21 +23,9 @@ type ClusterSpec struct {
 	// NCCLVersion selects version-dependent NCCL defaults ("2.21", "2.30").
 	// Empty means the newest collsim knows.
 	NCCLVersion string `yaml:"nccl_version,omitempty"`
-}
-
-// FabricSpec describes the network between nodes.
-type FabricSpec struct {
-	// Kind is "single-switch" (default: one non-blocking switch) or
-	// "leaf-spine" (nodes grouped under leaves, leaves joined through an
-	// aggregated spine whose capacity is the leaf's downlink capacity
-	// divided by Oversubscription).
-	Kind string `yaml:"kind,omitempty"`
-	// NodesPerLeaf is the number of nodes under one leaf (leaf-spine).
-	NodesPerLeaf int `yaml:"nodes_per_leaf,omitempty"`
-	// Oversubscription is downlink:uplink at the leaves (1 = non-blocking).
-	Oversubscription float64 `yaml:"oversubscription,omitempty"`
-	// SwitchLatencyNs overrides the port-to-port latency of one switch.
-	SwitchLatencyNs float64 `yaml:"switch_latency_ns,omitempty"`
+	// Seed drives every random choice of the fabric (ECMP hashing); the
+	// same seed gives the same routes.
+	Seed uint64 `yaml:"-"`
 }
 
 // Cluster is a built cluster: its topology, parsed NCCL settings and the
@@ -52,6 +40,8 @@ type Cluster struct {
 	Ranks []ElemID
 	// Version is the parsed NCCLVersion.
 	Version Version
+	// Fabric is the network between the nodes; nil on a single node.
+	Fabric *Fabric
 }
 
 // GPUsPerNode returns the GPU count of each node.
@@ -131,7 +121,7 @@ func (s NodeSpec) WithNICs(count int, speed string, kind NICKind) NodeSpec {
 	}
 	out := s
 	out.NICSlots = slots
-	out.NICs = NICSpec{Count: count, Speed: speed, Kind: string(kind), RoCE: s.NICs.RoCE, GDR: s.NICs.GDR}
+	out.NICs = NICSpec{Count: count, Speed: speed, Kind: string(kind), RoCE: s.NICs.RoCE, GDR: s.NICs.GDR, Ports: s.NICs.Ports, PCIe: s.NICs.PCIe}
 	return out
 }
 
@@ -176,9 +166,10 @@ func (c ClusterSpec) Build() (*Cluster, error) {
 		cl.Ranks = append(cl.Ranks, ne.GPUs...)
 	}
 	if c.Nodes > 1 {
-		if err := c.Fabric.build(t, cl.Nodes); err != nil {
+		if cl.Fabric, err = c.buildFabric(t, cl.Nodes); err != nil {
 			return nil, fmt.Errorf("fabric: %w", err)
 		}
+		cl.Fabric.Seed = c.Seed
 	}
 	if err := t.Validate(); err != nil {
 		return nil, err
@@ -186,71 +177,85 @@ func (c ClusterSpec) Build() (*Cluster, error) {
 	return cl, nil
 }
 
-func (f FabricSpec) build(t *Topology, nodes []*NodeElems) error {
-	lat := SwitchLatency
-	if f.SwitchLatencyNs < 0 || f.SwitchLatencyNs > 1e6 {
-		return fmt.Errorf("switch_latency_ns: %g is outside 0..1e6", f.SwitchLatencyNs)
+// PlanFabric sizes the cluster's fabric without building the nodes (cheap:
+// scenarios calls it to place errors in the file). Errors are *FabricError.
+func (c ClusterSpec) PlanFabric() (*FabricPlan, error) {
+	nodes := c.Nodes
+	if nodes < 1 {
+		nodes = 1
 	}
-	if f.SwitchLatencyNs > 0 {
-		lat = Time(f.SwitchLatencyNs * float64(Nanosecond))
+	nics := c.Node.NICs
+	if nics.Count == 0 {
+		return nil, fabErr("kind", "the nodes have no NIC to cable")
 	}
-	cable := func(nic, sw ElemID) error {
-		bw := t.Elem(nic).NIC.Speed.LineGBps()
-		_, err := t.Connect(nic, sw, LinkNet, bw, bw, NetCableLatency+lat, 1)
+	kind, err := ParseNICKind(nics.Kind)
+	if err != nil {
+		return nil, err
+	}
+	speed, err := LookupNICSpeed(nics.Speed, kind)
+	if err != nil {
+		return nil, err
+	}
+	p, err := PlanFabric(c.Fabric, nodes, nics.Count, max(nics.Ports, 1), kind, float64(speed.Gbps))
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range c.Fabric.Degraded {
+		if err := p.checkLinkName(normLinkName(d.Link), nodes); err != nil {
+			return nil, fabItemErr("degraded", i, "link", "%s", err)
+		}
+	}
+	return p, nil
+}
+
+// CheckFabric sizes and wires the fabric on stand-in NICs (no node
+// internals), so that every fabric error, a fabric the degraded links cut
+// apart included, is found without building the nodes. Errors are
+// *FabricError.
+func (c ClusterSpec) CheckFabric() error {
+	p, err := c.PlanFabric()
+	if err != nil {
 		return err
 	}
-	switch f.Kind {
-	case "", "single-switch":
-		sw, err := t.Add(Element{Kind: KindSwitch, Name: "fabric/switch", Node: -1, Socket: -1})
-		if err != nil {
-			return err
-		}
-		for _, ne := range nodes {
-			for _, nic := range ne.NICs {
-				if err := cable(nic, sw); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	case "leaf-spine":
-		per := f.NodesPerLeaf
-		if per <= 0 {
-			return fmt.Errorf("nodes_per_leaf: must be at least 1 for leaf-spine, got %d", per)
-		}
-		over := f.Oversubscription
-		if over == 0 {
-			over = 1
-		}
-		if over < 1 || over > 64 {
-			return fmt.Errorf("oversubscription: %g is outside 1..64", over)
-		}
-		spine, err := t.Add(Element{Kind: KindSwitch, Name: "fabric/spine", Node: -1, Socket: -1})
-		if err != nil {
-			return err
-		}
-		for l := 0; l*per < len(nodes); l++ {
-			leaf, err := t.Add(Element{Kind: KindSwitch, Name: fmt.Sprintf("fabric/leaf%d", l), Node: -1, Index: l, Socket: -1})
+	t := &Topology{}
+	nodes := make([]*NodeElems, len(p.Slot))
+	for n := range nodes {
+		ne := &NodeElems{}
+		for i := 0; i < p.NICs; i++ {
+			id, err := t.Add(Element{Kind: KindNIC, Name: fmt.Sprintf("node%d/nic%d", n, i), Node: n, Index: i, Socket: -1})
 			if err != nil {
 				return err
 			}
-			var down GBps
-			for _, ne := range nodes[l*per : min(len(nodes), (l+1)*per)] {
-				for _, nic := range ne.NICs {
-					if err := cable(nic, leaf); err != nil {
-						return err
-					}
-					down += t.Elem(nic).NIC.Speed.LineGBps()
-				}
-			}
-			up := down / GBps(over)
-			if _, err := t.Connect(leaf, spine, LinkNet, up, up, NetCableLatency+lat, 0); err != nil {
-				return err
-			}
+			ne.NICs = append(ne.NICs, id)
 		}
-		return nil
+		nodes[n] = ne
 	}
-	return fmt.Errorf("kind: unknown %q (known: single-switch, leaf-spine)", f.Kind)
+	_, err = buildFabric(t, c.Fabric, p, nodes, SwitchLatency)
+	return err
+}
+
+func (c ClusterSpec) buildFabric(t *Topology, nodes []*NodeElems) (*Fabric, error) {
+	f := c.Fabric
+	lat := SwitchLatency
+	if f.SwitchLatencyNs > 0 {
+		lat = Time(f.SwitchLatencyNs * float64(Nanosecond))
+	}
+	spec := c
+	spec.Nodes = len(nodes)
+	p, err := spec.PlanFabric()
+	if err != nil {
+		return nil, err
+	}
+	fb, err := buildFabric(t, f, p, nodes, lat)
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) > 0 && len(nodes[0].NICs) > 0 {
+		if nic := t.Elem(nodes[0].NICs[0]).NIC; nic != nil {
+			fb.LinkLayer, fb.RoCE = nic.Kind, nic.RoCE
+		}
+	}
+	return fb, nil
 }
 
 // Version is an NCCL release, major.minor (patch ignored).

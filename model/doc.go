@@ -4,7 +4,9 @@
 // It holds the units (Bytes, GBps, Time in picoseconds), the hardware catalog
 // (GPUs, NVLink and NVSwitch generations, PCIe generations, NICs and CPUs),
 // declarative node and cluster specifications, the topology graph built from
-// them, and the NCCL-faithful resolution of paths and transports (path types
+// them, the fabric between nodes (single switch, fat-tree of 2 or 3 tiers,
+// rail-optimized, rail-only, planes, degraded links) with a deterministic
+// route for every flow (static D-mod-K, seeded ECMP, adaptive bundles), and the NCCL-faithful resolution of paths and transports (path types
 // NVL/NVB/PIX/PXB/PHB/SYS/NET, P2P, SHM, GPUDirect RDMA, PXN, NET/IB versus
 // NET/Socket), channel counts and the NCCL tuning model used to select an
 // algorithm and protocol.

@@ -86,6 +86,13 @@ type NICSpec struct {
 	RoCE *RoCEParams `yaml:"roce,omitempty"`
 	// GDR is false when the NICs cannot do GPUDirect RDMA. Default true for RDMA kinds.
 	GDR *bool `yaml:"gdr,omitempty"`
+	// Ports is the number of fabric ports per NIC (0 means 1); Speed is
+	// split evenly over them and each port has its own cable (to its own
+	// plane when the fabric has several).
+	Ports int `yaml:"ports,omitempty"`
+	// PCIe is the PCIe generation of the NIC's x16 slot ("gen4", "gen5");
+	// empty means the generation the NIC speed needs (NICSpeed.PCIeGen).
+	PCIe string `yaml:"pcie,omitempty"`
 }
 
 // Physical latencies of one hop, used for path latency reporting and for the
@@ -236,6 +243,16 @@ func (s *NodeSpec) resolve() (*resolvedNode, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nics.speed: %w", err)
 		}
+		ports := max(s.NICs.Ports, 1)
+		if s.NICs.Ports < 0 || s.NICs.Ports > 8 {
+			return nil, fmt.Errorf("nics.ports: %d is outside 1..8", s.NICs.Ports)
+		}
+		gen := speed.PCIeGen
+		if s.NICs.PCIe != "" {
+			if gen, err = ParsePCIeGen(s.NICs.PCIe); err != nil {
+				return nil, fmt.Errorf("nics.pcie: %w", err)
+			}
+		}
 		roce := DefaultRoCE()
 		if s.NICs.RoCE != nil {
 			roce = *s.NICs.RoCE
@@ -252,7 +269,7 @@ func (s *NodeSpec) resolve() (*resolvedNode, error) {
 			case NICTCP:
 				dev = fmt.Sprintf("eth%d", i)
 			}
-			r.nics = append(r.nics, NICInfo{Kind: kind, Speed: speed, Device: dev, Rail: i, RoCE: roce})
+			r.nics = append(r.nics, NICInfo{Kind: kind, Speed: speed, Device: dev, Rail: i, RoCE: roce, Ports: ports, PCIeGen: gen})
 		}
 	}
 	return r, nil
@@ -265,8 +282,14 @@ func (p RoCEParams) Validate() error {
 	default:
 		return fmt.Errorf("mtu: %d is not a RoCE MTU (known: 256, 512, 1024, 2048, 4096)", p.MTU)
 	}
-	if p.LossRate < 0 || p.LossRate >= 1 {
+	if !(p.LossRate >= 0 && p.LossRate < 1) {
 		return fmt.Errorf("loss_rate: %g is outside [0, 1)", p.LossRate)
+	}
+	if _, err := ParseRetransmit(string(p.Retransmit)); err != nil {
+		return fmt.Errorf("retransmit: %w", err)
+	}
+	if p.DCQCN && !p.ECN {
+		return errors.New("dcqcn: DCQCN reacts to ECN marks; it needs ecn: true")
 	}
 	if p.GIDIndex < -1 || p.GIDIndex > 255 {
 		return fmt.Errorf("gid_index: %d is outside -1..255", p.GIDIndex)
@@ -460,7 +483,7 @@ func (b *nodeBuilder) maxGen(br *BridgeSpec) int {
 	}
 	for _, sl := range br.NICs {
 		for _, n := range b.slots[sl] {
-			g = max(g, b.r.nics[n].Speed.PCIeGen)
+			g = max(g, b.r.nics[n].PCIeGen)
 		}
 	}
 	for i := range br.Switches {
@@ -498,7 +521,7 @@ func (b *nodeBuilder) attach(parent ElemID, socket int, br *BridgeSpec) error {
 				return err
 			}
 			b.out.NICs[n] = id
-			if err := b.pcieLink(id, parent, info.Speed.PCIeGen, 16); err != nil {
+			if err := b.pcieLink(id, parent, info.PCIeGen, 16); err != nil {
 				return err
 			}
 		}

@@ -112,6 +112,21 @@ type NICInfo struct {
 	Rail int
 	// RoCE parameters; zero values mean defaults (PFC on, ECN on, MTU 4096, no loss).
 	RoCE RoCEParams
+	// Ports is the number of fabric ports (>= 1), each Speed/Ports.
+	Ports int
+	// PCIeGen is the PCIe generation of the NIC's x16 slot.
+	PCIeGen int
+}
+
+// HostCapGBps is the most the NIC can move per direction through its PCIe
+// x16 slot (the catalog's theoretical figure): a 400G NIC in a Gen4 slot is
+// held to 31.5 GB/s, below its 50 GB/s line rate (fabric-facts §6.1).
+func (n *NICInfo) HostCapGBps() GBps {
+	g, err := LookupPCIe(n.PCIeGen)
+	if err != nil {
+		return n.Speed.LineGBps()
+	}
+	return min(n.Speed.LineGBps(), g.X16GBps)
 }
 
 // RoCEParams are the Ethernet-fabric settings that change RoCEv2 behaviour.
@@ -126,10 +141,42 @@ type RoCEParams struct {
 	LossRate float64 `yaml:"loss_rate"`
 	// GIDIndex is the GID table index in use; -1 = auto.
 	GIDIndex int `yaml:"gid_index"`
+	// DCQCN is true when the NICs run DCQCN rate control on ECN marks
+	// (Zhu et al., SIGCOMM 2015; fabric-facts §4.3); it needs ECN.
+	DCQCN bool `yaml:"dcqcn"`
+	// Retransmit is the NIC's loss recovery; empty means go-back-n.
+	Retransmit Retransmit `yaml:"retransmit,omitempty"`
 }
 
-// DefaultRoCE returns the settings of a well-configured lossless RoCEv2 fabric.
-func DefaultRoCE() RoCEParams { return RoCEParams{PFC: true, ECN: true, MTU: 4096, GIDIndex: -1} }
+// Retransmit is how an RDMA NIC recovers a lost packet.
+type Retransmit string
+
+// Loss recovery schemes (fabric-facts §4.5).
+const (
+	// GoBackN resends everything after the lost packet (ConnectX RC NICs).
+	GoBackN Retransmit = "go-back-n"
+	// SelectiveRepeat resends only the lost packet (IRN, Mittal et al.,
+	// SIGCOMM 2018).
+	SelectiveRepeat Retransmit = "selective-repeat"
+)
+
+// ParseRetransmit reads a loss recovery scheme; "" is go-back-n.
+func ParseRetransmit(s string) (Retransmit, error) {
+	switch r := Retransmit(strings.ToLower(strings.TrimSpace(s))); r {
+	case "", GoBackN:
+		return GoBackN, nil
+	case SelectiveRepeat:
+		return r, nil
+	}
+	return "", fmt.Errorf("unknown %q (known: go-back-n, selective-repeat)", s)
+}
+
+// DefaultRoCE returns the settings of a well-configured lossless RoCEv2
+// fabric: PFC, ECN with DCQCN, MTU 4096, go-back-N recovery (ConnectX RC,
+// fabric-facts §4.5).
+func DefaultRoCE() RoCEParams {
+	return RoCEParams{PFC: true, ECN: true, DCQCN: true, MTU: 4096, GIDIndex: -1, Retransmit: GoBackN}
+}
 
 // Link is one direction of a physical link. Every physical link is stored as
 // two Links, each other's Reverse.

@@ -61,8 +61,12 @@ func errAt(file string, n *yaml.Node, format string, a ...any) error {
 //	nodes: N
 //	gpus_per_node: G
 //	gpu: <GPU model replacing the template's>
-//	nics: "4x200G-ib" | {count, speed, kind, gdr, roce: {pfc, ecn, mtu, loss_rate, gid_index}}
-//	fabric: {kind: single-switch|leaf-spine, nodes_per_leaf, oversubscription, switch_latency_ns}
+//	nics: "4x200G-ib" | {count, speed, kind, gdr, ports, pcie: gen4|gen5,
+//	       roce: {pfc, ecn, dcqcn, mtu, loss_rate, retransmit: go-back-n|selective-repeat, gid_index}}
+//	fabric: {kind: single-switch|fat-tree|leaf-spine|rail-optimized|rail-only, tiers, radix,
+//	         nodes_per_leaf, oversubscription: r | [leaf, spine], planes, routing: static|ecmp|adaptive,
+//	         sharp, placement: packed|scattered|[slots], degraded: [{link, gbps | down}],
+//	         background: [{collective, nodes, size}], switch_latency_ns}
 //	env: {NCCL_X: value, ...}
 //	nccl_version: "2.21"
 func Load(file string, data []byte) (model.ClusterSpec, error) {
@@ -84,9 +88,11 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 	}
 	var spec model.ClusterSpec
 	var nodeSet bool
+	var nodeAt *yaml.Node // the node key's value, for positions
 	var gpu string
 	var gpuNode *yaml.Node
 	var nicsNode *yaml.Node
+	var fab *fabricDoc
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
@@ -102,7 +108,7 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 			if err != nil {
 				return spec, err
 			}
-			spec.Node, nodeSet = ns, true
+			spec.Node, nodeSet, nodeAt = ns, true, v
 		case "nodes":
 			n, err := intValue(file, v, "nodes", 1, model.MaxRanks)
 			if err != nil {
@@ -120,9 +126,11 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 		case "nics":
 			nicsNode = v
 		case "fabric":
-			if err := strictDecode(file, v, &spec.Fabric); err != nil {
+			f, doc, err := decodeFabric(file, v)
+			if err != nil {
 				return spec, err
 			}
+			spec.Fabric, fab = f, doc
 		case "env":
 			if v.Kind != yaml.MappingNode {
 				return spec, errAt(file, v, "env must be a mapping of NCCL variables")
@@ -163,7 +171,19 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 		spec.Node = ns
 	}
 	if err := spec.Node.Validate(); err != nil {
-		return spec, fmt.Errorf("%s: node: %w", file, err)
+		// At the node key the message names ("gpus: ..."), else the node.
+		key, _, _ := strings.Cut(err.Error(), ":")
+		return spec, errAt(file, valueOrNode(nodeAt, key), "node: %v", err)
+	}
+	if fab != nil && spec.Nodes > 1 {
+		// Size the fabric now, so that a radix too small or a degraded link
+		// that does not exist is reported at its key.
+		if err := spec.CheckFabric(); err != nil {
+			var fe *model.FabricError
+			if errors.As(err, &fe) {
+				return spec, fab.check(file, err)
+			}
+		}
 	}
 	return spec, nil
 }
@@ -235,8 +255,8 @@ func decodeNICs(file string, v *yaml.Node, node model.NodeSpec) (model.NodeSpec,
 		}
 		return node.WithNICs(count, speed, kind), nil
 	}
-	var ns model.NICSpec
-	if err := strictDecode(file, v, &ns); err != nil {
+	ns, err := decodeNICMap(file, v)
+	if err != nil {
 		return node, err
 	}
 	kind, err := model.ParseNICKind(ns.Kind)
@@ -250,7 +270,7 @@ func decodeNICs(file string, v *yaml.Node, node model.NodeSpec) (model.NodeSpec,
 		return node, errAt(file, v, "nics.count: %d is outside 0..256", ns.Count)
 	}
 	out := node.WithNICs(ns.Count, ns.Speed, kind)
-	out.NICs.RoCE, out.NICs.GDR = ns.RoCE, ns.GDR
+	out.NICs.RoCE, out.NICs.GDR, out.NICs.Ports, out.NICs.PCIe = ns.RoCE, ns.GDR, ns.Ports, ns.PCIe
 	return out, nil
 }
 

@@ -323,3 +323,17 @@ func findType(t reflect.Type, name string, seen map[reflect.Type]bool) reflect.T
 	}
 	return nil
 }
+
+// nodeWords names the kind of a YAML node the way the file reads ("a
+// list"), for errors that want another kind.
+func nodeWords(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return tagWords(n.ShortTag())
+}

@@ -83,3 +83,43 @@ func BenchmarkEnv1024GPUs(b *testing.B) {
 		}
 	}
 }
+
+// benchRingNetwork times the network alone: Execute of the DES schedule of
+// one ring AllReduce of 1 GiB on nodes x dgx-h100 (built once, outside the
+// timer), and reports network flow events (a flow start and its completion
+// are two) per second, flows and flow classes per op, and the makespan.
+// classes false starts every flow in a class of its own.
+func benchRingNetwork(b *testing.B, nodes int, classes bool) {
+	e := newEnv(b, scenarios.Overrides{Node: "dgx-h100", Nodes: nodes, Set: []string{"NCCL_ALGO=Ring"}})
+	s, err := e.DESSchedule(sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4}, 1<<30)
+	if err != nil {
+		b.Skip(err)
+	}
+	caps := e.Capacity()
+	b.ReportAllocs()
+	var st sim.NetStats
+	var flows int64
+	b.ResetTimer()
+	for b.Loop() {
+		st, err = sim.ExecuteNetStats(context.Background(), s, caps, classes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flows += st.Flows
+	}
+	b.ReportMetric(2*float64(flows)/b.Elapsed().Seconds(), "flow-events/s")
+	b.ReportMetric(float64(st.Flows), "flows/op")
+	b.ReportMetric(float64(st.Classes), "classes/op")
+	b.ReportMetric(float64(st.Recomputes), "recomputes/op")
+	b.ReportMetric(st.Makespan.Microseconds(), "sim-us/op")
+}
+
+func BenchmarkRingNetwork64GPUs(b *testing.B)   { benchRingNetwork(b, 8, true) }
+func BenchmarkRingNetwork1024GPUs(b *testing.B) { benchRingNetwork(b, 128, true) }
+func BenchmarkRingNetwork8192GPUs(b *testing.B) { benchRingNetwork(b, 1024, true) }
+
+// BenchmarkRingNetwork64GPUsNoClasses and
+// BenchmarkRingNetwork1024GPUsNoClasses start every flow in a class of its
+// own: the difference is what flow classes buy.
+func BenchmarkRingNetwork64GPUsNoClasses(b *testing.B)   { benchRingNetwork(b, 8, false) }
+func BenchmarkRingNetwork1024GPUsNoClasses(b *testing.B) { benchRingNetwork(b, 128, false) }

@@ -45,8 +45,41 @@ func TestCrossSocketP2P(t *testing.T) {
 	// Sizes on both sides of NCCL's protocol and algorithm switches, each
 	// at least one element per rank.
 	sizes := []model.Bytes{1 << 10, 64 << 10, 4 << 20, 64 << 20}
+	// Adaptive routing adds the fabric's bundles as virtual links too,
+	// before the cross-socket ones: both kinds in one route set.
+	adaptive := resolve(t, scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 4, Set: []string{"NCCL_P2P_LEVEL=SYS"}})
+	adaptive.Fabric = model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, Routing: "adaptive"}
+	envs := map[string]*sim.Env{"pcie-sys-4nodes-adaptive": specEnv(t, adaptive)}
+	ae := envs["pcie-sys-4nodes-adaptive"]
+	if ae.Cluster.Fabric == nil || len(ae.Cluster.Fabric.Bundles()) == 0 {
+		t.Fatal("the adaptive fat-tree has no bundles: the case shows nothing")
+	}
+	// Each kind of virtual link has its own class: a bundle is network, a
+	// cross-socket link PCIe.
+	nb := len(ae.Cluster.Fabric.Bundles())
+	classes, names := ae.VirtualLinkClasses()
+	if len(classes) <= nb {
+		t.Fatalf("%d virtual links, %d of them bundles: no cross-socket link", len(classes), nb)
+	}
+	for i := range classes {
+		want, wantName := model.LatNet, "fabric"
+		if i >= nb {
+			want, wantName = model.LatPCI, "cross-socket P2P"
+		}
+		if classes[i] != want || names[i] != wantName {
+			t.Errorf("virtual link %d: class %v %q, want %v %q", i, classes[i], names[i], want, wantName)
+		}
+	}
 	for _, cl := range clusters {
-		e := newEnv(t, cl.o)
+		envs[cl.name] = newEnv(t, cl.o)
+	}
+	clusters = append(clusters, struct {
+		name string
+		o    scenarios.Overrides
+		nvls []string
+	}{name: "pcie-sys-4nodes-adaptive"})
+	for _, cl := range clusters {
+		e := envs[cl.name]
 		for coll, names := range algos {
 			for _, name := range names {
 				for _, eng := range []sim.EngineKind{sim.EngineDES, sim.EngineAnalytic} {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/collsim/collsim/model"
 )
@@ -27,8 +28,11 @@ type Env struct {
 	// caps is the capacity in bytes/ps of every topology link followed by
 	// collsim's virtual links (cross-socket device-to-device ceilings).
 	caps []float64
-	// xsock maps an SMP link to its virtual device-to-device ceiling link.
-	xsock map[model.LinkID]model.LinkID
+	// xsock maps an SMP link to its virtual device-to-device ceiling link;
+	// those links are the last ones, from xsockBase on (after the fabric's
+	// bundles).
+	xsock     map[model.LinkID]model.LinkID
+	xsockBase model.LinkID
 	// names of virtual links, for reports.
 	virtName []string
 }
@@ -56,6 +60,22 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 		l := &t.Links[i]
 		e.caps[i] = float64(l.BW) * p.linkEff(c, l) * 1e-3
 	}
+	// Adaptive routes cross the fabric's bundles: virtual links right after
+	// the topology's, each as wide as its members together.
+	if f := c.Fabric; f != nil && len(f.Bundles()) > 0 {
+		if int(f.BundleBase()) != len(t.Links) {
+			return nil, fmt.Errorf("sim: the fabric's bundles start at link %d, the topology has %d links", f.BundleBase(), len(t.Links))
+		}
+		for _, b := range f.Bundles() {
+			var sum float64
+			for _, m := range b.Links {
+				sum += e.caps[m]
+			}
+			e.caps = append(e.caps, sum)
+			e.virtName = append(e.virtName, b.Name)
+		}
+	}
+	e.xsockBase = model.LinkID(len(e.caps))
 	for i := range t.Links {
 		if t.Links[i].Kind == model.LinkSMP {
 			e.xsock[model.LinkID(i)] = model.LinkID(len(e.caps))
@@ -89,10 +109,14 @@ func (e *Env) routeClass(route []model.LinkID) model.LatClass {
 	class := model.LatNVLink
 	for _, l := range route {
 		if int(l) >= len(t.Links) {
-			// A virtual cross-socket P2P ceiling (see NewEnv): the data
-			// goes device to device through the CPUs, a PCIe-class path.
-			class = 1
-			continue
+			if l >= e.xsockBase {
+				// A virtual cross-socket P2P ceiling (see NewEnv): the
+				// data goes device to device through the CPUs, a
+				// PCIe-class path.
+				class = model.LatPCI
+				continue
+			}
+			return model.LatNet // a fabric bundle
 		}
 		switch t.Links[l].Kind {
 		case model.LinkNet:
@@ -113,6 +137,9 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
 	t := e.Cluster.Topo
 	staged, hostRead, socket := false, false, false
 	for i, l := range route {
+		if int(l) >= len(t.Links) {
+			continue // a fabric bundle
+		}
 		lk := &t.Links[l]
 		switch lk.Kind {
 		case model.LinkNet:
@@ -129,6 +156,9 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
 			// Read out of host memory: by a GPU when the route ends at one
 			// without reaching a NIC first.
 			for _, m := range route[i+1:] {
+				if int(m) >= len(t.Links) {
+					break
+				}
 				to := t.Elem(t.Links[m].To).Kind
 				if to == model.KindNIC {
 					break
@@ -242,7 +272,7 @@ func (e *Env) netRoute(x model.ElemID, outNIC int, a model.ElemID, inNIC int) ([
 	if send == nil || recv == nil {
 		return nil, fmt.Errorf("sim: %s cannot reach its NIC", t.Elem(x).Name)
 	}
-	fab, err := e.fabricRoute(nicOut, nicIn)
+	fab, err := e.Cluster.Fabric.Route(model.FlowKey{SrcNIC: nicOut, DstNIC: nicIn, SrcGPU: x, DstGPU: a})
 	if err != nil {
 		return nil, err
 	}
@@ -253,53 +283,23 @@ func (e *Env) netRoute(x model.ElemID, outNIC int, a model.ElemID, inNIC int) ([
 	return route, nil
 }
 
-// fabricRoute returns the links from NIC a to NIC b through the fabric.
-func (e *Env) fabricRoute(a, b model.ElemID) ([]model.LinkID, error) {
-	t := e.Cluster.Topo
-	up := func(nic model.ElemID) (model.LinkID, model.ElemID, bool) {
-		for _, l := range t.Out[nic] {
-			if t.Links[l].Kind == model.LinkNet {
-				return l, t.Links[l].To, true
-			}
-		}
-		return -1, model.None, false
+// withFabricNotes prefixes note with the fabric inputs the simulation does
+// not use yet (model.Fabric.Notes).
+func (e *Env) withFabricNotes(note string) string {
+	out := e.Cluster.Fabric.Notes()
+	if note != "" {
+		out = append(out, note)
 	}
-	la, sa, okA := up(a)
-	lb, sb, okB := up(b)
-	if !okA || !okB {
-		return nil, fmt.Errorf("sim: %s or %s is not cabled to the fabric", t.Elem(a).Name, t.Elem(b).Name)
-	}
-	route := []model.LinkID{la}
-	if sa != sb {
-		// Leaf to leaf through the spine.
-		var spine model.ElemID = model.None
-		for _, l := range t.Out[sa] {
-			if t.Links[l].Kind == model.LinkNet && t.Elem(t.Links[l].To).Kind == model.KindSwitch {
-				spine = t.Links[l].To
-				route = append(route, l)
-				break
-			}
-		}
-		l2, ok := t.LinkBetween(spine, sb)
-		if spine == model.None || !ok {
-			return nil, fmt.Errorf("sim: no path between %s and %s", t.Elem(sa).Name, t.Elem(sb).Name)
-		}
-		route = append(route, l2)
-	}
-	route = append(route, t.Links[lb].Reverse)
-	return route, nil
+	return strings.Join(out, "; ")
 }
 
 // symmetric reports whether node-periodic reduction is exact: more than one
-// node, every node identical (always, in collsim clusters) and a single
-// non-blocking switch between them.
+// node, every node identical (always, in collsim clusters) and a fabric
+// that treats every node alike (model.Fabric.Symmetric: single switches, no
+// degraded link).
 func (e *Env) symmetric() bool { return e.sym }
 
 // isSymmetric decides symmetric once, in NewEnv.
 func isSymmetric(c *model.Cluster) bool {
-	if c.NumNodes() < 2 {
-		return false
-	}
-	k := c.Spec.Fabric.Kind
-	return k == "" || k == "single-switch"
+	return c.NumNodes() >= 2 && c.Fabric.Symmetric()
 }

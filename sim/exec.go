@@ -71,9 +71,9 @@ type executor struct {
 // stops with ctx.Err(); other run-time errors are *EventError. Execute does
 // not modify s and keeps no reference to it after returning.
 //
-// Time is O(ops + deps + events x log(pending events) + recomputes x (active
-// flows + their route lengths x log active links)); memory is O(ops + deps +
-// links) with no per-op heap allocation.
+// Time is O(ops + deps + events x log(pending events)) plus, per recompute,
+// the work on the flows that instant's starts and ends can affect (see
+// Network); memory is O(ops + deps + links) with no per-op heap allocation.
 func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOptions) (*Result, error) {
 	if s == nil {
 		return nil, fmt.Errorf("sim: Execute with a nil schedule")

@@ -118,7 +118,7 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	if err != nil {
 		return pt, err
 	}
-	pt.Note = pr.Note
+	pt.Note = e.withFabricNotes(pr.Note)
 	at, loads, capBound := e.analytic(pr)
 	t := at
 	if req.Engine == EngineDES && pr.sched != nil && len(pr.sched.Ops) > 1 {
@@ -277,8 +277,11 @@ func (e *Env) bottleneck(pt *Point, loads []float64, t model.Time) {
 // "PCIe", "NIC", "fabric", "inter-socket", "host memory", "cross-socket P2P".
 func (e *Env) linkClassName(id model.LinkID) string {
 	t := e.Cluster.Topo
-	if int(id) >= len(t.Links) {
+	if id >= e.xsockBase {
 		return "cross-socket P2P"
+	}
+	if int(id) >= len(t.Links) {
+		return "fabric" // a bundle of parallel fabric links
 	}
 	l := &t.Links[id]
 	switch l.Kind {

@@ -295,7 +295,7 @@ const fabricSweep = `name: fabric
 base:
   node: dgx-a100
   nodes: 4
-  fabric: {kind: leaf-spine, nodes_per_leaf: 2, oversubscription: 1}
+  fabric: {kind: leaf-spine, nodes_per_leaf: 2, oversubscription: 1, routing: adaptive}
 axes:
   nics: [4x200G-ib, 4x200G-roce, 2x100G-roce]
   fabric.oversubscription: [1, 4]

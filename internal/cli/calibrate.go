@@ -155,6 +155,10 @@ func calibrateCommand(e *env) *cli.Command {
 			note := useMeasuredVersion(&spec, arts)
 			ds, err := calibrate.BuildDataset(arts, spec)
 			if err != nil {
+				if len(files) == 1 && !strings.Contains(err.Error(), files[0]) {
+					// Name the one file the problem is in.
+					err = fmt.Errorf("%s: %w", files[0], err)
+				}
 				return badInput(err)
 			}
 			if note != "" {

@@ -55,6 +55,11 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		// Each describes the whole node: one would silently override the other.
 		return model.ClusterSpec{}, badInputf("use one of --node, --topo, --cluster (got %s)", strings.Join(given, " and "))
 	}
+	if v := c.String("nccl-version"); v != "" {
+		if _, err := model.ParseVersion(v); err != nil {
+			return model.ClusterSpec{}, badInputf("--nccl-version: %w", err)
+		}
+	}
 	if c.IsSet("nodes") && c.Int("nodes") <= 0 {
 		return model.ClusterSpec{}, badInputf("--nodes must be at least 1, got %d", c.Int("nodes"))
 	}

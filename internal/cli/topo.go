@@ -48,6 +48,9 @@ func writeTopo(w io.Writer, e *sim.Env, node int) error {
 	c := e.Cluster
 	r := e.Res
 	fmt.Fprintf(w, "# collsim %s topology: %s\n", Version, c.Topo.Describe())
+	if c.Fabric != nil {
+		fmt.Fprintf(w, "# fabric: %s\n", c.Fabric.Describe())
+	}
 	fmt.Fprintf(w, "# node%d as nvidia-smi topo -m would print it\n", node)
 	labels, cells, aff := r.Matrix(node)
 	fmt.Fprintf(w, "%-8s", "")

@@ -1,0 +1,76 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/collsim/collsim/model"
+)
+
+// DESSchedule returns the schedule the DES engine executes for one call of
+// req.Coll at the requested size (as Predict sizes it), or an error if the
+// call is timed analytically. Test-only: it lets benchmarks time the
+// network alone.
+func (e *Env) DESSchedule(req Request, requested model.Bytes) (*Schedule, error) {
+	if req.ElemSize <= 0 {
+		req.ElemSize = 4
+	}
+	size, _ := req.Coll.TestSize(requested, req.ElemSize, e.Cluster.NumRanks())
+	ch, err := e.Tuner.Select(req.Coll, size, req.Algo, req.Proto)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := e.program(Call{Coll: req.Coll, Bytes: size, Choice: ch}, true)
+	if err != nil {
+		return nil, err
+	}
+	if pr.sched == nil {
+		return nil, fmt.Errorf("timed analytically: %s", pr.Note)
+	}
+	return pr.sched, nil
+}
+
+// NetStats is what ExecuteNetStats measures of one run.
+type NetStats struct {
+	Makespan   model.Time
+	Flows      int64 // flows started
+	Classes    int64 // flow classes created
+	Recomputes int64
+	Events     int64
+	OpEnd      []model.Time // completion time per op
+}
+
+// ExecuteNetStats runs s as Execute does and returns the network's
+// counters; classes false starts every flow in a class of its own, to
+// measure what classes save. Test-only.
+func ExecuteNetStats(ctx context.Context, s *Schedule, capacity []float64, classes bool) (NetStats, error) {
+	if err := s.Validate(len(capacity)); err != nil {
+		return NetStats{}, err
+	}
+	eng := NewEngine()
+	net, err := NewNetwork(eng, capacity)
+	if err != nil {
+		return NetStats{}, err
+	}
+	net.noJoin = !classes
+	x := &executor{ops: s.Ops, eng: eng, net: net}
+	if err := x.build(capacity); err != nil {
+		return NetStats{}, err
+	}
+	x.start = make([]model.Time, len(s.Ops))
+	x.end = make([]model.Time, len(s.Ops))
+	for i := range s.Ops {
+		if x.remaining[i] == 0 {
+			if err := x.ready(OpID(i), 0); err != nil {
+				return NetStats{}, err
+			}
+		}
+	}
+	if err := eng.Run(ctx); err != nil {
+		return NetStats{}, err
+	}
+	if x.done != len(s.Ops) {
+		return NetStats{}, fmt.Errorf("run ended with %d of %d ops complete", x.done, len(s.Ops))
+	}
+	return NetStats{Makespan: x.makespan, Flows: net.Flows(), Classes: net.classes, Recomputes: net.Recomputes(), Events: eng.Events(), OpEnd: x.end}, nil
+}
