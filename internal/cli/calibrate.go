@@ -35,10 +35,10 @@ func measuredFiles(c *cli.Context, cmd string) ([]string, error) {
 
 // parseFiles parses measurement files; a file that cannot be read or
 // recognised is bad input.
-func parseFiles(files []string, cmd string) ([]*ingest.Artifact, error) {
+func parseFiles(e *env, files []string, cmd string) ([]*ingest.Artifact, error) {
 	var arts []*ingest.Artifact
-	for _, f := range files {
-		a, err := ingest.ParseFile(f)
+	for i, f := range files {
+		a, err := e.parseInput(cmd, f, i+1, len(files))
 		if err != nil {
 			return nil, badInput(fmt.Errorf("%s: %w", cmd, err))
 		}
@@ -148,7 +148,7 @@ func calibrateCommand(e *env) *cli.Command {
 					return badInput(fmt.Errorf("%s: %w", f, err))
 				}
 			}
-			arts, err := parseFiles(files, "calibrate")
+			arts, err := parseFiles(e, files, "calibrate")
 			if err != nil {
 				return err
 			}

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
+	"github.com/collsim/collsim/ingest"
+	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/urfave/cli/v2"
 )
@@ -140,4 +143,24 @@ func (p *progress) clear() {
 	}
 	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
 	p.width = 0
+}
+
+// parseInput parses input file k of n. On a terminal it shows how far the
+// reading has come ("reading all_reduce.log (1 of 2): 40% of 250M"), which
+// for a large log is most of the run.
+func (e *env) parseInput(cmd, path string, k, n int) (*ingest.Artifact, error) {
+	prog := e.progress(cmd)
+	defer prog.clear()
+	var o ingest.Options
+	if prog.w != nil {
+		name := filepath.Base(path)
+		o.Progress = func(read, total int64) {
+			if total > 0 {
+				prog.show("reading %s (%d of %d): %d%% of %s", name, k, n, read*100/total, model.FormatBytes(model.Bytes(total)))
+			} else {
+				prog.show("reading %s (%d of %d): %s", name, k, n, model.FormatBytes(model.Bytes(read)))
+			}
+		}
+	}
+	return ingest.ParseFileWith(path, o)
 }

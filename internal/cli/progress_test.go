@@ -102,3 +102,24 @@ func TestPredictInterrupted(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, stdout %q", code, errs, out.String())
 	}
 }
+
+// TestInputProgress: reading measurement files shows how far it has come on
+// a terminal (inspect, calibrate and validate share the reader), nothing
+// when piped.
+func TestInputProgress(t *testing.T) {
+	file := repoRoot + "/examples/all_reduce.log"
+	for _, args := range [][]string{
+		{"inspect", file},
+		{"validate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--nics", "4x200G-ib", "--engine", "analytic", "--measured", file},
+	} {
+		var out bytes.Buffer
+		_, errs := runEnv(context.Background(), &out, true, args...)
+		if want := "collsim: " + args[0] + ": reading all_reduce.log (1 of 1): 100% of "; !strings.Contains(errs, want) {
+			t.Errorf("%s on a terminal: stderr %q lacks %q", args[0], errs, want)
+		}
+		out.Reset()
+		if _, errs := runEnv(context.Background(), &out, false, args...); strings.Contains(errs, "reading") {
+			t.Errorf("%s piped: stderr %q shows progress", args[0], errs)
+		}
+	}
+}
