@@ -186,7 +186,11 @@ func runWith(ctx context.Context, e *env, args []string) int {
 	if errors.Is(err, context.Canceled) && (!isExit || ee.code != ExitInterrupted) {
 		// Interrupted where no command said what finished: say what it
 		// was doing, whatever code the command gave the error.
-		err = interruptedf("%s", strings.ReplaceAll(err.Error(), context.Canceled.Error(), "interrupted"))
+		msg := strings.ReplaceAll(err.Error(), context.Canceled.Error(), "interrupted")
+		if len(args) > 1 && !strings.HasPrefix(msg, args[1]+":") {
+			msg = args[1] + ": " + msg
+		}
+		err = interruptedf("%s", msg)
 	}
 	cmd := ""
 	if len(args) > 1 {

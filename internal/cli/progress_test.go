@@ -123,3 +123,31 @@ func TestInputProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryCommandInterrupted: an interrupt before the work is done stops
+// every long-running command with exit 130 and a line naming it, and no
+// output.
+func TestEveryCommandInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	measured := repoRoot + "/examples/all_reduce.log"
+	for _, args := range [][]string{
+		{"predict"},
+		{"scale", "--node", "dgx-a100"},
+		{"sweep", "testdata/sweep/fabric.yaml"},
+		{"compare", "--design", "a=--node dgx-h100", "--design", "b=--node dgx-a100"},
+		{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", measured},
+		{"validate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", measured},
+		{"accuracy", "--cases", repoRoot + "/ingest/testdata/cases.yaml"},
+		{"hwbench", "--fake", "--quiet", "--out", ""},
+	} {
+		var out bytes.Buffer
+		code, errs := runEnv(ctx, &out, false, args...)
+		if code != ExitInterrupted || !strings.HasPrefix(errs, "collsim: "+args[0]+": ") || !strings.Contains(errs, "interrupted") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want 130 and one line naming the command and the interrupt", args[0], code, errs)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%s: printed %q after the interrupt", args[0], out.String())
+		}
+	}
+}
