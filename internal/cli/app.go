@@ -308,6 +308,8 @@ var (
 	yamlUnmarshal = regexp.MustCompile("cannot unmarshal (!!\\w+)(?: `([^`]*)`)? into (\\S+)")
 	yamlNotFound  = regexp.MustCompile(`field (\S+) not found in type \S+`)
 	yamlAlready   = regexp.MustCompile(`mapping key "([^"]*)" already defined at line (\d+)`)
+	flagValueRE   = regexp.MustCompile(`invalid value "([^"]*)" for flag --?([\w-]+): parse error`)
+	flagUnknownRE = regexp.MustCompile(`flag provided but not defined: --?([\w-]+)`)
 )
 
 // userMessage is an error as the user reads it, on one line: the YAML
@@ -335,6 +337,10 @@ func userMessage(cmd, msg string) string {
 		return "want " + goTypeWords(m[3]) + ", got " + got
 	})
 	msg = yamlNotFound.ReplaceAllString(msg, `unknown key "$1"`)
+	// The flag package's words, from option sets parsed inside a command
+	// (compare's --design ARGS).
+	msg = flagValueRE.ReplaceAllString(msg, `--$2: invalid value "$1"`)
+	msg = flagUnknownRE.ReplaceAllString(msg, `unknown flag --$1`)
 	msg = yamlAlready.ReplaceAllString(msg, `duplicate key "$1" (first given at line $2)`)
 	parts := strings.Split(msg, ": ")
 	out := parts[:0]

@@ -69,6 +69,8 @@ func TestUserMessage(t *testing.T) {
 		{"predict", "size 8B: sim: no NIC for the hop a -> b", "size 8B: no NIC for the hop a -> b"},
 		{"hwbench", "hwbench: hwbench: nccl probe failed", "hwbench: nccl probe failed"},
 		{"predict", "first line\nsecond line", "first line; second line"},
+		{"compare", `compare: design "a": invalid value "zero" for flag -nodes: parse error (ARGS are ...)`, `compare: design "a": --nodes: invalid value "zero" (ARGS are ...)`},
+		{"compare", `compare: design "a": flag provided but not defined: -frob`, `compare: design "a": unknown flag --frob`},
 	}
 	for _, tc := range tests {
 		if got := userMessage(tc.cmd, tc.in); got != tc.want {
