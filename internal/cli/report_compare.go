@@ -52,7 +52,11 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 		reports.KV{Key: "large sizes", Value: "designs are ranked by their mean busbw " + r.largeLabel()},
 	)
 	doc.Inputs = append(doc.Inputs, forcedInputs(r.Request)...)
-	doc.Assumptions = r.assumptions()
+	var clusters []*model.Cluster
+	for _, d := range r.designs {
+		clusters = append(clusters, d.Env.Cluster)
+	}
+	doc.Assumptions, doc.OtherAssumptions = splitAssumptions(r.assumptions(), clusters, nil)
 
 	var bwSeries []reports.BWSeries
 	var tmSeries []reports.TimeSeries
@@ -219,7 +223,7 @@ func (r *compareResult) bottleneckSection() reports.Section {
 			Title:   "Busiest links of " + d.name + " at " + model.FormatBytes(r.Request.Sizes[last]),
 			Caption: fmt.Sprintf("Share of the call time each link is busy (%s/%s on %d channels); bottleneck: %s.", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, bottleneckPhrase(pt)),
 			Links:   linkUtils(pt),
-		})
+		}, topologyPicture("Topology of "+d.name, "at "+model.FormatBytes(r.Request.Sizes[last]), d.Env.Cluster, &pt))
 	}
 	return s
 }

@@ -64,7 +64,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 		reports.KV{Key: "scaled", Value: r.what()},
 		reports.KV{Key: "engine", Value: string(r.Request.Engine)},
 	)
-	doc.Assumptions = modelAssumptions(r.Params, last.Env.Cluster.Version.String(), versionSource(r.Spec, r.files.NCCLVersion), r.Request.Engine, r.files.Profile, nil)
+	doc.Assumptions, doc.OtherAssumptions = splitAssumptions(modelAssumptions(r.Params, last.Env.Cluster.Version.String(), versionSource(r.Spec, r.files.NCCLVersion), r.Request.Engine, r.files.Profile, nil), []*model.Cluster{last.Env.Cluster}, nil)
 	doc.Assumptions = append(doc.Assumptions, reports.Assumption{Term: "scaling efficiency", Value: strings.TrimPrefix(strings.SplitN(r.effDefinition(), " (", 2)[0], "efficiency = "), Source: r.effSource()})
 	if r.Workload != nil {
 		doc.Assumptions = append(doc.Assumptions, termAssumptions(r.Workload.Terms())...)
@@ -83,6 +83,8 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 		}})
 	}
 	doc.Sections = append(doc.Sections, r.barsSection(), reports.Section{Title: "Results", Blocks: []reports.Block{r.resultsTable()}})
+	doc.Sections = append(doc.Sections, reports.Section{Title: "Topology", Blocks: []reports.Block{
+		topologyPicture(fmt.Sprintf("Topology at %d nodes (%d GPUs)", last.Nodes, last.GPUs()), "", last.Env.Cluster, &bp)}})
 	if r.Workload != nil {
 		doc.Sections = append(doc.Sections, r.callsSection(last))
 	}
@@ -113,7 +115,7 @@ func (r *scaleResult) barsSection() reports.Section {
 		}
 		return reports.Section{Title: "Step time", Blocks: []reports.Block{
 			reports.Paragraph{Text: "Each step is the compute time plus the communication not hidden behind it; with the batch per GPU fixed the compute stays the same, so the exposed communication is what scaling costs."},
-			reports.BarPlot{Title: "Step time by GPU count", CategoryLabel: "GPUs", ValueLabel: "time per step (ms)", Categories: cats, Series: []reports.BarSeries{compute, exposed},
+			reports.BarPlot{Title: "Step time by GPU count", CategoryLabel: "GPUs", ValueLabel: "time per step (ms)", Categories: cats, Series: []reports.BarSeries{compute, exposed}, Stacked: true,
 				Caption: fmt.Sprintf("Compute %s ms per step; exposed communication = communication x (1 - %s).", strconv.FormatFloat(r.Workload.ComputeMs, 'g', 6, 64), strconv.FormatFloat(r.Workload.Overlap, 'g', 4, 64))},
 		}}
 	}

@@ -169,7 +169,7 @@ func (r *sweepResult) breakdownSection() reports.Section {
 			}
 		}
 		for i := range groups {
-			series[i].Values = append(series[i].Values, sums[i]/1e3)
+			series[i].Values = append(series[i].Values, sums[i])
 		}
 	}
 	if r.Prices.PowerKW == nil {
@@ -183,8 +183,8 @@ func (r *sweepResult) breakdownSection() reports.Section {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), "total (" + d.Cost.Fabric + ")", "", "", money(d.Cost.TotalUSD), ""})
 	}
 	return reports.Section{Title: "Where the money goes", Blocks: []reports.Block{
-		reports.BarPlot{Title: "Cost breakdown of the Pareto-optimal designs", CategoryLabel: "design", ValueLabel: "thousand " + r.Prices.Currency, Categories: cats, Series: series,
-			Caption: "Hardware and energy of each design on the frontier, in thousands, at " + r.priceWords() + "." + note},
+		reports.BarPlot{Title: "Cost breakdown of the Pareto-optimal designs", CategoryLabel: "design", ValueLabel: "cost (" + r.Prices.Currency + ")", Categories: cats, Series: series, Stacked: true,
+			Caption: "Hardware and energy of each design on the frontier, stacked to its total, at " + r.priceWords() + "." + note},
 		t,
 	}}
 }
