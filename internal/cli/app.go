@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -89,6 +88,7 @@ func commands(e *env) []*cli.Command {
 		compareCommand(e),
 		scaleCommand(e),
 		sweepCommand(e),
+		mergeCommand(e),
 	}
 }
 
@@ -282,17 +282,6 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	}
 	name := c.Command.Name
 	return badInputf("%s: %s (see collsim help %s)", name, msg, name)
-}
-
-// isTerminal reports whether w is a character device (a terminal), the
-// test a person watching the output passes and a pipe or file does not.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // packagePrefixes are the names collsim's packages put in front of their

@@ -107,10 +107,10 @@ func optCell(v *float64, prec int) string {
 	return fmtF(*v, prec)
 }
 
-// progress shows one transient status line on a terminal ("predict: size
+// statusLine shows one transient status line on a terminal ("predict: size
 // 3/31 (4K)"), rewritten in place and cleared before results are printed.
 // Its zero value, for output that is not a terminal, shows nothing.
-type progress struct {
+type statusLine struct {
 	w      io.Writer
 	prefix string
 	width  int // length of the line on screen, to clear it
@@ -118,15 +118,15 @@ type progress struct {
 
 // progress returns the progress line for cmd: on stderr when stderr is a
 // terminal, nowhere otherwise (a pipe or a file gets no progress).
-func (e *env) progress(cmd string) *progress {
+func (e *env) progress(cmd string) *statusLine {
 	if e.isTerminal == nil || !e.isTerminal(e.stderr) {
-		return &progress{}
+		return &statusLine{}
 	}
-	return &progress{w: e.stderr, prefix: "collsim: " + cmd + ": "}
+	return &statusLine{w: e.stderr, prefix: "collsim: " + cmd + ": "}
 }
 
 // show replaces the line with the formatted status.
-func (p *progress) show(format string, a ...any) {
+func (p *statusLine) show(format string, a ...any) {
 	if p.w == nil {
 		return
 	}
@@ -137,7 +137,7 @@ func (p *progress) show(format string, a ...any) {
 }
 
 // clear erases the line, leaving the cursor at its start.
-func (p *progress) clear() {
+func (p *statusLine) clear() {
 	if p.w == nil || p.width == 0 {
 		return
 	}

@@ -19,6 +19,8 @@ type readmeCommand struct {
 	line int
 	text string
 	args []string
+	// stdout is the file the README redirects the output to ("" none).
+	stdout string
 }
 
 // readmeCommands extracts every collsim command from the sh code blocks of
@@ -52,14 +54,44 @@ func readmeCommands(t *testing.T) []readmeCommand {
 		}
 		text := strings.TrimSpace(pending + l)
 		pending = ""
-		words := shellWords(t, text)
-		if len(words) == 0 {
-			continue
+		for _, it := range loopIterations(text) {
+			words := shellWords(t, it.text)
+			if len(words) == 0 {
+				continue
+			}
+			switch words[0] {
+			case "collsim", "./collsim":
+				out = append(out, readmeCommand{line: pendingLine, text: it.text, args: words[1:], stdout: it.stdout})
+			}
 		}
-		switch words[0] {
-		case "collsim", "./collsim":
-			out = append(out, readmeCommand{line: pendingLine, text: text, args: words[1:]})
+	}
+	return out
+}
+
+// loopIterations expands a one-line "for i in A B ...; do CMD > OUT; done"
+// loop into its commands, $i set to each value, with the file each one's
+// stdout goes to; any other line is one command with stdout not
+// redirected.
+func loopIterations(text string) []readmeCommand {
+	one := []readmeCommand{{text: text}}
+	rest, ok := strings.CutPrefix(text, "for ")
+	if !ok {
+		return one
+	}
+	head, body, ok := strings.Cut(rest, "; do ")
+	body, _, ok2 := strings.Cut(body, "; done")
+	vars := strings.Fields(head) // i in 1 2 3
+	if !ok || !ok2 || len(vars) < 3 || vars[1] != "in" {
+		return one
+	}
+	var out []readmeCommand
+	for _, v := range vars[2:] {
+		cmd := strings.ReplaceAll(body, "$"+vars[0], v)
+		c := readmeCommand{text: strings.TrimSpace(cmd)}
+		if l, r, found := strings.Cut(cmd, ">"); found {
+			c.text, c.stdout = strings.TrimSpace(l), strings.TrimSpace(r)
 		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -132,6 +164,14 @@ func localize(t *testing.T, c readmeCommand, dir string) []string {
 		if strings.HasPrefix(a, "-") || !looksLikeFile(a) {
 			continue
 		}
+		if strings.ContainsAny(a, "*?[") {
+			// Files earlier commands of the README wrote (a loop's
+			// outputs): the shell's expansion in the output directory.
+			matches, _ := filepath.Glob(filepath.Join(dir, a))
+			args = append(args[:i], append(matches, args[i+1:]...)...)
+			i += len(matches) - 1
+			continue
+		}
 		p := filepath.Join(repoRoot, a)
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("README.md:%d: %q names %s, which is not in the repository", c.line, c.text, a)
@@ -167,8 +207,9 @@ func TestREADMECommandsParse(t *testing.T) {
 	cancel()
 	for _, c := range cmds {
 		args := localize(t, c, dir)
-		if strings.Contains(c.text, "--profile") && !strings.Contains(c.text, "calibrate") {
-			// Needs the profile a calibrate command writes: run in full only.
+		if strings.Contains(c.text, "--profile") && !strings.Contains(c.text, "calibrate") || strings.ContainsAny(c.text, "*?[") {
+			// Needs files an earlier command writes (a calibrate profile,
+			// a loop's outputs): run in full only.
 			continue
 		}
 		var out, errb bytes.Buffer
@@ -198,6 +239,11 @@ func TestREADMECommandsRun(t *testing.T) {
 		code := Main(context.Background(), append([]string{"collsim"}, args...), &out, &errb)
 		if code != 0 && !(code == ExitFailed && args[0] == "validate") {
 			t.Errorf("README.md:%d: %s\nexit %d: %s", c.line, c.text, code, strings.TrimSpace(errb.String()))
+		}
+		if c.stdout != "" {
+			if err := os.WriteFile(filepath.Join(dir, filepath.Base(c.stdout)), out.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

@@ -147,7 +147,7 @@ func TestReportHTML(t *testing.T) {
 		{"inspect", []string{"inspect", corpus + "/p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt", moc},
 			[]string{"<title>Inspection of 2 files</title>", "net-without-gdr", "load nvidia-peermem", "Data behind", "GPU7", "run 1, all_reduce"}, ExitOK},
 		{"hwbench", []string{"hwbench", "--fake", "-q", "--maxbytes", "64K", "--copybytes", "1M", "--iters", "2", "--warmup", "1"},
-			[]string{"<title>hwbench on fakehost</title>", "5 of 5 probes ran", "not measurements", "Data behind", "Probes, in run order", "all_reduce, 4 ranks"}, ExitOK},
+			[]string{"<title>hwbench on fakehost</title>", "6 of 7 probes ran", "not measurements", "Data behind", "Probes, in run order", "all_reduce, 4 ranks"}, ExitOK},
 		// RoCE without GPUDirect RDMA against the healthy model: the check fails (exit 1) and the report says why
 		{"validate", []string{"validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc},
 			[]string{"<title>Validation of 2 x dgx-h100</title>", "FAIL", "Most likely cause: No GPUDirect RDMA", "±10% of model", "Point by point", "no-gpudirect-rdma", "Diagnosis",
