@@ -183,6 +183,9 @@ type Knobs struct {
 	BuffSize Bytes
 	// IBGIDIndex is NCCL_IB_GID_INDEX (-1 auto).
 	IBGIDIndex int
+	// NChannelsPerNetPeer is NCCL_NCHANNELS_PER_NET_PEER (0 = NCCL's
+	// version-dependent default, see Tuner.P2PChannels).
+	NChannelsPerNetPeer int
 }
 
 type knobDef struct {
@@ -247,6 +250,7 @@ var knobDefs = []knobDef{
 		k.ProtoSet = true
 		return nil
 	}},
+	{"NCCL_NCHANNELS_PER_NET_PEER", "p2p channels per network peer (send/recv, alltoall)", intKnob(1, 64, func(k *Knobs) *int { return &k.NChannelsPerNetPeer })},
 	{"NCCL_MIN_NCHANNELS", "minimum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MinChannels })},
 	{"NCCL_MAX_NCHANNELS", "maximum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MaxChannels })},
 	{"NCCL_CROSS_NIC", "0 rings stay on one rail, 1 any NIC, 2 try rails first", intKnob(0, 2, func(k *Knobs) *int { return &k.CrossNIC })},
