@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,9 +70,9 @@ func errAt(file string, n *yaml.Node, format string, a ...any) error {
 //	env: {NCCL_X: value, ...}
 //	nccl_version: "2.21"
 func Load(file string, data []byte) (model.ClusterSpec, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return model.ClusterSpec{}, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := parseYAML(file, data)
+	if err != nil {
+		return model.ClusterSpec{}, err
 	}
 	if len(doc.Content) == 0 {
 		return model.ClusterSpec{}, fmt.Errorf("%s: empty cluster file", file)
@@ -89,6 +88,7 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 	}
 	var spec model.ClusterSpec
 	var nodeSet bool
+	var nodeAt *yaml.Node // the node key's value, for positions
 	var gpu string
 	var gpuNode *yaml.Node
 	var nicsNode *yaml.Node
@@ -108,7 +108,7 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 			if err != nil {
 				return spec, err
 			}
-			spec.Node, nodeSet = ns, true
+			spec.Node, nodeSet, nodeAt = ns, true, v
 		case "nodes":
 			n, err := intValue(file, v, "nodes", 1, model.MaxRanks)
 			if err != nil {
@@ -158,10 +158,10 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 		spec.Nodes = 1
 	}
 	if gpu != "" {
-		if _, err := model.LookupGPU(gpu); err != nil {
-			return spec, errAt(file, gpuNode, "gpu: %v", err)
+		var err error
+		if spec, err = withGPU(spec, gpu, "gpu"); err != nil {
+			return spec, errAt(file, gpuNode, "%v", err)
 		}
-		spec.Node.GPU = gpu
 	}
 	if nicsNode != nil {
 		ns, err := decodeNICs(file, nicsNode, spec.Node)
@@ -171,7 +171,9 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 		spec.Node = ns
 	}
 	if err := spec.Node.Validate(); err != nil {
-		return spec, fmt.Errorf("%s: node: %w", file, err)
+		// At the node key the message names ("gpus: ..."), else the node.
+		key, _, _ := strings.Cut(err.Error(), ":")
+		return spec, errAt(file, valueOrNode(nodeAt, key), "node: %v", err)
 	}
 	if fab != nil && spec.Nodes > 1 {
 		// Size the fabric now, so that a radix too small or a degraded link
@@ -206,42 +208,7 @@ func strictDecode(file string, v *yaml.Node, out any) error {
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
 	if err := dec.Decode(out); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
-		// Point at the offending key in the original document when the
-		// message names one; otherwise at the fragment's start.
-		line, col := v.Line, v.Column
-		if m := fragLine.FindStringSubmatch(msg); m != nil {
-			msg = strings.TrimSpace(strings.TrimPrefix(msg, m[0]))
-		}
-		if m := fieldName.FindStringSubmatch(msg); m != nil {
-			if k := findKey(v, m[1]); k != nil {
-				line, col = k.Line, k.Column
-			}
-		}
-		return &posError{file: file, line: line, col: col, msg: msg}
-	}
-	return nil
-}
-
-var (
-	fragLine  = regexp.MustCompile(`^line (\d+):`)
-	fieldName = regexp.MustCompile(`field (\S+) not found`)
-)
-
-// findKey returns the first mapping key named name in n's subtree.
-func findKey(n *yaml.Node, name string) *yaml.Node {
-	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == name {
-				return n.Content[i]
-			}
-		}
-	}
-	for _, c := range n.Content {
-		if k := findKey(c, name); k != nil {
-			return k
-		}
+		return decodeError(file, v, data, out, err)
 	}
 	return nil
 }
@@ -469,8 +436,32 @@ func withGPU(spec model.ClusterSpec, name, what string) (model.ClusterSpec, erro
 	if g.NVLinkGen == 0 && spec.Node.NVLink.Kind != "" && spec.Node.NVLink.Kind != "none" {
 		return spec, fmt.Errorf("%s %s has no NVLink but node %q is built around NVLink (%s); use --node pcie-gpu-server", what, g.Name, spec.Node.Name, spec.Node.NVLink.Kind)
 	}
+	if g.NVLinkBridgeOnly && !bridgeable(spec.Node.NVLink) {
+		// A PCIe card's NVLink is a bridge between two cards (catalog
+		// NVLinkBridgeOnly): no NVSwitch, no mesh.
+		return spec, fmt.Errorf("%s %s is a PCIe card whose NVLink is at most a bridge between two cards, but node %q is built around NVLink (%s); use --node pcie-gpu-server", what, g.Name, spec.Node.Name, spec.Node.NVLink.Kind)
+	}
 	spec.Node.GPU = g.Name
 	return spec, nil
+}
+
+// bridgeable reports whether NVLink nv can be built from two-card bridges:
+// none, or pairs in which every GPU has at most one partner.
+func bridgeable(nv model.NVLinkSpec) bool {
+	switch nv.Kind {
+	case "", "none":
+		return true
+	case "pairs":
+		partner := map[int]bool{}
+		for _, p := range nv.Pairs {
+			if partner[p[0]] || partner[p[1]] {
+				return false
+			}
+			partner[p[0]], partner[p[1]] = true, true
+		}
+		return true
+	}
+	return false
 }
 
 // Describe summarises a spec in one line: "4 x dgx-a100 (8x A100-SXM4, 2x 100G roce)".

@@ -29,8 +29,11 @@ type Env struct {
 	// caps is the capacity in bytes/ps of every topology link followed by
 	// collsim's virtual links (cross-socket device-to-device ceilings).
 	caps []float64
-	// xsock maps an SMP link to its virtual device-to-device ceiling link.
-	xsock map[model.LinkID]model.LinkID
+	// xsock maps an SMP link to its virtual device-to-device ceiling link;
+	// those links are the last ones, from xsockBase on (after the fabric's
+	// bundles).
+	xsock     map[model.LinkID]model.LinkID
+	xsockBase model.LinkID
 	// names of virtual links, for reports.
 	virtName []string
 }
@@ -76,6 +79,7 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 			e.virtName = append(e.virtName, b.Name)
 		}
 	}
+	e.xsockBase = model.LinkID(len(e.caps))
 	for i := range t.Links {
 		if t.Links[i].Kind == model.LinkSMP {
 			e.xsock[model.LinkID(i)] = model.LinkID(len(e.caps))
@@ -109,6 +113,13 @@ func (e *Env) routeClass(route []model.LinkID) model.LatClass {
 	class := model.LatNVLink
 	for _, l := range route {
 		if int(l) >= len(t.Links) {
+			if l >= e.xsockBase {
+				// A virtual cross-socket P2P ceiling (see NewEnv): the
+				// data goes device to device through the CPUs, a
+				// PCIe-class path.
+				class = model.LatPCI
+				continue
+			}
 			return model.LatNet // a fabric bundle
 		}
 		switch t.Links[l].Kind {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/collsim/collsim/calibrate"
 	"github.com/collsim/collsim/ingest"
@@ -45,6 +46,21 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		NetStack:    c.String("net-stack"),
 		Set:         c.StringSlice("set"),
 		NCCLVersion: c.String("nccl-version"),
+	}
+	var given []string
+	for _, f := range []string{"node", "topo", "cluster"} {
+		if c.String(f) != "" {
+			given = append(given, "--"+f)
+		}
+	}
+	if len(given) > 1 {
+		// Each describes the whole node: one would silently override the other.
+		return model.ClusterSpec{}, badInputf("use one of --node, --topo, --cluster (got %s)", strings.Join(given, " and "))
+	}
+	if v := c.String("nccl-version"); v != "" {
+		if _, err := model.ParseVersion(v); err != nil {
+			return model.ClusterSpec{}, badInputf("--nccl-version: %w", err)
+		}
 	}
 	if c.IsSet("nodes") && c.Int("nodes") <= 0 {
 		return model.ClusterSpec{}, badInputf("--nodes must be at least 1, got %d", c.Int("nodes"))
