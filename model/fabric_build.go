@@ -732,3 +732,17 @@ func (fb *Fabric) Notes() []string {
 	}
 	return out
 }
+
+// applyKnobs makes the fabric's routing what NCCL's settings allow. An
+// InfiniBand fabric routes adaptively only for traffic NCCL sends
+// adaptive-routing-safe (NCCL_IB_ADAPTIVE_ROUTING, on by default for IB,
+// v2.30.7 net_ib/init.cc): with it off, NCCL's single write-with-immediate
+// per message must arrive in order, so the subnet manager's static routes
+// apply (assumption: the operator keeps such traffic on a service level
+// without adaptive routing). RoCE fabrics that spray (Spectrum-X class)
+// reorder in the NIC and are left as they are.
+func (fb *Fabric) applyKnobs(k Knobs) {
+	if fb.LinkLayer == NICIB && fb.Plan.Routing == RoutingAdaptive && !k.AdaptiveRoutingOn(NICIB) {
+		fb.Plan.Routing = RoutingStatic
+	}
+}
