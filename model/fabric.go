@@ -40,7 +40,8 @@ type FabricSpec struct {
 	// one (DefaultRouting).
 	Routing string `yaml:"routing,omitempty"`
 	// SHARP is true when the switches can reduce in the network (InfiniBand
-	// Quantum SHARP). Parsed and validated; not yet simulated.
+	// Quantum SHARP): with NCCL_COLLNET_ENABLE=1 NCCL may run CollNetDirect
+	// or CollNetChain AllReduce (model/fabric_collnet.go, sim/collnet.go).
 	SHARP bool `yaml:"sharp,omitempty"`
 	// Placement is packed (default), scattered or explicit (then Slots).
 	Placement string `yaml:"placement,omitempty"`

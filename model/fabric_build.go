@@ -724,9 +724,6 @@ func (fb *Fabric) Notes() []string {
 		return nil
 	}
 	var out []string
-	if fb.sharp {
-		out = append(out, "fabric.sharp is parsed; in-network reduction (SHARP/CollNet) is not simulated yet")
-	}
 	if fb.background > 0 {
 		out = append(out, fmt.Sprintf("fabric.background lists %d job(s); their competing traffic is not simulated yet", fb.background))
 	}

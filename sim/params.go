@@ -55,6 +55,9 @@ type Params struct {
 	// ChannelCapGBps caps one channel's (one CTA's) copy rate by protocol and
 	// architecture index (Volta, Ampere, Hopper, Blackwell).
 	ChannelCapGBps [model.NumProtos][model.NumArchs]float64
+	// Physics are the fabric-physics terms (physics_terms.go): SHARP,
+	// RoCE link layer, congestion and loss recovery.
+	Physics PhysicsParams
 }
 
 // launchOverheadUs is what a call costs on top of NCCL's base latency: the
@@ -217,7 +220,7 @@ func buildTermTable() []termDef {
 			add(d)
 		}
 	}
-	return ts
+	return append(ts, physicsTerms()...)
 }
 
 // netEffRoCE is RoCE's default achieved fraction of NIC line rate.

@@ -23,6 +23,7 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "nics", Usage: "NICs per node as `COUNTxSPEED-KIND` (4x200G-ib, 2x100G-roce, 1x10G-tcp, 4x100G-efa)"},
 		&cli.StringSliceFlag{Name: "set", Usage: "NCCL variable `NCCL_X=VALUE` (repeatable)"},
 		&cli.StringFlag{Name: "nccl-version", Usage: "NCCL release whose defaults to model, e.g. `2.21` (default: newest)"},
+		&cli.Uint64Flag{Name: "seed", Usage: "seed `N` of the fabric's randomness (ECMP hashing); the same seed gives the same result"},
 		profileFlag(),
 	}
 }
@@ -83,6 +84,7 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 	if err != nil {
 		return spec, badInput(err)
 	}
+	spec.Seed = c.Uint64("seed")
 	return spec, nil
 }
 
