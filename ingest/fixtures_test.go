@@ -158,7 +158,10 @@ func TestTopoXML(t *testing.T) {
 
 func TestTopoXMLErrors(t *testing.T) {
 	tests := []struct{ name, doc, want string }{
-		{"graph dump", `<graphs version="1"><graph id="0" pattern="4"/></graphs>`, "graph dump"},
+		{"graph without channels", `<graphs version="1"><graph id="0" pattern="4"/></graphs>`, "graph 0 lists no <channel>"},
+		{"graph without graph", `<graphs version="1"></graphs>`, "without any <graph>"},
+		{"graph bad dev", "<graphs version=\"1\">\n<graph id=\"0\" pattern=\"4\" nchannels=\"1\">\n<channel><gpu dev=\"x\"/></channel></graph></graphs>", `x.xml:3: <gpu dev="x"> in graph 0`},
+		{"graph bad pattern", `<graphs version="1"><graph id="0" pattern="-1"><channel><gpu dev="0"/></channel></graph></graphs>`, `pattern="-1"`},
 		{"truncated", "<system version=\"1\">\n<cpu numaid=\"0\">\n<pci busid=\"0\" class=\"0x030200\">\n<gpu dev=\"0\" sm=\"80\">", ":4:"},
 		{"no gpu", `<system version="1"><cpu numaid="0"></cpu></system>`, "without any <gpu>"},
 		{"deep", "<system><cpu><gpu/>" + strings.Repeat("<pci>", 100) + strings.Repeat("</pci>", 100) + "</cpu></system>", "deeper"},

@@ -102,7 +102,7 @@ func FuzzParseTopoMatrix(f *testing.F) {
 }
 
 func FuzzParseTopoXML(f *testing.F) {
-	seed(f, "*.xml")
+	seed(f, "*.xml", "azure/*.xml")
 	f.Add([]byte(`<system><cpu numaid="0"><pci class="0x060400"><pci class="0x030200" busid="a"><gpu dev="0" sm="90"><nvlink target="a" count="2" tclass="0x030200"/></gpu></pci></pci></cpu></system>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := parseTopoXML("fuzz", b)

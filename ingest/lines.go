@@ -1,8 +1,11 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -40,6 +43,71 @@ func eachLine(data []byte, fn func(l line) bool) {
 			return
 		}
 	}
+}
+
+// scanLines calls fn for every line read from r, as eachLine does for a
+// byte slice: without the line break and a trailing \r, lines longer than
+// MaxLineLength cut (and marked) and the rest of such a line skipped. It
+// holds at most one line of MaxLineLength bytes (plus bufio's read buffer),
+// so memory does not grow with the input. It returns r's error, if any.
+func scanLines(r io.Reader, fn func(l line) bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineLength+1)
+	ls := &lineSplitter{}
+	sc.Split(ls.split)
+	num := 0
+	for sc.Scan() {
+		num++
+		b := bytes.TrimRight(sc.Bytes(), "\r")
+		if !fn(line{num: num, text: string(b), cut: ls.cut}) {
+			return nil
+		}
+	}
+	return sc.Err()
+}
+
+// lineSplitter is a bufio.SplitFunc that cuts lines at MaxLineLength
+// bytes and drops the rest of a cut line.
+type lineSplitter struct {
+	dropping bool // inside the rest of a cut line
+	cut      bool // the last token was cut
+}
+
+func (ls *lineSplitter) split(data []byte, atEOF bool) (int, []byte, error) {
+	if ls.dropping {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			ls.dropping = false
+			return i + 1, nil, nil
+		}
+		if atEOF {
+			ls.dropping = false
+		}
+		return len(data), nil, nil
+	}
+	ls.cut = false
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		if i > MaxLineLength {
+			ls.cut = true
+			return i + 1, data[:MaxLineLength], nil
+		}
+		return i + 1, data[:i], nil
+	}
+	if len(data) > MaxLineLength {
+		ls.cut, ls.dropping = true, true
+		return MaxLineLength, data[:MaxLineLength], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// readError wraps an error met while reading an input.
+func readError(name string, err error) error {
+	if errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("calibrate: %s: %w", name, err)
+	}
+	return fmt.Errorf("calibrate: %s: read: %w", name, err)
 }
 
 // head is the start of an input, split into lines, that detectors look at.
@@ -104,6 +172,32 @@ func stripRankPrefix(s string) string {
 		}
 	}
 	return s
+}
+
+// interner returns one copy of each distinct string it is given (up to
+// maxInterned of them; later ones are copied, not kept), so that records
+// hold neither substrings of their input lines, which would keep whole
+// lines alive, nor many copies of the same host or transport name. The zero
+// value is ready to use.
+type interner struct{ m map[string]string }
+
+const maxInterned = 4096
+
+func (in *interner) get(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := in.m[s]; ok {
+		return v
+	}
+	c := strings.Clone(s)
+	if in.m == nil {
+		in.m = map[string]string{}
+	}
+	if len(in.m) < maxInterned {
+		in.m[c] = c
+	}
+	return c
 }
 
 // skipper collects Skip records with a cap.

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bytes"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,7 +22,6 @@ var (
 	reCommSummary = regexp.MustCompile(`\brank (\d+) nRanks (\d+) nNodes (\d+) localRanks (\d+) localRank (\d+)`)
 	reCommRank    = regexp.MustCompile(`\bcomm 0x[0-9a-fA-F]+ rank (\d+) nranks (\d+)\b`)
 	reRing        = regexp.MustCompile(`^Channel (\d+)/(\d+) :((?:\s+-?\d+)+)\s*$`)
-	reConn        = regexp.MustCompile(`^Channel (\d+)(?:/\d+)? : (\d+)\[([0-9a-fA-Fx]+)\] -> (\d+)\[([0-9a-fA-Fx]+)\](?: \[(send|receive)\])? via (.+?)\s*$`)
 	reChanSum     = regexp.MustCompile(`^(\d+) coll channels,`)
 	reNVLSCh      = regexp.MustCompile(`(\d+) nvls channels`)
 	reHCA         = regexp.MustCompile(`\[(\d+)\]([^\s:\[\]]+)(?::(\d+))?(?:/(IB|RoCE))?`)
@@ -43,6 +44,7 @@ type logParser struct {
 	enabled   []string // its column names
 	tuneAlgos []string // TUNING table "Algorithm" groups
 	tuneProto [][]string
+	strs      interner
 }
 
 func newLogParser() *logParser {
@@ -56,22 +58,127 @@ func newLogParser() *logParser {
 	}
 }
 
+// logLine is one NCCL log line split into its parts.
+type logLine struct {
+	// text is the line from its "host:pid:tid" prefix (or "NCCL") on.
+	text string
+	// host, level and msg come from the "host:pid:tid [dev] NCCL LEVEL msg"
+	// prefix (prefixed) or a bare "NCCL LEVEL msg" line; for other lines
+	// (a bare "NCCL version ...") msg is the text.
+	host, level, msg string
+	prefixed         bool
+}
+
 // splitLogLine finds an NCCL log line in s. It returns the text before it
 // (non-empty when a log line was written into the middle of another line),
-// the log line, and whether one was found.
-func splitLogLine(s string) (before, logText string, ok bool) {
-	if strings.Contains(s, "NCCL") {
-		if reLogLine.MatchString(s) || reBareLog.MatchString(s) || reVersion.MatchString(s) {
-			return "", s, true
-		}
-		if loc := reLogInside.FindStringIndex(s); loc != nil {
-			return s[:loc[0]], s[loc[0]:], true
-		}
-		if i := strings.Index(s, "NCCL version "); i > 0 {
-			return s[:i], s[i:], true
+// the log line, and whether one was found. A line that starts with the
+// log prefix, the common case, costs one scan without regular expressions.
+func splitLogLine(s string) (before string, l logLine, ok bool) {
+	if !strings.Contains(s, "NCCL") {
+		return s, logLine{}, false
+	}
+	if l, ok := parseLogLine(s); ok {
+		return "", l, true
+	}
+	if loc := reLogInside.FindStringIndex(s); loc != nil {
+		if l, ok := parseLogLine(s[loc[0]:]); ok {
+			return s[:loc[0]], l, true
 		}
 	}
-	return s, "", false
+	if i := strings.Index(s, "NCCL version "); i > 0 {
+		return s[:i], logLine{text: s[i:], level: "INFO", msg: strings.TrimSpace(s[i:])}, true
+	}
+	return s, logLine{}, false
+}
+
+// parseLogLine recognises, from the start of s, the prefixed form
+// "host:pid:tid [dev] (file:line )?NCCL (INFO|WARN|TRACE|ABORT) msg"
+// (nccl-facts §7; what reLogLine describes), the bare "NCCL INFO msg" /
+// "NCCL WARN msg", and "NCCL version x.y.z".
+func parseLogLine(s string) (logLine, bool) {
+	if host, level, msg, ok := parseLogPrefix(s); ok {
+		return logLine{text: s, host: host, level: level, msg: msg, prefixed: true}, true
+	}
+	if strings.HasPrefix(s, "NCCL INFO") || strings.HasPrefix(s, "NCCL WARN") {
+		return logLine{text: s, level: s[5:9], msg: strings.TrimPrefix(s[9:], " ")}, true
+	}
+	if strings.HasPrefix(s, "NCCL version ") && reVersion.MatchString(s) {
+		return logLine{text: s, level: "INFO", msg: strings.TrimSpace(s)}, true
+	}
+	return logLine{}, false
+}
+
+// parseLogPrefix matches reLogLine by hand (the regular expression
+// backtracks on every line of a large log).
+func parseLogPrefix(s string) (host, level, msg string, ok bool) {
+	i := 0
+	for i < len(s) && s[i] != ':' && !isRESpace(s[i]) {
+		i++
+	}
+	if i == 0 || i >= len(s) || s[i] != ':' {
+		return
+	}
+	host = s[:i]
+	i++
+	for _, end := range []byte{':', ' '} {
+		j := skipDigits(s, i)
+		if j == i || j >= len(s) || s[j] != end {
+			return
+		}
+		i = j + 1
+	}
+	if i >= len(s) || s[i] != '[' {
+		return
+	}
+	j := skipDigits(s, i+1)
+	if j == i+1 || j+1 >= len(s) || s[j] != ']' || s[j+1] != ' ' {
+		return
+	}
+	rest := s[j+2:]
+	if !strings.HasPrefix(rest, "NCCL ") {
+		// an optional "file:line " (warnings)
+		k := strings.IndexFunc(rest, func(r rune) bool { return r < 0x80 && isRESpace(byte(r)) })
+		if k <= 0 || rest[k] != ' ' {
+			return
+		}
+		tok := rest[:k]
+		c := strings.LastIndexByte(tok, ':')
+		if c <= 0 || skipDigits(tok, c+1) != len(tok) || c+1 == len(tok) {
+			return
+		}
+		rest = rest[k+1:]
+		if !strings.HasPrefix(rest, "NCCL ") {
+			return
+		}
+	}
+	rest = rest[len("NCCL "):]
+	for _, lv := range [...]string{"INFO", "WARN", "TRACE", "ABORT"} {
+		if !strings.HasPrefix(rest, lv) {
+			continue
+		}
+		after := rest[len(lv):]
+		if after != "" && isWordByte(after[0]) {
+			return
+		}
+		return host, lv, strings.TrimPrefix(after, " "), true
+	}
+	return
+}
+
+// isRESpace is \s of Go regular expressions: [\t\n\f\r ].
+func isRESpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// isWordByte is \w: [0-9A-Za-z_].
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// skipDigits returns the index of the first non-digit of s at or after i.
+func skipDigits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // isContinuation reports whether s continues a multi-line log block (the
@@ -93,20 +200,15 @@ func (p *logParser) mark(key string, num int) {
 	}
 }
 
-// feed handles one log line (already split from other text).
-func (p *logParser) feed(num int, s string) {
+// feedLine handles one log line (already split from other text).
+func (p *logParser) feedLine(num int, l logLine) {
 	p.any = true
-	host, dev, level, msg := "", -1, "INFO", ""
-	if m := reLogLine.FindStringSubmatch(s); m != nil {
-		host, level, msg = m[1], m[5], m[6]
-		dev, _ = strconv.Atoi(m[4])
-	} else if m := reBareLog.FindStringSubmatch(s); m != nil {
-		level, msg = m[1], m[2]
-	} else {
-		msg = strings.TrimSpace(s)
+	host, level, msg := l.host, l.level, l.msg
+	if level == "" {
+		level = "INFO"
 	}
-	_ = dev
 	if host != "" && !p.hostSeen[host] {
+		host = p.strs.get(host)
 		p.hostSeen[host] = true
 		p.log.Hosts = appendCapped(p.log.Hosts, host)
 	}
@@ -176,7 +278,13 @@ func (p *logParser) message(num int, host, msg string) {
 	case strings.HasPrefix(msg, "cudaDriverVersion "):
 		// recorded by the caller in Machine
 	default:
-		if m := reCommSummary.FindStringSubmatch(msg); m != nil {
+		// Cheap substring checks keep the regular expressions off most lines.
+		if !strings.Contains(msg, " nRanks ") && !strings.Contains(msg, " nranks ") &&
+			!strings.HasPrefix(msg, "NCCL_") && !strings.Contains(msg, "Adding NCCL_") {
+			p.tuning(msg)
+			return
+		}
+		if m := reCommSummary.FindStringSubmatch(from(msg, " nRanks ", "rank ")); m != nil {
 			r, _ := strconv.Atoi(m[1])
 			if l.Ranks == 0 {
 				l.Ranks, _ = strconv.Atoi(m[2])
@@ -188,7 +296,7 @@ func (p *logParser) message(num int, host, msg string) {
 			p.setHost(r, host)
 			return
 		}
-		if m := reCommRank.FindStringSubmatch(msg); m != nil {
+		if m := reCommRank.FindStringSubmatch(from(msg, " nranks ", "comm 0x")); m != nil {
 			r, _ := strconv.Atoi(m[1])
 			if l.Ranks == 0 {
 				l.Ranks, _ = strconv.Atoi(m[2])
@@ -213,12 +321,28 @@ func (p *logParser) message(num int, host, msg string) {
 	}
 }
 
+// from returns msg from the last start before the first key, when start
+// begins a word there, or "" otherwise: the place where an unanchored
+// expression beginning with \bstart and containing key could match, so
+// that it need not be tried at every offset of a long line.
+func from(msg, key, start string) string {
+	i := strings.Index(msg, key)
+	if i < 0 {
+		return ""
+	}
+	j := strings.LastIndex(msg[:i], start)
+	if j < 0 || j > 0 && isWordByte(msg[j-1]) {
+		return ""
+	}
+	return msg[j:]
+}
+
 func (p *logParser) setHost(rank int, host string) {
 	if host == "" || rank < 0 || len(p.rankHost) >= maxListItems {
 		return
 	}
 	if _, ok := p.rankHost[rank]; !ok {
-		p.rankHost[rank] = host
+		p.rankHost[rank] = p.strs.get(host)
 	}
 }
 
@@ -244,6 +368,15 @@ func (p *logParser) hcas(num int, msg string) {
 }
 
 func (p *logParser) channel(num int, host, msg string) {
+	if !strings.Contains(msg, "->") {
+		p.ring(msg)
+		return
+	}
+	p.connection(num, host, msg)
+}
+
+// ring handles "Channel 00/02 : 0 1 2 3".
+func (p *logParser) ring(msg string) {
 	l := &p.log
 	if m := reRing.FindStringSubmatch(msg); m != nil {
 		ch, _ := strconv.Atoi(m[1])
@@ -265,21 +398,26 @@ func (p *logParser) channel(num int, host, msg string) {
 			ring = append(ring, v)
 		}
 		l.Rings = append(l.Rings, ring)
+	}
+}
+
+// connection handles "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM".
+func (p *logParser) connection(num int, host, msg string) {
+	l := &p.log
+	head, via, ok := strings.Cut(msg, " via ")
+	via = strings.TrimRight(via, " \t\r\n\f\v")
+	if !ok || via == "" {
 		return
 	}
-	m := reConn.FindStringSubmatch(msg)
-	if m == nil {
+	ch, from, to, dir, ok := parseConnHead(head)
+	if !ok {
 		return
 	}
 	if len(l.Connections) >= maxConnections {
 		l.DroppedConnections++
 		return
 	}
-	ch, _ := strconv.Atoi(m[1])
-	from, _ := strconv.Atoi(m[2])
-	to, _ := strconv.Atoi(m[4])
-	c := Connection{Line: num, Channel: ch, From: from, To: to, Dir: m[6], Host: host}
-	via := m[7]
+	c := Connection{Line: num, Channel: ch, From: from, To: to, Dir: dir, Host: host}
 	switch {
 	case strings.HasPrefix(via, "P2P/"):
 		c.Transport, c.Detail, c.SameHost = "P2P", strings.TrimPrefix(via, "P2P/"), true
@@ -313,7 +451,77 @@ func (p *logParser) channel(num int, host, msg string) {
 		local = to
 	}
 	p.setHost(local, host)
+	// Interned copies: substrings would keep every connection's whole
+	// line alive.
+	c.Transport, c.Detail, c.Net, c.Host = p.strs.get(c.Transport), p.strs.get(c.Detail), p.strs.get(c.Net), p.strs.get(c.Host)
 	l.Connections = append(l.Connections, c)
+}
+
+// parseConnHead reads the part of a connection line before " via ":
+// "Channel 00/0 : 0[0] -> 1[1] [send]", that is
+// ^Channel (\d+)(?:/\d+)? : (\d+)\[[0-9a-fA-Fx]+\] -> (\d+)\[[0-9a-fA-Fx]+\](?: \[(send|receive)\])?$
+// (nccl-facts §7; the peers' bracketed values are bus IDs or devices).
+func parseConnHead(s string) (ch, from, to int, dir string, ok bool) {
+	rest, found := strings.CutPrefix(s, "Channel ")
+	if !found {
+		return
+	}
+	num := func() (int, bool) {
+		j := skipDigits(rest, 0)
+		if j == 0 {
+			return 0, false
+		}
+		v, _ := strconv.Atoi(rest[:j])
+		rest = rest[j:]
+		return v, true
+	}
+	lit := func(p string) bool {
+		var ok bool
+		rest, ok = strings.CutPrefix(rest, p)
+		return ok
+	}
+	peer := func() (int, bool) {
+		v, ok := num()
+		if !ok || !lit("[") {
+			return 0, false
+		}
+		j := 0
+		for j < len(rest) && (rest[j] >= '0' && rest[j] <= '9' || rest[j] >= 'a' && rest[j] <= 'f' || rest[j] >= 'A' && rest[j] <= 'F' || rest[j] == 'x') {
+			j++
+		}
+		if j == 0 {
+			return 0, false
+		}
+		rest = rest[j:]
+		return v, lit("]")
+	}
+	if ch, ok = num(); !ok {
+		return
+	}
+	if lit("/") {
+		if _, ok = num(); !ok {
+			return
+		}
+	}
+	if !lit(" : ") {
+		return 0, 0, 0, "", false
+	}
+	if from, ok = peer(); !ok || !lit(" -> ") {
+		return 0, 0, 0, "", false
+	}
+	if to, ok = peer(); !ok {
+		return
+	}
+	switch rest {
+	case "":
+	case " [send]":
+		dir = "send"
+	case " [receive]":
+		dir = "receive"
+	default:
+		return 0, 0, 0, "", false
+	}
+	return ch, from, to, dir, true
 }
 
 // NetDevice returns the NET device index of a NET connection ("IB/2(0)/GDRDMA" -> 2).
@@ -490,18 +698,26 @@ func (p *logParser) finish(known map[int]string) *NCCLLog {
 // further down than the detection window (a large job's log) makes it an
 // nccl-tests artifact after all.
 func parseNCCLLog(name string, data []byte) (*Artifact, error) {
-	if a, err := parseNCCLTests(name, data); err == nil {
-		return a, nil
-	}
-	a, err := parseText(name, data, false)
+	return streamNCCLLog(name, bytes.NewReader(data), data)
+}
+
+// streamNCCLLog is parseNCCLLog reading r in one pass; head is the start of
+// the input, searched for an nvidia-smi topo -m listing (see streamNCCLTests).
+func streamNCCLLog(name string, r io.Reader, head []byte) (*Artifact, error) {
+	p, err := scanText(name, r)
 	if err != nil {
 		return nil, err
 	}
+	if a, err := p.tests(name); err == nil {
+		attachTopo(name, head, a)
+		return a, nil
+	}
+	a := p.log(name)
 	if a.Log == nil {
 		return nil, errNoData(name, 1, "no NCCL log line found")
 	}
 	a.Kind = KindNCCLLog
-	attachTopo(name, data, a)
+	attachTopo(name, head, a)
 	return a, nil
 }
 
@@ -509,6 +725,6 @@ func parseNCCLLog(name string, data []byte) (*Artifact, error) {
 func detectNCCLLog(h *head) bool {
 	return h.count(2, func(s string) bool {
 		_, l, ok := splitLogLine(s)
-		return ok && (reLogLine.MatchString(l) || reLogInside.MatchString(l))
+		return ok && (l.prefixed || reLogInside.MatchString(l.text))
 	}) >= 1
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"sort"
@@ -104,6 +105,27 @@ type testsParser struct {
 	machine    map[string]string
 	dropped    int
 	records    int // rows and device lines kept, at most maxRecords
+	notes      []Note
+	strs       interner
+}
+
+// Plausibility limits on measured values; a row beyond them is refused
+// with a note. Assumptions, chosen far outside anything real: the fastest
+// published AllReduce busbw is under 1 TB/s (GB200 NVL72, nccl-facts §8),
+// so 100 TB/s is two orders of magnitude above it; 1e10 us (almost three
+// hours for one operation) is far above the slowest nccl-tests size on a
+// 1 Gb/s socket network.
+const (
+	maxPlausibleGBps   = 100e3
+	maxPlausibleTimeUs = 1e10
+)
+
+// note records a Note (capped like skipped lines).
+func (p *testsParser) note(num int, format string, a ...any) {
+	if len(p.notes) >= maxSkipped {
+		return
+	}
+	p.notes = append(p.notes, Note{Line: num, Message: fmt.Sprintf(format, a...)})
 }
 
 func (p *testsParser) newRun(num int) *runState {
@@ -167,9 +189,11 @@ func (p *testsParser) line(num int, s string) {
 			return
 		}
 	}
-	if m := reBinary.FindStringSubmatch(t); m != nil {
-		p.lastBinary = m[1]
-		return
+	if strings.Contains(t, "_perf") {
+		if m := reBinary.FindStringSubmatch(t); m != nil {
+			p.lastBinary = m[1]
+			return
+		}
 	}
 	if c != nil && c.tab != nil && !c.closed {
 		p.skips.add(num, "not a table row", t)
@@ -214,6 +238,18 @@ func allNumeric(f []string) bool {
 func (p *testsParser) comment(num int, t string) {
 	p.flushPending()
 	body := strings.TrimSpace(strings.TrimPrefix(t, "#"))
+	// Each case's expression is tried only when the body starts with its
+	// first word, so a long comment costs a few prefix checks.
+	first := body
+	if i := strings.IndexAny(body, " \t"); i >= 0 {
+		first = body[:i]
+	}
+	switch first {
+	case "nccl-tests", "Collective", "Rank", "Out", "Avg", "Reducing", "nThread":
+	default:
+		p.header(num, t, body)
+		return
+	}
 	switch {
 	case reTestsVer.MatchString(t):
 		m := reTestsVer.FindStringSubmatch(t)
@@ -279,17 +315,23 @@ func (p *testsParser) comment(num int, t string) {
 			p.cur.run.Params["note"] = body
 		}
 	default:
-		f := strings.Fields(body)
-		if indexOf(f, "size") == 0 && indexOf(f, "busbw") > 0 {
-			tab, err := parseHeader(f)
-			if err != nil {
-				p.skips.add(num, err.Error(), t)
-				return
-			}
-			rs := p.runFor(num, false)
-			rs.tab, rs.tabLine = tab, num
-		}
+		p.header(num, t, body)
 	}
+}
+
+// header handles a "# size count type ... busbw" column header line.
+func (p *testsParser) header(num int, t, body string) {
+	f := strings.Fields(body)
+	if indexOf(f, "size") != 0 || indexOf(f, "busbw") <= 0 {
+		return
+	}
+	tab, err := parseHeader(f)
+	if err != nil {
+		p.skips.add(num, err.Error(), t)
+		return
+	}
+	rs := p.runFor(num, false)
+	rs.tab, rs.tabLine = tab, num
 }
 
 // parseParams reads "nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step:
@@ -346,10 +388,10 @@ func (p *testsParser) row(num int, f []string, text string) {
 		}
 	}
 	if tab.iType >= 0 {
-		r.Type = f[tab.iType]
+		r.Type = p.strs.get(f[tab.iType])
 	}
 	if tab.iRedop >= 0 {
-		r.Redop = f[tab.iRedop]
+		r.Redop = p.strs.get(f[tab.iRedop])
 	}
 	if tab.iRoot >= 0 {
 		if v, err := strconv.Atoi(f[tab.iRoot]); err == nil {
@@ -369,8 +411,58 @@ func (p *testsParser) row(num int, f []string, text string) {
 			r.IP = res
 		}
 	}
+	if !p.plausible(num, &r) {
+		return
+	}
 	c.run.Rows = append(c.run.Rows, r)
 	p.records++
+}
+
+// plausible checks a row's measured values. An out-of-place time or
+// bandwidth beyond the plausibility limits refuses the row (false); beyond
+// them in the in-place group only (an in-place Reduce on one rank copies
+// nothing and prints millions of GB/s), that group is dropped. A zero or
+// negative time or a negative bandwidth keeps the row but marks its group
+// invalid, so that fits leave it out. Each case adds a note.
+func (p *testsParser) plausible(num int, r *Row) bool {
+	groups := []struct {
+		name string
+		res  *Result
+	}{{"out-of-place", &r.OOP}, {"in-place", &r.IP}}
+	for gi, g := range groups {
+		res := g.res
+		if !res.Valid {
+			continue
+		}
+		what := "row refused"
+		if gi > 0 {
+			what = "the in-place result is dropped"
+		}
+		bad := true
+		switch {
+		case res.TimeUs > maxPlausibleTimeUs:
+			p.note(num, "%s time %g us is not a plausible measurement (above %g us); %s", g.name, res.TimeUs, float64(maxPlausibleTimeUs), what)
+		case res.BusBW > maxPlausibleGBps || res.AlgBW > maxPlausibleGBps:
+			p.note(num, "%s bandwidth %g GB/s (algbw %g) is above %g GB/s (100 TB/s), not a plausible measurement; %s", g.name, res.BusBW, res.AlgBW, float64(maxPlausibleGBps), what)
+		case res.TimeUs <= 0:
+			p.note(num, "%s time %g us is not a measurement (zero or negative); the row is kept but left out of fits", g.name, res.TimeUs)
+			res.Valid = false
+			bad = false
+		case res.BusBW < 0 || res.AlgBW < 0:
+			p.note(num, "%s bandwidth is negative (algbw %g, busbw %g GB/s); the row is kept but left out of fits", g.name, res.AlgBW, res.BusBW)
+			res.Valid = false
+			bad = false
+		default:
+			bad = false
+		}
+		if bad {
+			if gi == 0 {
+				return false
+			}
+			*res = Result{Wrong: -1}
+		}
+	}
+	return true
 }
 
 // parseGroup reads one "time algbw busbw #wrong" group. bad names what failed.
@@ -570,47 +662,72 @@ func ranksFromRatio(r *Run) int {
 	return k
 }
 
-// parseText is the shared pass over a text file of nccl-tests output and/or
-// NCCL log lines. With wantRuns false, tables are ignored.
-func parseText(name string, data []byte, wantRuns bool) (*Artifact, error) {
-	sk := &skipper{}
-	tp := &testsParser{name: name, skips: sk}
-	lp := newLogParser()
-	machine := map[string]string{}
-	eachLine(data, func(l line) bool {
+// textPass is one pass over a text file of nccl-tests output and/or NCCL
+// log lines: the tables found (tp, whose skips go to sk), the log (lp),
+// lines cut for length (cuts, also in sk) and machine facts.
+type textPass struct {
+	tp      *testsParser
+	lp      *logParser
+	sk      *skipper
+	cuts    *skipper
+	machine map[string]string
+}
+
+// scanText reads r line by line (see scanLines) and feeds every line to the
+// tables parser and the log parser; memory grows with the records found,
+// not with the input. It fails only when r does.
+func scanText(name string, r io.Reader) (*textPass, error) {
+	p := &textPass{sk: &skipper{}, cuts: &skipper{}, lp: newLogParser(), machine: map[string]string{}}
+	p.tp = &testsParser{name: name, skips: p.sk}
+	err := scanLines(r, func(l line) bool {
 		if l.cut {
-			sk.add(l.num, fmt.Sprintf("line longer than %d bytes, truncated", MaxLineLength), "")
+			why := fmt.Sprintf("line longer than %d bytes, truncated", MaxLineLength)
+			p.sk.add(l.num, why, "")
+			p.cuts.add(l.num, why, "")
 		}
 		s := stripRankPrefix(l.text)
 		t := strings.TrimSpace(s)
 		if t == "" || strings.HasPrefix(t, "```") {
 			return true
 		}
-		if lp.isContinuation(s) {
-			lp.continuation(s)
+		if p.lp.isContinuation(s) {
+			p.lp.continuation(s)
 			return true
 		}
-		before, logText, isLog := splitLogLine(s)
+		before, ll, isLog := splitLogLine(s)
 		if isLog {
-			lp.feed(l.num, logText)
-			if m := reDriverVer.FindStringSubmatch(logText); m != nil && machine["cuda_driver"] == "" {
-				machine["cuda_driver"] = m[1]
-			}
-			if i := strings.Index(logText, "NCCL version "); i >= 0 && machine["nccl_build"] == "" {
-				if m := reVersion.FindStringSubmatch(logText[i:]); m != nil {
-					machine["nccl_build"] = m[1] + m[2]
+			p.lp.feedLine(l.num, ll)
+			logText := ll.text
+			if p.machine["cuda_driver"] == "" && strings.Contains(logText, "cudaDriverVersion ") {
+				if m := reDriverVer.FindStringSubmatch(logText); m != nil {
+					p.machine["cuda_driver"] = m[1]
 				}
 			}
-			if wantRuns && strings.TrimSpace(before) != "" {
-				tp.partial(l.num, before)
+			if p.machine["nccl_build"] == "" {
+				if i := strings.Index(logText, "NCCL version "); i >= 0 {
+					if m := reVersion.FindStringSubmatch(logText[i:]); m != nil {
+						p.machine["nccl_build"] = m[1] + m[2]
+					}
+				}
+			}
+			if strings.TrimSpace(before) != "" {
+				p.tp.partial(l.num, before)
 			}
 			return true
 		}
-		if wantRuns {
-			tp.line(l.num, s)
-		}
+		p.tp.line(l.num, s)
 		return true
 	})
+	if err != nil {
+		return nil, readError(name, err)
+	}
+	return p, nil
+}
+
+// tests completes the pass as nccl-tests output: an error when no table
+// has a complete row.
+func (p *textPass) tests(name string) (*Artifact, error) {
+	tp, sk := p.tp, p.sk
 	known := map[int]string{}
 	for _, rs := range tp.runs {
 		for _, d := range rs.run.Devices {
@@ -620,47 +737,88 @@ func parseText(name string, data []byte, wantRuns bool) (*Artifact, error) {
 		}
 	}
 	a := &Artifact{File: name}
-	a.Log = lp.finish(known)
-	if wantRuns {
-		a.Runs = tp.finish(a.Log)
-		for _, rs := range tp.runs {
-			if len(rs.run.Rows) > 0 {
-				a.Findings = append(a.Findings, rs.failed...)
-			}
+	a.Log = p.lp.finish(known)
+	a.Runs = tp.finish(a.Log)
+	for _, rs := range tp.runs {
+		if len(rs.run.Rows) > 0 {
+			a.Findings = append(a.Findings, rs.failed...)
 		}
-		if tp.dropped > 0 {
-			sk.add(0, fmt.Sprintf("%d more results tables beyond the %d-table limit ignored", tp.dropped, maxRuns), "")
-		}
-		if len(a.Runs) == 0 {
-			a.Skipped = sk.result()
-			line, why := 1, "no complete nccl-tests result row"
-			for _, rs := range tp.runs {
-				if rs.tab != nil {
-					line, why = rs.tabLine, "nccl-tests table header but no complete result row"
-					break
-				}
-			}
-			if len(a.Skipped) > 0 && a.Skipped[0].Line > 0 {
-				return nil, errNoData(name, a.Skipped[0].Line, "%s (line %d: %s)", why, a.Skipped[0].Line, a.Skipped[0].Reason)
-			}
-			return nil, errNoData(name, line, "%s", why)
-		}
-		a.Kind = KindNCCLTests
 	}
+	if tp.dropped > 0 {
+		sk.add(0, fmt.Sprintf("%d more results tables beyond the %d-table limit ignored", tp.dropped, maxRuns), "")
+	}
+	if len(a.Runs) == 0 {
+		a.Skipped = sk.result()
+		line, why := 1, "no complete nccl-tests result row"
+		for _, rs := range tp.runs {
+			if rs.tab != nil {
+				line, why = rs.tabLine, "nccl-tests table header but no complete result row"
+				break
+			}
+		}
+		if len(a.Skipped) > 0 && a.Skipped[0].Line > 0 {
+			return nil, errNoData(name, a.Skipped[0].Line, "%s (line %d: %s)", why, a.Skipped[0].Line, a.Skipped[0].Reason)
+		}
+		return nil, errNoData(name, line, "%s", why)
+	}
+	a.Kind = KindNCCLTests
+	a.Notes = tp.notes
+	for _, r := range a.Runs {
+		if len(r.Rows) == 1 {
+			a.Notes = append(a.Notes, Note{Line: r.Line, Message: fmt.Sprintf("the %s run has a single row (size %d B): one size cannot separate latency from bandwidth, so fits of it are underdetermined", r.CollectiveName, r.Rows[0].Size)})
+		}
+	}
+	sort.SliceStable(a.Notes, func(i, j int) bool { return a.Notes[i].Line < a.Notes[j].Line })
 	a.Skipped = sk.result()
-	if len(machine) > 0 {
-		a.Machine = machine
+	if len(p.machine) > 0 {
+		a.Machine = p.machine
 	}
 	sort.SliceStable(a.Findings, func(i, j int) bool { return a.Findings[i].Line < a.Findings[j].Line })
 	return a, nil
 }
 
+// log completes the pass as an NCCL log, ignoring any tables.
+func (p *textPass) log(name string) *Artifact {
+	a := &Artifact{File: name}
+	a.Log = p.lp.finish(map[int]string{})
+	a.Skipped = p.cuts.result()
+	if len(p.machine) > 0 {
+		a.Machine = p.machine
+	}
+	return a
+}
+
+// parseText is the shared pass over a text file of nccl-tests output and/or
+// NCCL log lines held in memory. With wantRuns false, tables are ignored.
+func parseText(name string, data []byte, wantRuns bool) (*Artifact, error) {
+	p, err := scanText(name, bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	if wantRuns {
+		return p.tests(name)
+	}
+	return p.log(name), nil
+}
+
 // parseNCCLTests parses nccl-tests text output (any version, any collective,
 // several runs per file) and the NCCL log lines in it.
 func parseNCCLTests(name string, data []byte) (*Artifact, error) {
-	a, err := parseText(name, data, true)
+	return streamNCCLTests(name, bytes.NewReader(data), data)
+}
+
+// streamNCCLTests is parseNCCLTests reading from r; head is the start of
+// the input (all of it for small files), searched for an nvidia-smi topo -m
+// listing: job scripts print one before running NCCL, so a listing further
+// down a large log than head reaches is not looked for.
+func streamNCCLTests(name string, r io.Reader, head []byte) (*Artifact, error) {
+	p, err := scanText(name, r)
+	if err != nil {
+		return nil, err
+	}
+	a, err := p.tests(name)
 	if err == nil {
-		attachTopo(name, data, a)
+		attachTopo(name, head, a)
 	}
 	return a, err
 }

@@ -49,6 +49,9 @@ type format struct {
 	kind   Kind
 	detect func(h *head) bool
 	parse  func(name string, data []byte) (*Artifact, error)
+	// stream, when set, parses the whole input from r in one pass without
+	// holding it (head is its start, already read); Parse prefers it.
+	stream func(name string, r io.Reader, head []byte) (*Artifact, error)
 }
 
 // formats is the ordered detector list: the first entry whose detect
@@ -59,18 +62,18 @@ type format struct {
 // the generic JSON entries, since a report embeds nccl-tests results.
 func formats() []format {
 	return []format{
-		{KindHWBench, func(h *head) bool { return IsHWBench(h.raw) }, ParseHWBench},
-		{KindNCCLTestsJSON, detectNCCLTestsJSON, parseNCCLTestsJSON},
-		{KindNVBandwidth, detectNVBandwidthJSON, parseNVBandwidthJSON},
-		{KindTopoXML, detectTopoXML, parseTopoXML},
-		{KindNCCLTests, detectNCCLTests, parseNCCLTests},
-		{KindP2PBandwidth, detectP2P, parseP2P},
-		{KindNVBandwidth, detectNVBandwidth, parseNVBandwidth},
-		{KindPerftest, detectPerftest, parsePerftest},
-		{KindIBStat, detectIBStat, parseIBStat},
-		{KindTopoMatrix, detectTopoMatrix, parseTopoMatrix},
-		{KindNCCLLog, detectNCCLLog, parseNCCLLog},
-		{KindSummary, detectSummary, parseSummary},
+		{KindHWBench, func(h *head) bool { return IsHWBench(h.raw) }, ParseHWBench, nil},
+		{KindNCCLTestsJSON, detectNCCLTestsJSON, parseNCCLTestsJSON, nil},
+		{KindNVBandwidth, detectNVBandwidthJSON, parseNVBandwidthJSON, nil},
+		{KindTopoXML, detectTopoXML, parseTopoXML, nil},
+		{KindNCCLTests, detectNCCLTests, parseNCCLTests, streamNCCLTests},
+		{KindP2PBandwidth, detectP2P, parseP2P, nil},
+		{KindNVBandwidth, detectNVBandwidth, parseNVBandwidth, nil},
+		{KindPerftest, detectPerftest, parsePerftest, nil},
+		{KindIBStat, detectIBStat, parseIBStat, nil},
+		{KindTopoMatrix, detectTopoMatrix, parseTopoMatrix, nil},
+		{KindNCCLLog, detectNCCLLog, parseNCCLLog, streamNCCLLog},
+		{KindSummary, detectSummary, parseSummary, nil},
 	}
 }
 
@@ -78,6 +81,32 @@ func formats() []format {
 // parses it. Files larger than MaxInputSize are refused before reading. See
 // Parse for the errors.
 func ParseFile(path string) (*Artifact, error) {
+	return ParseFileWith(path, Options{})
+}
+
+// Options tune ParseFileWith and ParseWith. The zero value is what
+// ParseFile and Parse use.
+type Options struct {
+	// Progress, when not nil, is called as the input is read, from the
+	// goroutine that parses: read is the number of bytes consumed so far
+	// and total the input's size (-1 when unknown). It is called about
+	// every ProgressStep bytes and once more when reading ends (read ==
+	// total for a file read to its end), so its cost does not grow with the
+	// number of lines. Parsing of nccl-tests text and NCCL_DEBUG logs
+	// streams, so read advances as records are found; other formats are
+	// read whole and then parsed.
+	Progress func(read, total int64)
+	// Size is the input's size in bytes for Progress; ParseFileWith sets
+	// it from the file. 0 means unknown.
+	Size int64
+}
+
+// ProgressStep is how many bytes of input pass between two calls of
+// Options.Progress.
+const ProgressStep = 1 << 20
+
+// ParseFileWith is ParseFile with options.
+func ParseFileWith(path string, o Options) (*Artifact, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
@@ -93,14 +122,19 @@ func ParseFile(path string) (*Artifact, error) {
 	if st.Size() > MaxInputSize {
 		return nil, fmt.Errorf("calibrate: %s: %d bytes is more than the %d-byte limit: %w", path, st.Size(), MaxInputSize, ErrTooLarge)
 	}
-	return Parse(path, f)
+	if o.Size == 0 && st.Mode().IsRegular() {
+		o.Size = st.Size()
+	}
+	return ParseWith(path, f, o)
 }
 
 // Parse detects the format of r's content (not its name) and parses it into
 // an Artifact; name is used in errors and as Artifact.File. It reads at most
 // DetectWindow bytes before deciding whether it recognises the content, so a
 // large unrecognised input is rejected quickly, and at most MaxInputSize
-// bytes in all (held once in memory).
+// bytes in all. nccl-tests text and NCCL_DEBUG logs are parsed as they are
+// read, line by line, so memory grows with the records found, not with the
+// input; other formats are held in memory once.
 //
 // Errors carry a "calibrate: name:line:" prefix. They wrap ErrUnrecognized
 // when nothing could be recognised (empty input, binary data, no known
@@ -108,8 +142,66 @@ func ParseFile(path string) (*Artifact, error) {
 // with no complete row, say), ErrTooLarge above MaxInputSize, and the read
 // error when r fails.
 func Parse(name string, r io.Reader) (*Artifact, error) {
-	return parseLimited(name, r, MaxInputSize)
+	return ParseWith(name, r, Options{})
 }
+
+// ParseWith is Parse with options (a progress callback).
+func ParseWith(name string, r io.Reader, o Options) (*Artifact, error) {
+	if o.Progress == nil {
+		return parseLimited(name, r, MaxInputSize)
+	}
+	total := o.Size
+	if total <= 0 {
+		total = -1
+	}
+	cr := &countingReader{r: r, total: total, fn: o.Progress}
+	a, err := parseLimited(name, cr, MaxInputSize)
+	cr.fn(cr.n, cr.total)
+	return a, err
+}
+
+// countingReader reports progress every ProgressStep bytes.
+type countingReader struct {
+	r       io.Reader
+	n, last int64
+	total   int64
+	fn      func(read, total int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n-c.last >= ProgressStep {
+		c.last = c.n
+		c.fn(c.n, c.total)
+	}
+	return n, err
+}
+
+// limitReader returns r's bytes and ErrTooLarge once more than n have
+// been read.
+type limitReader struct {
+	r     io.Reader
+	n     int64
+	limit int // the whole input's limit, for the message
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return 0, l.err()
+	}
+	if int64(len(p)) > l.n+1 {
+		p = p[:l.n+1]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if l.n < 0 {
+		return n, l.err()
+	}
+	return n, err
+}
+
+func (l *limitReader) err() error { return fmt.Errorf("more than %d bytes: %w", l.limit, ErrTooLarge) }
 
 func parseLimited(name string, r io.Reader, limit int) (*Artifact, error) {
 	window := min(DetectWindow, limit)
@@ -141,18 +233,25 @@ func parseLimited(name string, r io.Reader, limit int) (*Artifact, error) {
 		return nil, fmt.Errorf("calibrate: %s:1: no known format in the first %d lines (looked for nccl-tests tables or -J JSON, NCCL_DEBUG=INFO lines, nvidia-smi topo -m, NCCL topology XML, p2pBandwidthLatencyTest, nvbandwidth, perftest, ibstat/ibstatus, published statements): %w",
 			name, h.nLines, ErrUnrecognized)
 	}
-	data := headBuf
-	if len(headBuf) == window {
-		rest, err := io.ReadAll(io.LimitReader(r, int64(limit-window)+1))
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: %s: read: %w", name, err)
+	var a *Artifact
+	switch {
+	case chosen.stream != nil:
+		var in io.Reader = bytes.NewReader(headBuf)
+		if len(headBuf) == window {
+			in = io.MultiReader(in, &limitReader{r: r, n: int64(limit - window), limit: limit})
 		}
-		if len(rest) > limit-window {
-			return nil, fmt.Errorf("calibrate: %s: more than %d bytes: %w", name, limit, ErrTooLarge)
+		a, err = chosen.stream(name, in, headBuf)
+	default:
+		data := headBuf
+		if len(headBuf) == window {
+			rest, err := io.ReadAll(&limitReader{r: r, n: int64(limit - window), limit: limit})
+			if err != nil {
+				return nil, readError(name, err)
+			}
+			data = append(headBuf, rest...)
 		}
-		data = append(headBuf, rest...)
+		a, err = chosen.parse(name, data)
 	}
-	a, err := chosen.parse(name, data)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ const (
 	KindNCCLLog       Kind = "nccl-log"        // NCCL_DEBUG=INFO log without a results table
 	KindTopoMatrix    Kind = "nvidia-smi-topo" // nvidia-smi topo -m
 	KindTopoXML       Kind = "nccl-topo-xml"   // NCCL_TOPO_DUMP_FILE / NCCL_TOPO_FILE
+	KindGraphXML      Kind = "nccl-graph-xml"  // NCCL_GRAPH_DUMP_FILE / NCCL_GRAPH_FILE
 	KindP2PBandwidth  Kind = "p2pbw"           // CUDA sample p2pBandwidthLatencyTest
 	KindNVBandwidth   Kind = "nvbandwidth"     // nvbandwidth text or -j JSON
 	KindPerftest      Kind = "perftest"        // ib_write_bw / ib_read_bw / ib_send_lat ...
@@ -37,6 +38,8 @@ type Artifact struct {
 	Log *NCCLLog `json:"log,omitempty"`
 	// Topo is a node layout read from nvidia-smi topo -m or NCCL XML.
 	Topo *TopoInfo `json:"topo,omitempty"`
+	// Graph is an NCCL graph file's channels (KindGraphXML).
+	Graph *model.ChannelGraph `json:"graph,omitempty"`
 	// Matrices are bandwidth or latency matrices (p2pBandwidthLatencyTest, nvbandwidth, hwbench).
 	Matrices []*Matrix `json:"matrices,omitempty"`
 	// Perftest are perftest results.
@@ -49,6 +52,11 @@ type Artifact struct {
 	Findings []Finding `json:"findings,omitempty"`
 	// Skipped lists lines that looked like data but could not be used.
 	Skipped []Skip `json:"skipped,omitempty"`
+	// Notes say what the parser did about values it kept but distrusts or
+	// refused (a row kept out of the fit, an absurd time), and facts about
+	// the file as a whole (a run of a single row), one per case, in line
+	// order. A refused row appears here, not in Skipped.
+	Notes []Note `json:"notes,omitempty"`
 	// Figures are bandwidth figures quoted in free text (KindSummary).
 	Figures []Figure `json:"figures,omitempty"`
 }
@@ -242,6 +250,13 @@ type TopoInfo struct {
 	// NICSpeed is the NIC speed catalog name inferred from the file (NCCL XML
 	// net speed), empty when unknown.
 	NICSpeed string `json:"nic_speed,omitempty"`
+	// NICKind is the NIC kind the file shows (an InfiniBand PCI class, an
+	// Ethernet interface name), empty when unknown.
+	NICKind model.NICKind `json:"nic_kind,omitempty"`
+	// NICPCIeGen is the PCIe generation of the NICs' links when the file
+	// gives it and not their speed (NCCL topology files that list NICs as
+	// bare <pci> elements), 0 otherwise; NodeSpecAssuming derives a speed from it.
+	NICPCIeGen int `json:"nic_pcie_gen,omitempty"`
 	// Notes record inferences and conflicts (ambiguous GPU model, a NUMA
 	// affinity that contradicts the path matrix, ...).
 	Notes []string `json:"notes,omitempty"`
@@ -339,6 +354,23 @@ const (
 	FindLowNetBW        = "net-bandwidth-low"
 	FindNICFarFromGPU   = "nic-far-from-gpu"
 )
+
+// Note is one thing a parser noticed and did: "line 42: time 0 us is not a
+// measurement; the row is kept out of the fit".
+type Note struct {
+	// Line is the 1-based line the note is about, 0 for the whole file.
+	Line int `json:"line,omitempty"`
+	// Message says what was seen and what was done, in a sentence.
+	Message string `json:"message"`
+}
+
+// String is "line N: message", or the message alone for line 0.
+func (n Note) String() string {
+	if n.Line > 0 {
+		return "line " + itoa(n.Line) + ": " + n.Message
+	}
+	return n.Message
+}
 
 // Skip is a line that could not be used, with why.
 type Skip struct {

@@ -74,6 +74,29 @@ func detectTopoMatrix(h *head) bool {
 	return false
 }
 
+// symmetric checks that a path matrix reads the same both ways: a path
+// type is a property of a pair (nvidia-smi prints each pair twice), so a
+// difference means an edited or corrupted listing. The error names both
+// cells and the line of the first row.
+func symmetric(name string, labels []string, rows [][]string, rowLine []int) error {
+	norm := func(c string) string {
+		if c == "SOC" {
+			return "SYS"
+		}
+		return c
+	}
+	for i := range rows {
+		for j := i + 1; j < len(rows); j++ {
+			a, b := norm(rows[i][j]), norm(rows[j][i])
+			if a != b {
+				return errNoData(name, rowLine[i], "topology matrix is not symmetric: row %s column %s is %s but row %s column %s (line %d) is %s",
+					labels[i], labels[j], rows[i][j], labels[j], labels[i], rowLine[j], rows[j][i])
+			}
+		}
+	}
+	return nil
+}
+
 func parseTopoMatrix(name string, data []byte) (*Artifact, error) {
 	sk := &skipper{}
 	lines := collectLines(data, sk)
@@ -98,6 +121,7 @@ func parseTopoMatrix(name string, data []byte) (*Artifact, error) {
 		rows := make([][]string, len(labels))
 		aff := make([]string, len(labels))
 		nm := make([]int, len(labels))
+		rowLine := make([]int, len(labels))
 		isPath, isP2P, got := false, false, 0
 		j := i + 1
 		for ; j < len(lines) && got < len(labels); j++ {
@@ -119,6 +143,7 @@ func parseTopoMatrix(name string, data []byte) (*Artifact, error) {
 				break
 			}
 			rows[k] = cells[:len(labels)]
+			rowLine[k] = lines[j].num
 			for _, c := range rows[k] {
 				p, q := topoCell(c)
 				isPath = isPath || (p && c != "X")
@@ -154,6 +179,9 @@ func parseTopoMatrix(name string, data []byte) (*Artifact, error) {
 		}
 		switch {
 		case isPath && pathLabels == nil:
+			if err := symmetric(name, labels, rows, rowLine); err != nil {
+				return nil, err
+			}
 			pathLabels, pathRows, cpuAff, numa, headerLine = labels, rows, aff, nm, hdrNum
 		case isP2P && !isPath && t.P2P == nil:
 			t.P2PLabels, t.P2P, p2pLine = labels, rows, hdrNum

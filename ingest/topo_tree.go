@@ -440,35 +440,155 @@ func (t *TopoInfo) SetGPU(name string) error {
 // nicSpeed (a NIC speed catalog name such as "HDR" or "400G"; "" keeps the
 // inferred one) and nicKind (ib, roce, efa, tcp). The result passes
 // model.NodeSpec.Validate; an error names what is missing or wrong. t is not
-// changed.
+// changed. When the file does not state the NVLinks (bare <pci> GPUs), they
+// are inferred from the GPU model as NodeSpecAssuming says.
 func (t *TopoInfo) NodeSpec(gpu, nicSpeed string, nicKind model.NICKind) (model.NodeSpec, error) {
+	s, _, err := t.nodeSpec(gpu, nicSpeed, nicKind)
+	return s, err
+}
+
+// NodeSpecAssuming is NodeSpec that fills what neither the arguments nor
+// the file state with an assumption, and returns one sentence per
+// assumption made (nil when none):
+//   - NIC kind: InfiniBand;
+//   - NIC speed: the fastest catalog speed of that kind whose usual adapter
+//     fits the NICs' PCIe generation (model.NICSpeed.PCIeGen: HDR on Gen4,
+//     NDR on Gen5), when the file gives the NICs' link speed; else 200G, the
+//     default collsim has always used;
+//   - NVLink, for GPUs listed as bare <pci> elements: see inferNVLink.
+//
+// The GPU model is never assumed: a file that does not name it needs gpu.
+func (t *TopoInfo) NodeSpecAssuming(gpu, nicSpeed string, nicKind model.NICKind) (model.NodeSpec, []string, error) {
+	var notes []string
+	if t.Node.NICs.Count > 0 {
+		if nicKind == "" {
+			nicKind = t.NICKind
+		}
+		if nicKind == "" {
+			nicKind = model.NICIB
+			notes = append(notes, "assumed NIC kind ib: the file does not say whether the NICs are InfiniBand, RoCE or TCP (set it with --nics)")
+		}
+		if nicSpeed == "" {
+			nicSpeed = t.NICSpeed
+		}
+		if nicSpeed == "" && t.NICPCIeGen > 0 {
+			if sp, ok := fastestNICSpeed(nicKind, t.NICPCIeGen); ok {
+				nicSpeed = sp.Name
+				notes = append(notes, fmt.Sprintf("assumed NIC speed %s (%d Gb/s): the file gives no NIC speed, and %s is the fastest %s speed whose usual adapter fits the NICs' PCIe Gen%d x16 link (set it with --nics)",
+					sp.Name, sp.Gbps, sp.Name, nicKind, t.NICPCIeGen))
+			}
+		}
+		if nicSpeed == "" {
+			nicSpeed = "200G"
+			notes = append(notes, "assumed NIC speed 200G: the file gives no NIC speed (set it with --nics)")
+		}
+	}
+	s, nv, err := t.nodeSpec(gpu, nicSpeed, nicKind)
+	if err != nil {
+		return s, nil, err
+	}
+	if nv != "" {
+		notes = append(notes, nv)
+	}
+	return s, notes, nil
+}
+
+// fastestNICSpeed returns the fastest catalog speed of kind whose usual
+// adapter needs at most PCIe generation gen (the first in catalog order
+// among equals, so that InfiniBand gets its own names: EDR, HDR, NDR).
+func fastestNICSpeed(kind model.NICKind, gen int) (model.NICSpeed, bool) {
+	var best model.NICSpeed
+	ok := false
+	for _, s := range model.NICSpeeds() {
+		has := false
+		for _, k := range s.Kinds {
+			has = has || k == kind
+		}
+		if has && s.PCIeGen <= gen && (!ok || s.Gbps > best.Gbps) {
+			best, ok = s, true
+		}
+	}
+	return best, ok
+}
+
+// inferNVLink chooses the NVLink fabric of a node whose file lists none
+// (GPUs as bare <pci> elements, which NCCL completes at run time) from the
+// GPU model and count, and says what it assumed:
+//   - PCIe cards and parts without NVLink: none (a bridge is not assumed);
+//   - NVLink 3 or later SXM parts, more than 4 GPUs: NVSwitch with all of the
+//     GPU's links, as on 8-GPU HGX boards (DGX A100, DGX H100; Azure's ND A100
+//     v4 and ND H100 v5 VMs, whose topology files these are);
+//   - SXM parts, 2 to 4 GPUs: a direct mesh, as on HGX 4-GPU boards;
+//   - V100 (NVLink 2), 8 GPUs: the DGX-1 hybrid cube-mesh (NVIDIA DGX-1
+//     System Architecture white paper; Azure ND v2), GPUs numbered as there;
+//   - anything else: none.
+func inferNVLink(g model.GPUModel, n int) (model.NVLinkSpec, string) {
+	switch {
+	case g.NVLinkLinks == 0 || g.NVLinkBridgeOnly:
+		return model.NVLinkSpec{Kind: "none"}, fmt.Sprintf("assumed no NVLink: the file lists none and %s is a PCIe part (a bridge is not assumed)", g.Name)
+	case n == 1:
+		return model.NVLinkSpec{Kind: "none"}, ""
+	case g.NVLinkGen >= 3 && n > 4:
+		return model.NVLinkSpec{Kind: "nvswitch"}, fmt.Sprintf("assumed NVSwitch, %d NVLinks per GPU: the file lists no NVLinks (NCCL detects them at run time) and %d %s GPUs sit on an HGX board with NVSwitches, as in Azure ND A100 v4 and ND H100 v5", g.NVLinkLinks, n, g.Name)
+	case n <= 4:
+		return model.NVLinkSpec{Kind: "mesh"}, fmt.Sprintf("assumed a direct NVLink mesh between the %d %s GPUs (HGX 4-GPU boards): the file lists no NVLinks", n, g.Name)
+	case g.NVLinkGen == 2 && n == 8:
+		return model.NVLinkSpec{Kind: "pairs", Pairs: append([][3]int(nil), dgx1CubeMesh...)}, "assumed the DGX-1 hybrid cube-mesh NVLink (6 links per GPU, as in Azure ND v2): the file lists no NVLinks"
+	}
+	return model.NVLinkSpec{Kind: "none"}, fmt.Sprintf("assumed no NVLink: the file lists none and no standard board has %d %s GPUs (describe the node in a cluster YAML)", n, g.Name)
+}
+
+// dgx1CubeMesh is the DGX-1 (V100) hybrid cube-mesh: [gpuA, gpuB, links],
+// as nvidia-smi topo -m prints it on a DGX-1 (NV1/NV2; 6 links per GPU).
+var dgx1CubeMesh = [][3]int{
+	{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2},
+	{1, 2, 2}, {1, 3, 1}, {1, 5, 2},
+	{2, 3, 2}, {2, 6, 1},
+	{3, 7, 1},
+	{4, 5, 1}, {4, 6, 1}, {4, 7, 2},
+	{5, 6, 2}, {5, 7, 1},
+	{6, 7, 2},
+}
+
+func (t *TopoInfo) nodeSpec(gpu, nicSpeed string, nicKind model.NICKind) (model.NodeSpec, string, error) {
 	s := cloneNode(t.Node)
 	if gpu != "" {
 		g, err := model.LookupGPU(gpu)
 		if err != nil {
-			return model.NodeSpec{}, fmt.Errorf("calibrate: topology: %w", err)
+			return model.NodeSpec{}, "", fmt.Errorf("calibrate: topology: %w", err)
 		}
 		s.GPU = g.Name
 	}
 	if s.GPU == "" {
-		return model.NodeSpec{}, fmt.Errorf("calibrate: topology: the file does not name the GPU model; give one (for example --gpu H100-SXM)")
+		return model.NodeSpec{}, "", fmt.Errorf("calibrate: topology: the file does not name the GPU model; give one (for example --gpu H100-SXM)")
+	}
+	nvNote := ""
+	if s.NVLink.Kind == "" {
+		g, err := model.LookupGPU(s.GPU)
+		if err != nil {
+			return model.NodeSpec{}, "", fmt.Errorf("calibrate: topology: %w", err)
+		}
+		s.NVLink, nvNote = inferNVLink(g, s.GPUs)
 	}
 	if s.NICs.Count > 0 {
 		if nicSpeed == "" {
 			nicSpeed = t.NICSpeed
 		}
 		if nicSpeed == "" {
-			return model.NodeSpec{}, fmt.Errorf("calibrate: topology: %d NICs but their speed is unknown; give one (for example HDR, NDR, 400G)", s.NICs.Count)
+			return model.NodeSpec{}, "", fmt.Errorf("calibrate: topology: %d NICs but their speed is unknown; give one (for example HDR, NDR, 400G)", s.NICs.Count)
 		}
 		if nicKind == "" {
-			return model.NodeSpec{}, fmt.Errorf("calibrate: topology: %d NICs but their kind is unknown; give one (ib, roce, efa, tcp)", s.NICs.Count)
+			nicKind = t.NICKind
+		}
+		if nicKind == "" {
+			return model.NodeSpec{}, "", fmt.Errorf("calibrate: topology: %d NICs but their kind is unknown; give one (ib, roce, efa, tcp)", s.NICs.Count)
 		}
 		s.NICs.Speed, s.NICs.Kind = nicSpeed, string(nicKind)
 	}
 	if err := s.Validate(); err != nil {
-		return model.NodeSpec{}, fmt.Errorf("calibrate: topology node: %w", err)
+		return model.NodeSpec{}, "", fmt.Errorf("calibrate: topology node: %w", err)
 	}
-	return s, nil
+	return s, nvNote, nil
 }
 
 // cloneNode deep-copies the slices of a NodeSpec.
@@ -503,6 +623,9 @@ func LoadTopology(path string) (*TopoInfo, error) {
 	a, err := ParseFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if a.Kind == KindGraphXML {
+		return nil, fmt.Errorf("calibrate: %s: is an NCCL graph file (NCCL_GRAPH_FILE: the channels to use), not a topology (NCCL_TOPO_FILE, nvidia-smi topo -m)", path)
 	}
 	if a.Topo == nil || (a.Kind != KindTopoMatrix && a.Kind != KindTopoXML) {
 		return nil, fmt.Errorf("calibrate: %s: is %s output, not a topology (nvidia-smi topo -m or NCCL topology XML)", path, a.Kind)

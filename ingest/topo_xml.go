@@ -138,6 +138,41 @@ type xmlGPU struct {
 	busid string
 	links []*xnode
 	line  int
+	bare  bool // a <pci> of a GPU class without a <gpu>
+}
+
+// nicsAre is "1 NIC is" or "N NICs are".
+func nicsAre(n int) string {
+	if n == 1 {
+		return "1 NIC is"
+	}
+	return itoa(n) + " NICs are"
+}
+
+// hasKid reports whether n has a child element called name.
+func hasKid(n *xnode, name string) bool {
+	for _, k := range n.kids {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// kindOfNetNames infers the NIC kind from NCCL <net name=...> values:
+// NET/Socket names network interfaces (eth0, ens1f0, enp65s0, bond0), so
+// such names mean TCP; NET/IB names HCAs (mlx5_0), which may be InfiniBand
+// or RoCE, so they leave the kind unknown. Mixed or empty names give "".
+func kindOfNetNames(names []string) model.NICKind {
+	if len(names) == 0 {
+		return ""
+	}
+	for _, n := range names {
+		if !(strings.HasPrefix(n, "eth") || strings.HasPrefix(n, "en") || strings.HasPrefix(n, "bond")) {
+			return ""
+		}
+	}
+	return model.NICTCP
 }
 
 func parseTopoXML(name string, data []byte) (*Artifact, error) {
@@ -148,7 +183,7 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 	switch root.name {
 	case "system":
 	case "graphs":
-		return nil, errNoData(name, root.line, "NCCL graph dump (NCCL_GRAPH_DUMP_FILE), not a topology")
+		return parseGraphXML(name, root)
 	default:
 		return nil, errNoData(name, root.line, "XML root <%s> is not an NCCL topology <system>", root.name)
 	}
@@ -158,6 +193,10 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 	nics := 0
 	var speeds []int
 	nvswitchPCI := 0
+	// Bare <pci> devices: GPUs and NICs given by PCI class only.
+	pciGPUs, pciNICs, pciIB := 0, 0, 0
+	pciNICGen := 0
+	var nicNames []string
 	var walk func(n *xnode, b *model.BridgeSpec, busid string)
 	walk = func(n *xnode, b *model.BridgeSpec, busid string) {
 		for _, k := range n.kids {
@@ -180,6 +219,30 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 					b.Switches = append(b.Switches, sw)
 				case strings.HasPrefix(cls, "0x0680"):
 					nvswitchPCI++
+				case strings.HasPrefix(cls, "0x03") && !hasKid(k, "gpu"):
+					// A display or 3D controller (0x0300, 0x0302) without a
+					// <gpu>: NCCL fills in the GPU at run time.
+					if len(gpus) >= maxMatrixDim {
+						continue
+					}
+					b.GPUs = append(b.GPUs, len(gpus))
+					gpus = append(gpus, &xmlGPU{dev: -1, busid: k.attr("busid"), line: k.line, bare: true})
+					pciGPUs++
+				case strings.HasPrefix(cls, "0x02") && !hasKid(k, "nic") && !hasKid(k, "net"):
+					// A network controller (0x0200 Ethernet, 0x0207
+					// InfiniBand) without a <nic>.
+					if nics >= maxMatrixDim {
+						continue
+					}
+					b.NICs = append(b.NICs, nics)
+					nics++
+					pciNICs++
+					if strings.HasPrefix(cls, "0x0207") {
+						pciIB++
+					}
+					if g := model.PCIeGenOfSpeed(k.attr("link_speed")); g > 0 && pciNICGen == 0 {
+						pciNICGen = g
+					}
 				default:
 					walk(k, b, k.attr("busid"))
 				}
@@ -210,6 +273,7 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 				if v, err := strconv.Atoi(k.attr("speed")); err == nil && v > 0 {
 					speeds = append(speeds, v)
 				}
+				nicNames = append(nicNames, k.attr("name"))
 				if n := k.attr("name"); n != "" {
 					if t.NICNames == nil {
 						t.NICNames = map[string]string{}
@@ -235,6 +299,24 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 	}
 	if len(gpus) == 0 {
 		return nil, errNoData(name, root.line, "NCCL topology XML without any <gpu> under a <cpu>")
+	}
+	if pciGPUs == len(gpus) {
+		// No dev attributes: CUDA numbers GPUs in PCI bus ID order
+		// (CUDA_DEVICE_ORDER=PCI_BUS_ID; the default FASTEST_FIRST gives the
+		// same order on a node of identical GPUs).
+		order := make([]int, len(gpus))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool {
+			return strings.ToLower(gpus[order[a]].busid) < strings.ToLower(gpus[order[b]].busid)
+		})
+		for rank, i := range order {
+			gpus[i].dev = rank
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%d GPUs are bare <pci> elements (PCI class only, as in the topology files cloud images install for NCCL_TOPO_FILE): NCCL detects the GPU model and NVLinks at run time, so collsim takes the model from --gpu and numbers the GPUs in PCI bus ID order", pciGPUs))
+	} else if pciGPUs > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d of %d GPUs are bare <pci> elements without a <gpu>", pciGPUs, len(gpus)))
 	}
 	// Renumber GPUs by their dev attribute when it is a permutation.
 	perm := make([]int, len(gpus))
@@ -304,6 +386,9 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 			}
 			return pa[1] < pb[1]
 		})
+	case pciGPUs > 0:
+		// Not stated: NodeSpec decides from the GPU model.
+		spec.NVLink.Kind = ""
 	default:
 		spec.NVLink.Kind = "none"
 	}
@@ -329,6 +414,20 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 	}
 	if nvswitchPCI > 0 && spec.NVLink.Kind != "nvswitch" {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d NVSwitch PCI devices listed but no GPU NVLink targets one", nvswitchPCI))
+	}
+	switch {
+	case pciNICs > 0 && pciIB == pciNICs && pciNICs == nics:
+		t.NICKind = model.NICIB
+		t.Notes = append(t.Notes, fmt.Sprintf("%s bare <pci> elements of class 0x0207 (InfiniBand); their speed is not in the file", nicsAre(pciNICs)))
+	case pciNICs > 0 && pciIB == 0 && pciNICs == nics:
+		t.Notes = append(t.Notes, fmt.Sprintf("%s bare <pci> elements of class 0x0200 (Ethernet): RoCE or TCP is not stated, nor their speed", nicsAre(pciNICs)))
+	case pciNICs > 0:
+		t.Notes = append(t.Notes, fmt.Sprintf("%d of %d NICs are bare <pci> elements; their kind and speed are not all stated", pciNICs, nics))
+	case nics > 0:
+		t.NICKind = kindOfNetNames(nicNames)
+	}
+	if pciNICs > 0 && pciNICs == nics && len(speeds) == 0 {
+		t.NICPCIeGen = pciNICGen
 	}
 	if len(speeds) > 0 {
 		t.NICSpeed = nicSpeedName(speeds[0])

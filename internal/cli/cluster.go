@@ -52,31 +52,13 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		return model.ClusterSpec{}, badInputf("--gpus-per-node must be at least 1, got %d", c.Int("gpus-per-node"))
 	}
 	if f := c.String("topo"); f != "" {
-		ti, err := ingest.LoadTopology(f)
+		ns, _, err := topoNode(c)
 		if err != nil {
-			return model.ClusterSpec{}, badInput(err)
+			return model.ClusterSpec{}, err
 		}
-		gpu := c.String("gpu")
-		if gpu == "" {
-			gpu = ti.Node.GPU
-		}
-		if gpu == "" {
-			return model.ClusterSpec{}, badInputf("%s does not name the GPU model: add --gpu MODEL", f)
-		}
-		count, speed, kind := 0, "200G", model.NICIB
-		if n := c.String("nics"); n != "" {
-			var err error
-			if count, speed, kind, err = scenarios.ParseNICs(n); err != nil {
-				return model.ClusterSpec{}, badInputf("--nics: %w", err)
-			}
-		}
-		ns, err := ti.NodeSpec(gpu, speed, kind)
-		if err != nil {
-			return model.ClusterSpec{}, badInputf("%s: %w", f, err)
-		}
-		if count > 0 {
-			// --nics is parsed once: applied here, not again by Resolve.
-			ns, o.NICs = ns.WithNICs(count, speed, kind), ""
+		if cnt, _, _, err := scenarios.ParseNICs(c.String("nics")); err == nil && cnt > 0 {
+			// --nics with a count is applied by topoNode, not again by Resolve.
+			o.NICs = ""
 		}
 		o.Topo = &ns
 	}
@@ -86,6 +68,38 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 	}
 	spec.Seed = c.Uint64("seed")
 	return spec, nil
+}
+
+// topoNode builds the node of --topo FILE with --gpu and --nics, and says
+// what it read from the file and what it assumed (the file's notes first).
+func topoNode(c *cli.Context) (model.NodeSpec, []string, error) {
+	f := c.String("topo")
+	ti, err := ingest.LoadTopology(f)
+	if err != nil {
+		return model.NodeSpec{}, nil, badInput(err)
+	}
+	gpu := c.String("gpu")
+	if gpu == "" {
+		gpu = ti.Node.GPU
+	}
+	if gpu == "" {
+		return model.NodeSpec{}, nil, badInputf("%s does not name the GPU model: add --gpu MODEL", f)
+	}
+	count, speed, kind := 0, "", model.NICKind("")
+	if n := c.String("nics"); n != "" {
+		var err error
+		if count, speed, kind, err = scenarios.ParseNICs(n); err != nil {
+			return model.NodeSpec{}, nil, badInputf("--nics: %w", err)
+		}
+	}
+	ns, assumed, err := ti.NodeSpecAssuming(gpu, speed, kind)
+	if err != nil {
+		return model.NodeSpec{}, nil, badInputf("%s: %w", f, err)
+	}
+	if count > 0 {
+		ns = ns.WithNICs(count, speed, kind)
+	}
+	return ns, append(append([]string(nil), ti.Notes...), assumed...), nil
 }
 
 // buildEnv builds the cluster and the simulation environment.

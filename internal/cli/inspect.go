@@ -131,6 +131,8 @@ func printArtifact(w io.Writer, a *ingest.Artifact) error {
 		printLog(w, a.Log)
 	case ingest.KindTopoMatrix, ingest.KindTopoXML:
 		printTopo(w, a.Topo)
+	case ingest.KindGraphXML:
+		printGraph(w, a.Graph)
 	case ingest.KindP2PBandwidth, ingest.KindNVBandwidth:
 		if g := a.Machine["gpus"]; g != "" {
 			fmt.Fprintf(w, "gpus:     %s\n", g)
@@ -152,6 +154,13 @@ func printArtifact(w io.Writer, a *ingest.Artifact) error {
 		}
 	}
 	printFindings(w, a.Findings)
+	for i, n := range a.Notes {
+		if i == 5 {
+			fmt.Fprintf(w, "  ... %d more notes (see --format json)\n", len(a.Notes)-5)
+			break
+		}
+		fmt.Fprintf(w, "note:     %s\n", n)
+	}
 	if n := len(a.Skipped); n > 0 {
 		fmt.Fprintf(w, "skipped:  %d lines\n", n)
 		for i, s := range a.Skipped {
@@ -185,6 +194,8 @@ func kindTitle(k ingest.Kind) string {
 		return "nvidia-smi topo -m"
 	case ingest.KindTopoXML:
 		return "NCCL topology XML"
+	case ingest.KindGraphXML:
+		return "NCCL graph file (NCCL_GRAPH_FILE / NCCL_GRAPH_DUMP_FILE)"
 	case ingest.KindP2PBandwidth:
 		return "p2pBandwidthLatencyTest"
 	case ingest.KindNVBandwidth:
@@ -464,6 +475,38 @@ func printTopo(w io.Writer, t *ingest.TopoInfo) {
 	}
 }
 
+// printGraph describes an NCCL graph file: each graph's pattern, channel
+// count, speeds and path types, and every channel's GPU order and NICs.
+func printGraph(w io.Writer, g *model.ChannelGraph) {
+	if g == nil {
+		return
+	}
+	for _, gr := range g.Graphs {
+		fmt.Fprintf(w, "graph %d:  %s, %d channel(s), %g GB/s intra (%s), %g GB/s inter (%s)\n", gr.ID, model.PatternName(gr.Pattern),
+			len(gr.Channels), gr.SpeedIntra, orDash(gr.TypeIntra), gr.SpeedInter, orDash(gr.TypeInter))
+		for ci, ch := range gr.Channels {
+			var p []string
+			if ch.NetIn >= 0 {
+				p = append(p, fmt.Sprintf("NET%d", ch.NetIn))
+			}
+			for _, d := range ch.GPUs {
+				p = append(p, fmt.Sprintf("GPU%d", d))
+			}
+			if ch.NetOut >= 0 {
+				p = append(p, fmt.Sprintf("NET%d", ch.NetOut))
+			}
+			fmt.Fprintf(w, "  channel %d: %s\n", ci, strings.Join(p, " -> "))
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // nodeGPU is the GPU model of a topology's node, or a note that the file
 // does not state it.
 func nodeGPU(n model.NodeSpec) string {
@@ -482,6 +525,8 @@ func nvlinkSummary(nv model.NVLinkSpec) string {
 		return fmt.Sprintf("NVSwitch, %d links per GPU", nv.Links)
 	case "pairs":
 		return fmt.Sprintf("direct links between %d GPU pairs", len(nv.Pairs))
+	case "":
+		return "not stated (NCCL detects NVLinks at run time; collsim infers them from --gpu)"
 	}
 	return nv.Kind
 }

@@ -39,7 +39,19 @@ func topoCommand(e *env) *cli.Command {
 			if node < 0 || node >= envr.Cluster.NumNodes() {
 				return badInputf("--show-node %d: the cluster has nodes 0..%d", node, envr.Cluster.NumNodes()-1)
 			}
-			return writeTopo(e.stdout, envr, node)
+			var notes []string
+			if c.String("topo") != "" {
+				if _, notes, err = topoNode(c); err != nil {
+					return err
+				}
+			}
+			if err := writeTopo(e.stdout, envr, node); err != nil {
+				return err
+			}
+			for _, n := range notes {
+				fmt.Fprintf(e.stdout, "# Note: %s.\n", strings.TrimSuffix(n, "."))
+			}
+			return nil
 		},
 	}
 }
