@@ -108,6 +108,11 @@ func buildEnv(c *cli.Context) (*sim.Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	return envFromSpec(c, spec)
+}
+
+// envFromSpec builds the Env of spec with the --profile parameters.
+func envFromSpec(c *cli.Context, spec model.ClusterSpec) (*sim.Env, error) {
 	cl, err := spec.Build()
 	if err != nil {
 		return nil, badInput(err)

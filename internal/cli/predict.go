@@ -95,6 +95,7 @@ func predictFlags() []cli.Flag {
 		formatFlag(),
 		datatypeFlag(),
 		reportFlag(),
+		&cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds of the fabric's randomness (--seed, --seed+1, ...) and report the expected (mean time) and the worst case per size"},
 	)
 }
 
@@ -113,15 +114,12 @@ func predictCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			envr, err := buildEnv(c)
-			if err != nil {
-				return err
-			}
-			pts, err := envr.Sweep(c.Context, req)
+			envr, pts, worst, err := seededSweep(c, req)
 			if err != nil {
 				return err
 			}
 			out := newPrediction(envr, req, pts, c.String("datatype"))
+			out.worst, out.seeds = worst, c.Int("seeds")
 			return printResult(e, out, format, "predict", rpath, func() (*reports.Document, error) {
 				return predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sizeOptions(c)})
 			})
@@ -223,6 +221,68 @@ type prediction struct {
 	pts     []sim.Point
 	dtype   string
 	summary string
+	// worst is, with --seeds K > 1, the slowest seed's point per size (pts
+	// then hold the expected: the mean time over the seeds).
+	worst []seededPoint
+	seeds int
+}
+
+// seededPoint is one seed's result for a size.
+type seededPoint struct {
+	sim.Point
+	Seed uint64
+}
+
+// seededSweep runs the request for --seeds K seeds from --seed: with K = 1
+// the plain sweep; otherwise every seed's sweep, the expected point per
+// size (mean time; bandwidths from it) and the worst seed's point.
+func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seededPoint, error) {
+	k := c.Int("seeds")
+	if k < 1 || k > 1000 {
+		return nil, nil, nil, badInputf("--seeds must be in 1..1000, got %d", k)
+	}
+	spec, err := clusterSpec(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var first *sim.Env
+	var mean []sim.Point
+	var worst []seededPoint
+	for i := 0; i < k; i++ {
+		spec.Seed = c.Uint64("seed") + uint64(i)
+		envr, err := envFromSpec(c, spec)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		pts, err := envr.Sweep(c.Context, req)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if i == 0 {
+			first, mean = envr, pts
+			for _, p := range pts {
+				worst = append(worst, seededPoint{p, spec.Seed})
+			}
+			continue
+		}
+		for j, p := range pts {
+			mean[j].TimeUs += p.TimeUs
+			if p.TimeUs > worst[j].TimeUs {
+				worst[j] = seededPoint{p, spec.Seed}
+			}
+		}
+	}
+	if k == 1 {
+		return first, mean, nil, nil
+	}
+	for j := range mean {
+		t0 := worst[j].Point
+		m := mean[j].TimeUs / float64(k)
+		// Bandwidths scale inversely with time at a fixed size.
+		scale := t0.TimeUs / m
+		mean[j].TimeUs, mean[j].AlgBW, mean[j].BusBW = m, t0.AlgBW*scale, t0.BusBW*scale
+	}
+	return first, mean, worst, nil
 }
 
 func newPrediction(e *sim.Env, req sim.Request, pts []sim.Point, dtype string) *prediction {
@@ -285,6 +345,17 @@ type resultJSON struct {
 	NCCLTimeUs float64 `json:"nccl_model_time_us"`
 	Bottleneck string  `json:"bottleneck,omitempty"`
 	Note       string  `json:"note,omitempty"`
+	// Worst is the slowest seed's result with --seeds K > 1 (the row's
+	// time and bandwidths are then the expected over the seeds).
+	Worst *worstJSON `json:"worst,omitempty"`
+}
+
+// worstJSON is the slowest seed's result for one size.
+type worstJSON struct {
+	Seed       uint64  `json:"seed"`
+	TimeUs     float64 `json:"time_us"`
+	BusBW      float64 `json:"busbw_gbps"`
+	Bottleneck string  `json:"bottleneck,omitempty"`
 }
 
 // pointJSON is pt as a row of the JSON results (times and bandwidths
@@ -307,13 +378,22 @@ func (p *prediction) writeJSON(w io.Writer) error {
 		Summary    string       `json:"summary"`
 		Results    []resultJSON `json:"results"`
 		AvgBusBW   float64      `json:"avg_busbw_gbps"`
+		Seeds      int          `json:"seeds,omitempty"`
 	}
 	d := doc{Cluster: clusterInfo(p.env), Collective: p.req.Coll.String(), Ranks: p.env.Cluster.NumRanks(),
 		Engine: string(p.req.Engine), Datatype: p.dtype, Summary: p.summary, Results: []resultJSON{}}
-	for _, pt := range p.pts {
-		d.Results = append(d.Results, pointJSON(pt))
+	for i, pt := range p.pts {
+		r := pointJSON(pt)
+		if p.worst != nil {
+			w := p.worst[i]
+			r.Worst = &worstJSON{Seed: w.Seed, TimeUs: round(w.TimeUs, 3), BusBW: round(w.BusBW, 3), Bottleneck: w.Bottleneck}
+		}
+		d.Results = append(d.Results, r)
 	}
 	d.AvgBusBW = round(avgBusBW(p.pts), 3)
+	if p.worst != nil {
+		d.Seeds = p.seeds
+	}
 	return writeJSONDoc(w, d)
 }
 
@@ -396,6 +476,14 @@ func (p *prediction) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "# Avg bus bandwidth    : %g\n", round(avgBusBW(p.pts), 4))
 	fmt.Fprintln(w, "#")
+	if p.worst != nil {
+		fmt.Fprintf(w, "# Over %d seeds (from --seed %d): rows above are the expected (mean time); the worst seed per size:\n", p.seeds, c.Spec.Seed)
+		fmt.Fprintf(w, "# %10s  %7s  %6s  %6s  %s\n", "size(B)", "time", "busbw", "seed", "bottleneck")
+		for _, wp := range p.worst {
+			fmt.Fprintf(w, "# %10d  %s  %s  %6d  %s\n", wp.Size, ncclNum(wp.TimeUs, 7), ncclNum(wp.BusBW, 6), wp.Seed, wp.Bottleneck)
+		}
+		fmt.Fprintln(w, "#")
+	}
 	writeComments(w, 100, p.summary)
 	notes := map[string]bool{}
 	for _, pt := range p.pts {
