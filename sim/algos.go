@@ -34,6 +34,9 @@ type flowClass struct {
 // prog is one call turned into what the engines need.
 type prog struct {
 	classes []flowClass
+	// caps are this call's link capacities when the congestion physics
+	// changed them (nil: the Env's).
+	caps []float64
 	// Analytic pipeline shape.
 	kind   string
 	units  []float64 // per pipeline unit payload bytes (ring: per loop slice bytes)

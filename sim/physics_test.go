@@ -1,7 +1,9 @@
 package sim_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/model"
@@ -109,4 +111,146 @@ func TestCollNetChosenAtScale(t *testing.T) {
 	if p := predict(t, specEnv(t, spec), model.AllReduce, sim.EngineAnalytic, "", 1<<20); p.Choice.Algo == model.AlgoCollNetDirect || p.Choice.Algo == model.AlgoCollNetChain {
 		t.Errorf("CollNet chosen on a fabric without SHARP")
 	}
+}
+
+// roceEnv builds n DGX H100 nodes with 8 x 400G RoCE on one switch with the
+// given RoCE settings.
+func roceEnv(t *testing.T, n int, nics string, roce model.RoCEParams, f model.FabricSpec, env ...string) *sim.Env {
+	t.Helper()
+	spec := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: n, NICs: nics, Set: env})
+	spec.Node.NICs.RoCE = &roce
+	spec.Fabric = f
+	return specEnv(t, spec)
+}
+
+// TestPFCIncastSlowsVictim: seven nodes send to node 0's NIC 0 at once
+// (incast: the switch port into that NIC is offered 6.5x its capacity, and
+// the 7 flows' 4 MiB windows overflow its 8 MB buffer).
+// With PFC the port pauses the links that feed it, and a victim flow from
+// node 1 to node 2, which shares node 1's cable but never crosses the
+// congested port, is held to the paused cable's 1/3 duty cycle
+// (head-of-line blocking; Mittal et al., IRN, SIGCOMM 2018). Without
+// congestion control the pause lasts the whole call; DCQCN shortens it to
+// its convergence time and the victim suffers less.
+func TestPFCIncastSlowsVictim(t *testing.T) {
+	victimTime := func(r model.RoCEParams) (float64, []string) {
+		e := roceEnv(t, 8, "8x400G-roce", r, model.FabricSpec{})
+		c := e.Cluster
+		gpu := func(n, i int) model.ElemID { return c.Nodes[n].GPUs[i] }
+		var routes [][]model.LinkID
+		for src := 1; src <= 7; src++ {
+			rt, err := e.NetRoute(gpu(src, 0), 0, gpu(0, 0), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			routes = append(routes, rt)
+		}
+		victim, err := e.NetRoute(gpu(1, 0), 0, gpu(2, 0), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		routes = append(routes, victim)
+		const bytes = 64 << 20
+		caps, notes := e.CongestionOf(routes, bytes, model.Micros(2000))
+		s := &sim.Schedule{}
+		var vid sim.OpID
+		for i, rt := range routes {
+			id := s.Add(sim.Op{Kind: sim.OpTransfer, Route: rt, Bytes: bytes})
+			if i == len(routes)-1 {
+				vid = id
+			}
+		}
+		res, err := sim.Execute(context.Background(), s, caps, sim.ExecOptions{RecordOpTimes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.OpEnd[vid].Microseconds(), notes
+	}
+	none := model.RoCEParams{PFC: true, MTU: 4096, GIDIndex: -1}
+	pfc, notes := victimTime(none)
+	if len(notes) == 0 || !strings.Contains(notes[0], "PFC pauses") {
+		t.Errorf("notes %q name no PFC pause", notes)
+	}
+	dc := none
+	dc.ECN, dc.DCQCN = true, true
+	withDCQCN, _ := victimTime(dc)
+	// Without HOL the victim shares its source cable with one incast flow
+	// held to 1/7 at the congested port, so it gets 6/7 of the cable; with
+	// the cable paused most of the time it gets a fraction of that.
+	free := func() float64 {
+		e := roceEnv(t, 4, "8x400G-roce", none, model.FabricSpec{})
+		return float64(64<<20) / (e.Capacity()[0] * 1e6) // µs at one full cable, for scale
+	}()
+	t.Logf("victim: %.0f us with PFC, %.0f us with PFC+DCQCN (one full cable: %.0f us)", pfc, withDCQCN, free)
+	if pfc < 2.5*free {
+		t.Errorf("victim under PFC incast took %.0f us, want >= 3x a full cable's %.0f us", pfc, free)
+	}
+	if !(withDCQCN < pfc) {
+		t.Errorf("DCQCN did not shorten the victim's stall: %.0f vs %.0f us", withDCQCN, pfc)
+	}
+}
+
+// TestLossRecovery: on lossy RoCE (no PFC) a 1e-3 packet loss costs what
+// the recovery model says: go-back-N resends the window in flight, goodput
+// (1-p)/(1+pW) with W = 50 GB/s x 5 us / 4096 B = 61 packets, 0.9415;
+// selective repeat resends only the lost packet, 1-p = 0.999 (textbook ARQ;
+// IRN, SIGCOMM 2018). A NIC-bound ring across 2 nodes with 2 x 400G per
+// node shows both, and selective repeat beats go-back-N.
+func TestLossRecovery(t *testing.T) {
+	bw := func(loss float64, rt model.Retransmit) float64 {
+		r := model.RoCEParams{PFC: false, ECN: true, DCQCN: true, MTU: 4096, GIDIndex: -1, LossRate: loss, Retransmit: rt}
+		return predict(t, roceEnv(t, 2, "2x400G-roce", r, model.FabricSpec{}, "NCCL_ALGO=Ring"), model.AllReduce, sim.EngineDES, "", 1<<30).BusBW
+	}
+	clean := bw(0, model.GoBackN)
+	gbn := bw(1e-3, model.GoBackN)
+	sr := bw(1e-3, model.SelectiveRepeat)
+	w := 50e9 * 5e-6 / 4096
+	ratioWithin(t, "go-back-N at 1e-3", gbn/clean, (1-1e-3)/(1+1e-3*w)-0.01, (1-1e-3)/(1+1e-3*w)+0.01)
+	ratioWithin(t, "selective repeat at 1e-3", sr/clean, 0.989, 1.0)
+	if sr <= gbn {
+		t.Errorf("selective repeat %.1f GB/s does not beat go-back-N %.1f", sr, gbn)
+	}
+}
+
+// TestCongestionLossWithoutPFC: without PFC a 2:1 oversubscribed leaf
+// drops what it cannot carry while DCQCN converges; go-back-N pays the
+// window per drop and falls below the lossless fabric, selective repeat
+// loses less.
+func TestCongestionLossWithoutPFC(t *testing.T) {
+	f := model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 1, Oversubscription: 2, Routing: "adaptive"}
+	bw := func(pfc bool, rt model.Retransmit) (float64, string) {
+		r := model.RoCEParams{PFC: pfc, ECN: true, DCQCN: true, MTU: 4096, GIDIndex: -1, Retransmit: rt}
+		p := predict(t, roceEnv(t, 4, "8x400G-roce", r, f, "NCCL_ALGO=Ring"), model.AllReduce, sim.EngineDES, "", 1<<28)
+		return p.BusBW, p.Note
+	}
+	lossless, _ := bw(true, model.GoBackN)
+	gbn, note := bw(false, model.GoBackN)
+	sr, _ := bw(false, model.SelectiveRepeat)
+	t.Logf("2:1 ring: PFC %.1f, lossy go-back-N %.1f, lossy selective repeat %.1f GB/s", lossless, gbn, sr)
+	if !strings.Contains(note, "without PFC") {
+		t.Errorf("note %q does not name the drops", note)
+	}
+	if !(gbn < sr && gbn < lossless) {
+		t.Errorf("lossy go-back-N %.1f should lose to selective repeat %.1f and to PFC %.1f", gbn, sr, lossless)
+	}
+}
+
+// TestMTUMismatch: a host path MTU of 4096 over switches with a 1500-byte
+// MTU cannot work (every full packet is dropped) and is refused; lowering
+// the RoCE MTU to 1024 fits and costs the header arithmetic on a NIC-bound
+// ring: (1024/(1024+82)) / (4096/(4096+82)) = 0.944 (per-qp-rates §3).
+func TestMTUMismatch(t *testing.T) {
+	bad := model.RoCEParams{PFC: true, MTU: 4096, GIDIndex: -1, SwitchMTU: 1500}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "switch_mtu") {
+		t.Errorf("4096 over a 1500 switch MTU: %v", err)
+	}
+	bw := func(mtu int) float64 {
+		r := model.RoCEParams{PFC: true, ECN: true, DCQCN: true, MTU: mtu, GIDIndex: -1, SwitchMTU: 1500}
+		if mtu == 4096 {
+			r.SwitchMTU = 9216
+		}
+		return predict(t, roceEnv(t, 2, "2x400G-roce", r, model.FabricSpec{}, "NCCL_ALGO=Ring"), model.AllReduce, sim.EngineDES, "", 1<<30).BusBW
+	}
+	want := (1024.0 / (1024 + 82)) / (4096.0 / (4096 + 82))
+	ratioWithin(t, "MTU 1024 vs 4096", bw(1024)/bw(4096), want-0.01, want+0.01)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/collsim/collsim/model"
 )
@@ -118,11 +119,20 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	if err != nil {
 		return pt, err
 	}
-	pt.Note = e.withFabricNotes(pr.Note)
 	at, loads, capBound := e.analytic(pr)
+	if cg := e.physics(pr, at); cg != nil {
+		// Congestion physics (physics_congestion.go): per-call capacities
+		// and latencies for both engines.
+		pr.caps = cg.caps
+		pr.latHop += cg.maxExtraLat()
+		cg.apply(pr.sched)
+		pr.Note = strings.Join(append(nonEmpty(pr.Note), cg.notes...), "; ")
+		at, loads, capBound = e.analytic(pr)
+	}
+	pt.Note = e.withFabricNotes(pr.Note)
 	t := at
 	if req.Engine == EngineDES && pr.sched != nil && len(pr.sched.Ops) > 1 {
-		res, err := Execute(ctx, pr.sched, e.caps, ExecOptions{})
+		res, err := Execute(ctx, pr.sched, e.capsOf(pr), ExecOptions{})
 		if err != nil {
 			return pt, err
 		}
@@ -146,7 +156,8 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 // (bytes) it implies, and the binding per-member rate cap when a cap rather
 // than a link limits the call (0 otherwise).
 func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
-	loads := make([]float64, len(e.caps))
+	caps := e.capsOf(pr)
+	loads := make([]float64, len(caps))
 	var tCap float64
 	var bindCap ceiling
 	for _, fc := range pr.classes {
@@ -160,8 +171,8 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
 	}
 	var tBW float64
 	for l, ld := range loads {
-		if ld > 0 && e.caps[l] > 0 {
-			tBW = math.Max(tBW, ld/e.caps[l])
+		if ld > 0 && caps[l] > 0 {
+			tBW = math.Max(tBW, ld/caps[l])
 		}
 	}
 	tData := math.Max(tBW, tCap) // ps for one member's bytes
@@ -194,7 +205,7 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
 				r = fc.ceil.rate
 			}
 			for _, l := range fc.route {
-				r = math.Min(r, e.caps[l]/float64(max(fc.weight, 1)))
+				r = math.Min(r, caps[l]/float64(max(fc.weight, 1)))
 			}
 			alone = math.Min(alone, r)
 		}
