@@ -254,3 +254,27 @@ func TestMTUMismatch(t *testing.T) {
 	want := (1024.0 / (1024 + 82)) / (4096.0 / (4096 + 82))
 	ratioWithin(t, "MTU 1024 vs 4096", bw(1024)/bw(4096), want-0.01, want+0.01)
 }
+
+// TestBackgroundJobCompetes: another job's AlltoAll on half of a 2:1
+// oversubscribed fabric shares the leaf uplinks with a ring AllReduce and
+// slows it; a small background message, latency-bound, costs less; the
+// DES and the analytic engine agree on the direction.
+func TestBackgroundJobCompetes(t *testing.T) {
+	f := model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, Oversubscription: 2, Routing: "adaptive"}
+	base := predict(t, fabricEnv(t, 4, f, "NCCL_ALGO=Ring"), model.AllReduce, sim.EngineDES, "", 1<<28).BusBW
+	f.Background = []model.BackgroundJob{{Collective: "alltoall", Nodes: 2, Size: "1G"}}
+	busy := predict(t, fabricEnv(t, 4, f, "NCCL_ALGO=Ring"), model.AllReduce, sim.EngineDES, "", 1<<28)
+	f.Background[0].Size = "64K"
+	light := predict(t, fabricEnv(t, 4, f, "NCCL_ALGO=Ring"), model.AllReduce, sim.EngineDES, "", 1<<28).BusBW
+	t.Logf("ring alone %.1f, with a 1G alltoall %.1f, with a 64K alltoall %.1f GB/s (%s)", base, busy.BusBW, light, busy.Note)
+	if !(busy.BusBW < 0.9*base) {
+		t.Errorf("background alltoall left the ring at %.1f of %.1f GB/s", busy.BusBW, base)
+	}
+	if !(light > busy.BusBW) {
+		t.Errorf("a 64K background (%.1f) should cost less than a 1G one (%.1f)", light, busy.BusBW)
+	}
+	an := predict(t, fabricEnv(t, 4, f, "NCCL_ALGO=Ring"), model.AllReduce, sim.EngineAnalytic, "", 1<<28).BusBW
+	if an > base*1.001 {
+		t.Errorf("analytic with a background job %.1f is above the ring alone %.1f", an, base)
+	}
+}

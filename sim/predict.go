@@ -119,6 +119,10 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	if err != nil {
 		return pt, err
 	}
+	ours, err := e.addBackground(pr)
+	if err != nil {
+		return pt, err
+	}
 	at, loads, capBound := e.analytic(pr)
 	if cg := e.physics(pr, at); cg != nil {
 		// Congestion physics (physics_congestion.go): per-call capacities
@@ -132,11 +136,14 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	pt.Note = e.withFabricNotes(pr.Note)
 	t := at
 	if req.Engine == EngineDES && pr.sched != nil && len(pr.sched.Ops) > 1 {
-		res, err := Execute(ctx, pr.sched, e.capsOf(pr), ExecOptions{})
+		res, err := Execute(ctx, pr.sched, e.capsOf(pr), ExecOptions{RecordOpTimes: ours >= 0})
 		if err != nil {
 			return pt, err
 		}
 		t = res.Makespan
+		if ours >= 0 {
+			t = callMakespan(res, ours)
+		}
 		pt.Events, pt.Ops = res.Events, len(pr.sched.Ops)
 	}
 	pt.TimeUs = t.Microseconds()
