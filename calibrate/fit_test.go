@@ -380,8 +380,8 @@ func TestBuildDatasetHWBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ds.Series) != 3 {
-		t.Errorf("%d series, want the fixture's all_reduce, all_gather and reduce_scatter", len(ds.Series))
+	if len(ds.Series) != 7 {
+		t.Errorf("%d series, want the fixture's seven nccl-tests collectives", len(ds.Series))
 	}
 	terms := map[string]int{}
 	for _, o := range ds.Links {

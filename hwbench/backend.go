@@ -101,6 +101,9 @@ type Buffer struct {
 	Device int
 	Addr   uint64
 	Size   int64
+	// NUMA is the node pinned host memory was bound to (AllocPinned); -1
+	// when it was not bound (then the kernel placed it).
+	NUMA int
 }
 
 // Slice returns the n bytes of b that start at offset off. It panics when
@@ -124,7 +127,8 @@ type DeviceInfo struct {
 	ComputeCapability string `json:"compute_capability,omitempty"`
 	SMs               int    `json:"sms,omitempty"`
 	CopyEngines       int    `json:"copy_engines,omitempty"`
-	// MemoryBytes and FreeBytes are the device memory at probe time.
+	// MemoryBytes and FreeBytes are the device memory at probe time, as
+	// NVML reports it (0 without NVML).
 	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
 	FreeBytes   uint64 `json:"free_bytes,omitempty"`
 }
@@ -136,6 +140,13 @@ type Runtime interface {
 	Devices() ([]DeviceInfo, error)
 	// Alloc allocates n zeroed bytes of kind (on GPU dev for DeviceMem).
 	Alloc(kind MemKind, dev int, n int64) (Buffer, error)
+	// AllocPinned allocates n bytes of pinned host memory bound to NUMA
+	// node numa (numa < 0: unbound). The buffer's NUMA is the node, or -1
+	// when the kernel refused the binding.
+	AllocPinned(n int64, numa int) (Buffer, error)
+	// HostBytes returns host buffer b's memory (pinned or pageable) for
+	// the host to read and write.
+	HostBytes(b Buffer) ([]byte, error)
 	// Free releases a buffer Alloc returned.
 	Free(b Buffer) error
 	// CanAccessPeer reports whether dev can map peer's memory.
@@ -144,6 +155,28 @@ type Runtime interface {
 	SetPeerAccess(dev, peer int, on bool) error
 	// NewStream creates a stream on GPU dev.
 	NewStream(dev int) (Stream, error)
+	// ExportDMABuf exports device buffer b as a DMA-BUF file descriptor
+	// (cuMemGetHandleForAddressRange, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD),
+	// the range widened to page boundaries as NCCL does. Close it with
+	// CloseDMABuf.
+	ExportDMABuf(b Buffer) (DMABuf, error)
+	// CloseDMABuf closes a descriptor ExportDMABuf returned.
+	CloseDMABuf(d DMABuf) error
+	// Hold queues a spin kernel on s that keeps the stream from starting
+	// the work queued after it until release is called (CUDA's
+	// p2pBandwidthLatencyTest method), so that work runs back to back,
+	// not as fast as the host issues it.
+	Hold(s Stream) (release func() error, err error)
+}
+
+// DMABuf is GPU memory exported as a DMA-BUF: descriptor FD covers Length
+// bytes from virtual address Base; the buffer it was made for starts
+// Offset bytes in.
+type DMABuf struct {
+	FD     int
+	Base   uint64
+	Length uint64
+	Offset uint64
 }
 
 // Stream is an ordered queue of GPU work on one device.
@@ -186,6 +219,10 @@ type Collectives interface {
 	// Group runs fn between ncclGroupStart and ncclGroupEnd on one OS
 	// thread; the launches fn makes are issued together.
 	Group(fn func() error) error
+	// CaptureDebug makes NCCL write its NCCL_DEBUG=INFO lines to path
+	// (NCCL_DEBUG, NCCL_DEBUG_FILE); it must come before the first
+	// communicator, when NCCL reads its environment.
+	CaptureDebug(path string) error
 }
 
 // Comm is one rank of a communicator.
@@ -194,8 +231,12 @@ type Comm interface {
 	// rank for AllGather and ReduceScatter, total otherwise). Broadcast
 	// uses root 0.
 	Launch(op model.Collective, send, recv Buffer, count int64, s Stream) error
-	// Close destroys the communicator.
+	// Close destroys the communicator after its work (ncclCommDestroy).
 	Close() error
+	// Abort frees the communicator without waiting for outstanding work
+	// (ncclCommAbort): after a failed collective, ncclCommDestroy may
+	// block on work that never finishes.
+	Abort() error
 }
 
 // RDMA is the part of ibverbs the gdr probe and topology use.
@@ -205,6 +246,53 @@ type RDMA interface {
 	// Loopback opens device dev and connects two queue pairs on one port
 	// to each other as r says.
 	Loopback(dev string, r Route) (Loopback, error)
+	// Endpoint opens device dev and creates qps queue pairs on port, to
+	// be connected to another node's endpoint.
+	Endpoint(dev string, port, qps int) (Endpoint, error)
+}
+
+// EndpointInfo is what the peer needs to connect to an endpoint: the
+// port's address (LID on InfiniBand, GID on RoCE), its queue pair numbers,
+// its MTU and rate.
+type EndpointInfo struct {
+	Host     string   `json:"host"`
+	HCA      string   `json:"hca"`
+	Port     int      `json:"port"`
+	LID      int      `json:"lid,omitempty"`
+	GID      string   `json:"gid,omitempty"`
+	GIDIndex int      `json:"gid_index"`
+	QPNs     []uint32 `json:"qpns"`
+	MTU      int      `json:"mtu"`
+	RateGbps float64  `json:"rate_gbps"`
+}
+
+// RemoteRegion is a registered region as the peer addresses it.
+type RemoteRegion struct {
+	Addr uint64 `json:"addr"`
+	RKey uint32 `json:"rkey"`
+	Size int64  `json:"size"`
+}
+
+// Endpoint is queue pairs of this node connected to another node's, for
+// RDMA WRITEs across the fabric.
+type Endpoint interface {
+	// QPNs are the endpoint's queue pair numbers.
+	QPNs() []uint32
+	// Connect connects queue pair i to the peer's queue pair remoteQPN
+	// through r (this port, the peer's LID or GID, the MTU).
+	Connect(i int, remoteQPN uint32, r Route) error
+	// Register and RegisterDMABuf register memory as Loopback's do.
+	Register(b Buffer) (Region, error)
+	RegisterDMABuf(b Buffer, d DMABuf) (Region, error)
+	// Remote describes a region for the peer.
+	Remote(r Region) RemoteRegion
+	// WriteBandwidth writes size bytes from src into the peer's region
+	// iters times with depth writes in flight over every queue pair.
+	WriteBandwidth(src Region, dst RemoteRegion, size int64, iters, depth int) (time.Duration, error)
+	// WriteLatency writes size bytes iters times one at a time, each
+	// waiting for its completion (the peer's acknowledgement).
+	WriteLatency(src Region, dst RemoteRegion, size int64, iters int) (time.Duration, error)
+	Close() error
 }
 
 // Route is how the two loopback queue pairs address each other: by LID on
@@ -221,8 +309,12 @@ type Route struct {
 // Loopback is two connected RC queue pairs on one port.
 type Loopback interface {
 	// Register registers a buffer (host memory, or GPU memory when
-	// GPUDirect RDMA works) for RDMA.
+	// nvidia-peermem makes GPUDirect RDMA work) for RDMA with ibv_reg_mr.
 	Register(b Buffer) (Region, error)
+	// RegisterDMABuf registers GPU buffer b through its DMA-BUF export d
+	// with ibv_reg_dmabuf_mr (iova b's address), the path NCCL takes when
+	// the kernel, driver and rdma-core support it.
+	RegisterDMABuf(b Buffer, d DMABuf) (Region, error)
 	// WriteBandwidth RDMA-writes size bytes from src to dst iters times
 	// with depth writes in flight and returns the elapsed host time.
 	WriteBandwidth(src, dst Region, size int64, iters, depth int) (time.Duration, error)
@@ -256,6 +348,7 @@ type GPUInfo struct {
 	// BusID is the PCI address in sysfs form ("0000:18:00.0").
 	BusID             string `json:"bus_id"`
 	MemoryBytes       uint64 `json:"memory_bytes,omitempty"`
+	FreeBytes         uint64 `json:"free_bytes,omitempty"`
 	NUMA              int    `json:"numa"`
 	ComputeCapability string `json:"compute_capability,omitempty"`
 	// PCIe is the GPU's own link, current and maximum; the current

@@ -150,8 +150,9 @@ func TestRunMultiRank(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
+	world := NewFakeWorld()
 	for r := range hosts {
-		fakes[r] = NewFake(FakeConfig{Hostname: hosts[r], GPUs: 2, NICs: 1})
+		fakes[r] = NewFake(FakeConfig{Hostname: hosts[r], GPUs: 2, NICs: 1, World: world})
 		o := fakeOptions(dir)
 		o.MaxBytes = 64 * model.KiB
 		o.CopyBytes = model.MiB

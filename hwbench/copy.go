@@ -30,6 +30,15 @@ type CopyRow struct {
 	H2DPageable Num    `json:"h2d_pageable_gbps"`
 	D2HPageable Num    `json:"d2h_pageable_gbps"`
 	D2D         Num    `json:"d2d_gbps"`
+	// NUMA is the GPU's node (sysfs numa_node; -1 unknown). HostNUMA is
+	// the node the pinned memory of the pinned rows was bound to (the
+	// GPU's own; -1: not bound, the kernel placed it). FarNUMA is another
+	// node, bound for the *_far rows (-1: none, a one-node machine).
+	NUMA         int `json:"numa"`
+	HostNUMA     int `json:"host_numa"`
+	FarNUMA      int `json:"far_numa"`
+	H2DPinnedFar Num `json:"h2d_pinned_far_gbps"`
+	D2HPinnedFar Num `json:"d2h_pinned_far_gbps"`
 }
 
 // timeCopies enqueues warmup untimed and iters timed copies of n bytes on
@@ -84,6 +93,15 @@ func (a *allocator) alloc(kind MemKind, dev int, n int64) (Buffer, error) {
 	return b, nil
 }
 
+func (a *allocator) allocPinned(n int64, numa int) (Buffer, error) {
+	b, err := a.rt.AllocPinned(n, numa)
+	if err != nil {
+		return Buffer{}, err
+	}
+	a.bufs = append(a.bufs, b)
+	return b, nil
+}
+
 func (a *allocator) freeAll() error {
 	var first error
 	for i := len(a.bufs) - 1; i >= 0; i-- {
@@ -131,7 +149,8 @@ func (r *runner) probeCopy(ctx context.Context) error {
 }
 
 func (r *runner) copyOne(rt Runtime, d DeviceInfo, n int64) (CopyRow, error) {
-	row := CopyRow{GPU: d.Index, BusID: d.BusID, H2DPinned: nan(), D2HPinned: nan(), H2DPageable: nan(), D2HPageable: nan(), D2D: nan()}
+	row := CopyRow{GPU: d.Index, BusID: d.BusID, H2DPinned: nan(), D2HPinned: nan(), H2DPageable: nan(), D2HPageable: nan(), D2D: nan(),
+		NUMA: pciNUMA(r.b.Files(), d.BusID), HostNUMA: -1, FarNUMA: -1, H2DPinnedFar: nan(), D2HPinnedFar: nan()}
 	a := &allocator{rt: rt}
 	defer a.freeAll()
 	dev, err := a.alloc(DeviceMem, d.Index, n)
@@ -142,9 +161,25 @@ func (r *runner) copyOne(rt Runtime, d DeviceInfo, n int64) (CopyRow, error) {
 	if err != nil {
 		return row, err
 	}
-	pinned, err := a.alloc(PinnedMem, 0, n)
+	// Pinned memory on the GPU's own node, so the figure is the near
+	// one; and on another node, for the far figure.
+	pinned, err := a.allocPinned(n, row.NUMA)
 	if err != nil {
 		return row, err
+	}
+	row.HostNUMA = pinned.NUMA
+	var far Buffer
+	if row.NUMA >= 0 {
+		for _, node := range numaNodes(r.b.Files()) {
+			if node == row.NUMA {
+				continue
+			}
+			if far, err = a.allocPinned(n, node); err != nil {
+				return row, err
+			}
+			row.FarNUMA = far.NUMA
+			break
+		}
 	}
 	pageable, err := a.alloc(PageableMem, 0, n)
 	if err != nil {
@@ -164,6 +199,12 @@ func (r *runner) copyOne(rt Runtime, d DeviceInfo, n int64) (CopyRow, error) {
 		{&row.H2DPageable, dev, pageable},
 		{&row.D2HPageable, pageable, dev},
 		{&row.D2D, dev2, dev},
+	}
+	if row.FarNUMA >= 0 {
+		cases = append(cases, []struct {
+			out      *Num
+			dst, src Buffer
+		}{{&row.H2DPinnedFar, dev, far}, {&row.D2HPinnedFar, far, dev}}...)
 	}
 	var first error
 	for _, c := range cases {

@@ -20,6 +20,7 @@ func ExampleRun() {
 	o.Probes = []string{"nccl"}
 	o.Out = filepath.Join(dir, "hwbench.json")
 	o.MinBytes, o.MaxBytes = model.MiB, 64*model.MiB
+	o.Check = 0 // timing only, as nccl-tests -c 0
 	o.Now = func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 	rep, err := hwbench.Run(context.Background(), hwbench.NewFake(hwbench.FakeConfig{GPUs: 8}), o)
 	if err != nil {

@@ -3,6 +3,8 @@ package hwbench
 import (
 	"fmt"
 	"io/fs"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,9 +30,31 @@ type FakeConfig struct {
 	NICs     int
 	NICRate  int
 	Ethernet bool
-	// NoGPUDirect makes registering GPU memory fail and leaves the
-	// nvidia_peermem module out.
+	// NoGPUDirect makes registering GPU memory fail both ways (NoPeerMem
+	// and NoDMABuf together).
 	NoGPUDirect bool
+	// NoPeerMem leaves the nvidia_peermem module out, so ibv_reg_mr of
+	// GPU memory fails.
+	NoPeerMem bool
+	// NoDMABuf makes the driver report no DMA-BUF support, so the
+	// DMA-BUF export fails.
+	NoDMABuf bool
+	// IssueCost is the host time every stream call takes (0: none); with
+	// it, small copies issued one by one are timed at the issue rate
+	// unless a spin kernel holds the stream.
+	IssueCost time.Duration
+	// NoSpinKernel makes Hold fail, as on a machine where the spin
+	// kernel cannot be loaded.
+	NoSpinKernel bool
+	// FailCollective makes every launch of the named collective
+	// ("allgather") fail, as a broken NCCL transport would.
+	FailCollective string
+	// Corrupt makes the named collective ("reducescatter") return one
+	// wrong element per rank, for the data check's tests.
+	Corrupt string
+	// World joins this fake with the fakes of the other processes of a
+	// multi-process test, so their communicators exchange data.
+	World *FakeWorld
 	// Missing lists libraries to pretend are absent: "nvml", "cudart",
 	// "nccl", "ibverbs".
 	Missing []string
@@ -51,12 +75,21 @@ type Fake struct {
 	// now is the simulated host time (seconds): work enqueued on a stream
 	// starts no earlier than now, and waiting for a stream moves now to
 	// the end of its work.
-	now     float64
-	next    uint64
-	live    map[uint64]Buffer
-	peer    map[[2]int]bool
-	ids     int
-	seenIDs [][]byte
+	now       float64
+	next      uint64
+	live      map[uint64]Buffer
+	peer      map[[2]int]bool
+	ids       int
+	seenIDs   [][]byte
+	fds       int
+	debugPath string // NCCL_DEBUG_FILE, "" when not capturing
+	// uplink is when each socket's PCIe uplink is free, per direction
+	// (1: host to device).
+	uplink map[[2]int]float64
+	data   map[uint64][]byte // contents of the allocations that hold data
+	fresh  map[uint64]bool   // allocations written by the host since a collective read them
+	// destroyed and aborted count ncclCommDestroy and ncclCommAbort calls.
+	destroyed, aborted int
 }
 
 // Bandwidths (GB/s) and latencies of the fake's timing model.
@@ -73,6 +106,9 @@ const (
 	fakeNCCLBusBW   = 360.0
 	fakeRDMAEff     = 0.96 // of the line rate
 	fakeRDMAGPUEff  = 0.93
+	// fakeFarNUMA scales a pinned copy whose host memory sits on the
+	// other socket (the fake's figure, not a measurement).
+	fakeFarNUMA = 0.8
 )
 
 var (
@@ -109,7 +145,7 @@ func NewFake(cfg FakeConfig) *Fake {
 	if cfg.NICRate == 0 {
 		cfg.NICRate = 400
 	}
-	f := &Fake{cfg: cfg, next: 0x7f0000000000, live: map[uint64]Buffer{}, peer: map[[2]int]bool{}}
+	f := &Fake{cfg: cfg, next: 0x7f0000000000, live: map[uint64]Buffer{}, peer: map[[2]int]bool{}, data: map[uint64][]byte{}, fresh: map[uint64]bool{}, uplink: map[[2]int]float64{}}
 	f.build()
 	return f
 }
@@ -278,10 +314,11 @@ func (f *Fake) build() {
 		}
 		f.hcas = append(f.hcas, HCA{Name: name, NUMA: -1, FirmwareVersion: "28.39.1002", NodeGUID: guid, Ports: []HCAPort{port}})
 	}
+	file("sys/devices/system/node/online", map[int]string{1: "0\n", 2: "0-1\n"}[ns])
 	file("proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Fake Xeon\n")
 	file("proc/sys/kernel/osrelease", "6.8.0-fake\n")
 	file("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fake\n")
-	if !f.cfg.NoGPUDirect {
+	if !f.peerMemOff() {
 		file("sys/module/nvidia_peermem/refcnt", "0\n")
 	}
 	f.files = newMemFS(m)
@@ -379,9 +416,23 @@ func (r fakeRuntime) Alloc(kind MemKind, dev int, n int64) (Buffer, error) {
 	}
 	r.f.mu.Lock()
 	defer r.f.mu.Unlock()
-	b := Buffer{Kind: kind, Device: dev, Addr: r.f.next, Size: n}
+	b := Buffer{Kind: kind, Device: dev, Addr: r.f.next, Size: n, NUMA: -1}
 	r.f.next += uint64(n+4095)&^4095 + 4096
 	r.f.live[b.Addr] = b
+	return b, nil
+}
+
+func (r fakeRuntime) AllocPinned(n int64, numa int) (Buffer, error) {
+	b, err := r.Alloc(PinnedMem, 0, n)
+	if err != nil {
+		return b, err
+	}
+	if numa >= 0 && numa < r.f.sockets() {
+		b.NUMA = numa
+		r.f.mu.Lock()
+		r.f.live[b.Addr] = b
+		r.f.mu.Unlock()
+	}
 	return b, nil
 }
 
@@ -392,6 +443,8 @@ func (r fakeRuntime) Free(b Buffer) error {
 		return fmt.Errorf("fake cuda: free of unknown buffer %#x", b.Addr)
 	}
 	delete(r.f.live, b.Addr)
+	delete(r.f.data, b.Addr)
+	delete(r.f.fresh, b.Addr)
 	return nil
 }
 
@@ -412,6 +465,33 @@ func (r fakeRuntime) SetPeerAccess(dev, peer int, on bool) error {
 	return nil
 }
 
+func (f *Fake) peerMemOff() bool { return f.cfg.NoGPUDirect || f.cfg.NoPeerMem }
+func (f *Fake) dmaBufOff() bool  { return f.cfg.NoGPUDirect || f.cfg.NoDMABuf }
+
+func (r fakeRuntime) ExportDMABuf(b Buffer) (DMABuf, error) {
+	if b.Kind != DeviceMem {
+		return DMABuf{}, fmt.Errorf("fake cuda: DMA-BUF export of %s memory", b.Kind)
+	}
+	if r.f.dmaBufOff() {
+		return DMABuf{}, fmt.Errorf("the driver reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0 on GPU %d (fake)", b.Device)
+	}
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	if _, ok := r.f.live[b.Addr]; !ok {
+		return DMABuf{}, fmt.Errorf("fake cuda: cuMemGetHandleForAddressRange: %#x is not an allocation", b.Addr)
+	}
+	r.f.fds++
+	base := b.Addr &^ 4095
+	return DMABuf{FD: 100 + r.f.fds, Base: base, Length: (b.Addr+uint64(b.Size)+4095)&^4095 - base, Offset: b.Addr - base}, nil
+}
+
+func (r fakeRuntime) CloseDMABuf(d DMABuf) error {
+	if d.FD < 100 {
+		return fmt.Errorf("fake cuda: close of unknown descriptor %d", d.FD)
+	}
+	return nil
+}
+
 func (r fakeRuntime) NewStream(dev int) (Stream, error) {
 	if err := r.checkDev(dev); err != nil {
 		return nil, err
@@ -422,10 +502,12 @@ func (r fakeRuntime) NewStream(dev int) (Stream, error) {
 // fakeStream keeps a simulated clock: the time its last enqueued work
 // ends; every operation advances it.
 type fakeStream struct {
-	f      *Fake
-	dev    int
-	t      float64 // seconds
-	closed bool
+	f       *Fake
+	dev     int
+	t       float64 // seconds
+	closed  bool
+	held    bool
+	pending []<-chan struct{} // collectives not yet complete on every rank
 }
 
 type fakeEvent struct {
@@ -435,11 +517,36 @@ type fakeEvent struct {
 
 func (s *fakeStream) Device() int { return s.dev }
 
-// catchUp makes new work start no earlier than the host's present.
+// catchUp charges the host's issue cost and makes new work start no
+// earlier than the host's present, unless a spin kernel holds the stream.
 func (s *fakeStream) catchUp() {
 	s.f.mu.Lock()
-	s.t = max(s.t, s.f.now)
+	s.f.now += s.f.cfg.IssueCost.Seconds()
+	if !s.held {
+		s.t = max(s.t, s.f.now)
+	}
 	s.f.mu.Unlock()
+}
+
+func (r fakeRuntime) Hold(st Stream) (func() error, error) {
+	s, ok := st.(*fakeStream)
+	if !ok {
+		return nil, fmt.Errorf("fake cuda: foreign stream")
+	}
+	if r.f.cfg.NoSpinKernel {
+		return nil, fmt.Errorf("fake cuda: cuModuleLoadData: device kernel image is invalid")
+	}
+	s.catchUp()
+	s.held = true
+	return func() error {
+		// The queued work starts now, back to back: its events keep
+		// their spacing.
+		s.f.mu.Lock()
+		s.held = false
+		s.f.now = max(s.f.now, s.t)
+		s.f.mu.Unlock()
+		return nil
+	}, nil
 }
 
 // copyCost is the simulated time of a copy of n bytes from src to dst.
@@ -471,7 +578,22 @@ func (f *Fake) copyCost(dst, src Buffer, n int64) float64 {
 			bw, lat = fakeP2PStaged, fakeStagedLatency.Seconds()
 		}
 	}
+	if h, d := hostAndDevice(dst, src); h.Kind == PinnedMem && h.NUMA >= 0 && d.Device < len(f.inv.GPUs) && f.inv.GPUs[d.Device].NUMA != h.NUMA {
+		bw *= fakeFarNUMA
+	}
 	return lat + float64(n)/(bw*1e9)
+}
+
+// hostAndDevice returns the host and the device side of a host-device copy
+// (zero Buffers otherwise).
+func hostAndDevice(dst, src Buffer) (host, dev Buffer) {
+	switch {
+	case src.Kind != DeviceMem && dst.Kind == DeviceMem:
+		return src, dst
+	case src.Kind == DeviceMem && dst.Kind != DeviceMem:
+		return dst, src
+	}
+	return Buffer{Kind: DeviceMem}, Buffer{}
 }
 
 func (s *fakeStream) Copy(dst, src Buffer, n int64) error {
@@ -481,8 +603,25 @@ func (s *fakeStream) Copy(dst, src Buffer, n int64) error {
 	if n < 0 || n > dst.Size || n > src.Size {
 		return fmt.Errorf("fake cuda: copy of %d bytes between buffers of %d and %d bytes", n, src.Size, dst.Size)
 	}
+	if err := s.waitPending(); err != nil {
+		return err
+	}
 	s.catchUp()
-	s.t += s.f.copyCost(dst, src, n)
+	cost := s.f.copyCost(dst, src, n)
+	if h, d := hostAndDevice(dst, src); h.Kind != DeviceMem && d.Device < len(s.f.inv.GPUs) {
+		// The GPUs of one socket share its PCIe switch's uplink, one way
+		// at a time: a host copy waits for the uplink's earlier copies in
+		// its direction (the fake serialises where hardware shares).
+		key := [2]int{s.f.inv.GPUs[d.Device].NUMA, boolInt(dst.Kind == DeviceMem)}
+		s.f.mu.Lock()
+		s.t = max(s.t, s.f.uplink[key])
+		s.t += cost
+		s.f.uplink[key] = s.t
+		s.f.mu.Unlock()
+	} else {
+		s.t += cost
+	}
+	s.f.moveData(dst, src, n)
 	return nil
 }
 
@@ -502,6 +641,9 @@ func (s *fakeStream) Wait(e Event) error {
 }
 
 func (s *fakeStream) Sync() error {
+	if err := s.waitPending(); err != nil {
+		return err
+	}
 	s.f.mu.Lock()
 	s.f.now = max(s.f.now, s.t)
 	s.f.mu.Unlock()
@@ -529,15 +671,25 @@ type fakeComm struct {
 	f            *Fake
 	rank, nranks int
 	dev          int
+	w            *fakeCommWorld
+	seq          int // launches posted
 }
 
 func (c fakeNCCL) InitAll(devs []int) ([]Comm, error) {
 	var out []Comm
+	ranks := make([]int, len(devs))
+	for i := range ranks {
+		ranks[i] = i
+	}
+	if err := c.f.debugLines(ranks, len(devs)); err != nil {
+		return nil, err
+	}
+	w := newCommWorld(len(devs))
 	for i, d := range devs {
 		if err := (fakeRuntime{c.f}).checkDev(d); err != nil {
 			return nil, err
 		}
-		out = append(out, &fakeComm{f: c.f, rank: i, nranks: len(devs), dev: d})
+		out = append(out, &fakeComm{f: c.f, rank: i, nranks: len(devs), dev: d, w: w})
 	}
 	return out, nil
 }
@@ -562,10 +714,67 @@ func (c fakeNCCL) InitRank(id []byte, nranks, rank, dev int) (Comm, error) {
 	c.f.mu.Lock()
 	c.f.seenIDs = append(c.f.seenIDs, append([]byte(nil), id...))
 	c.f.mu.Unlock()
-	return &fakeComm{f: c.f, rank: rank, nranks: nranks, dev: dev}, nil
+	if err := c.f.debugLines([]int{rank}, nranks); err != nil {
+		return nil, err
+	}
+	w := &fakeCommWorld{nranks: nranks, detached: true}
+	if c.f.cfg.World != nil {
+		w = c.f.cfg.World.comm(string(id), nranks)
+	}
+	return &fakeComm{f: c.f, rank: rank, nranks: nranks, dev: dev, w: w}, nil
 }
 
 func (c fakeNCCL) Group(fn func() error) error { return fn() }
+
+func (c fakeNCCL) CaptureDebug(path string) error {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	c.f.debugPath = path
+	return nil
+}
+
+// debugLines writes what NCCL_DEBUG=INFO prints at communicator creation
+// on this fake (in NCCL's wording; nvls.cc, transport setup, NET/IB init)
+// to the capture file, if one was set.
+func (f *Fake) debugLines(ranks []int, nranks int) error {
+	f.mu.Lock()
+	path := f.debugPath
+	f.mu.Unlock()
+	if path == "" {
+		return nil
+	}
+	var b strings.Builder
+	pre := func(rank int) string { return fmt.Sprintf("%s:4242:4242 [%d] NCCL INFO ", f.cfg.Hostname, rank) }
+	for _, r := range ranks {
+		fmt.Fprintf(&b, "%sNCCL version 2.21.5+cuda12.4\n", pre(r))
+		if f.cfg.NICs > 0 {
+			fmt.Fprintf(&b, "%sNET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n", pre(r))
+		}
+		avail := "not "
+		if f.cfg.NVLinks > 0 && !f.cfg.Mesh {
+			avail = ""
+		}
+		fmt.Fprintf(&b, "%sNVLS multicast support is %savailable on dev %d\n", pre(r), avail, r%max(len(f.inv.GPUs), 1))
+		fmt.Fprintf(&b, "%scomm 0x7f00 rank %d nRanks %d nNodes 1 localRanks %d localRank %d MNNVL 0\n", pre(r), r, nranks, nranks, r)
+		if nranks > 1 {
+			via := "P2P/CUMEM/read"
+			if f.cfg.NVLinks == 0 {
+				via = "SHM/direct/direct"
+			}
+			fmt.Fprintf(&b, "%sChannel 00/0 : %d[%d] -> %d[%d] via %s\n", pre(r), r, r, (r+1)%nranks, (r+1)%nranks, via)
+		}
+		fmt.Fprintf(&b, "%sConnected all rings\n", pre(r))
+	}
+	fh, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("fake nccl: NCCL_DEBUG_FILE %s: %w", path, err)
+	}
+	_, err = fh.WriteString(b.String())
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 func (c *fakeComm) Launch(op model.Collective, send, recv Buffer, count int64, s Stream) error {
 	fs, ok := s.(*fakeStream)
@@ -575,21 +784,36 @@ func (c *fakeComm) Launch(op model.Collective, send, recv Buffer, count int64, s
 	if send.Kind != DeviceMem || recv.Kind != DeviceMem || send.Device != c.dev || recv.Device != c.dev {
 		return fmt.Errorf("fake nccl: buffers must be on GPU %d", c.dev)
 	}
+	if c.f.cfg.FailCollective == op.String() {
+		return fmt.Errorf("fake nccl: nccl%s: unhandled system error (ncclResult 2)", op)
+	}
 	per := count * ncclElemSize
 	total := per * int64(c.nranks)
 	var sendNeed, recvNeed, size int64
 	switch op {
-	case model.AllReduce, model.Broadcast:
+	case model.AllReduce, model.Broadcast, model.Reduce, model.SendRecv:
 		sendNeed, recvNeed, size = per, per, per
 	case model.AllGather:
 		sendNeed, recvNeed, size = per, total, total
 	case model.ReduceScatter:
 		sendNeed, recvNeed, size = total, per, total
+	case model.AlltoAll:
+		sendNeed, recvNeed, size = total, total, total
 	default:
 		return fmt.Errorf("fake nccl: %s not supported", op)
 	}
 	if send.Size < sendNeed || recv.Size < recvNeed {
 		return fmt.Errorf("fake nccl: %s of %d elements needs %d/%d bytes, got %d/%d", op, count, sendNeed, recvNeed, send.Size, recv.Size)
+	}
+	c.seq++
+	done, err := c.w.post(c.seq, fakeLaunch{f: c.f, rank: c.rank, op: op, count: count, send: send, recv: recv})
+	if err != nil {
+		return err
+	}
+	fs.pending = append(fs.pending, done)
+	if count == 0 {
+		// NCCL returns at once for zero elements, enqueuing nothing.
+		return nil
 	}
 	t := fakeNCCLLatency.Seconds()
 	if f := op.BusBWFactor(c.nranks); f > 0 {
@@ -600,7 +824,27 @@ func (c *fakeComm) Launch(op model.Collective, send, recv Buffer, count int64, s
 	return nil
 }
 
-func (c *fakeComm) Close() error { return nil }
+func (c *fakeComm) Close() error {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	c.f.destroyed++
+	return nil
+}
+
+func (c *fakeComm) Abort() error {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	c.f.aborted++
+	return nil
+}
+
+// CommEnds returns how many communicators were destroyed
+// (ncclCommDestroy) and aborted (ncclCommAbort).
+func (f *Fake) CommEnds() (destroyed, aborted int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.destroyed, f.aborted
+}
 
 type fakeRDMA struct{ f *Fake }
 
@@ -632,15 +876,28 @@ type fakeLoopback struct {
 	gbps float64
 }
 
-type fakeRegion struct{ b Buffer }
+type fakeRegion struct {
+	b   Buffer
+	via string // "host", "peermem" or "dmabuf"
+}
 
 func (fakeRegion) Close() error { return nil }
 
 func (l *fakeLoopback) Register(b Buffer) (Region, error) {
-	if b.Kind == DeviceMem && l.f.cfg.NoGPUDirect {
-		return nil, fmt.Errorf("verbs: ibv_reg_mr: %d bytes at %#x: ibv_reg_mr: Bad address", b.Size, b.Addr)
+	if b.Kind == DeviceMem {
+		if l.f.peerMemOff() {
+			return nil, fmt.Errorf("verbs: ibv_reg_mr: %d bytes at %#x: ibv_reg_mr: Bad address", b.Size, b.Addr)
+		}
+		return fakeRegion{b, "peermem"}, nil
 	}
-	return fakeRegion{b}, nil
+	return fakeRegion{b, "host"}, nil
+}
+
+func (l *fakeLoopback) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
+	if b.Kind != DeviceMem || d.FD < 100 || d.Base+d.Offset != b.Addr || d.Offset+uint64(b.Size) > d.Length {
+		return nil, fmt.Errorf("verbs: ibv_reg_dmabuf_mr: %d bytes at offset %d of fd %d: Invalid argument", b.Size, d.Offset, d.FD)
+	}
+	return fakeRegion{b, "dmabuf"}, nil
 }
 
 func (l *fakeLoopback) rates(src, dst Region) (bw float64, lat time.Duration) {
@@ -662,3 +919,99 @@ func (l *fakeLoopback) WriteLatency(src, dst Region, size int64, iters int) (tim
 }
 
 func (l *fakeLoopback) Close() error { return nil }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (r fakeRDMA) Endpoint(dev string, port, qps int) (Endpoint, error) {
+	for _, h := range r.f.hcas {
+		if h.Name != dev {
+			continue
+		}
+		for _, p := range h.Ports {
+			if p.Port == port {
+				if qps < 1 || qps > 16 {
+					return nil, fmt.Errorf("fake verbs: %d queue pairs", qps)
+				}
+				r.f.mu.Lock()
+				base := uint32(0x100 + 0x40*r.f.ids)
+				r.f.ids++
+				r.f.mu.Unlock()
+				e := &fakeEndpoint{f: r.f, gbps: p.RateGbps / 8, connected: make([]bool, qps)}
+				for i := 0; i < qps; i++ {
+					e.qpns = append(e.qpns, base+uint32(i))
+				}
+				return e, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("fake verbs: no RDMA device %q port %d", dev, port)
+}
+
+// fakeEndpoint times writes across the fabric like the loopback, at the
+// port rate, with the fabric's latency added (the fake's figure).
+type fakeEndpoint struct {
+	f         *Fake
+	gbps      float64
+	qpns      []uint32
+	connected []bool
+}
+
+// fakeFabricLatency is the fake's one-way switch and wire time.
+const fakeFabricLatency = 1500 * time.Nanosecond
+
+func (e *fakeEndpoint) QPNs() []uint32 { return e.qpns }
+
+func (e *fakeEndpoint) Connect(i int, remoteQPN uint32, rt Route) error {
+	if i < 0 || i >= len(e.qpns) || remoteQPN == 0 || (rt.LID == 0 && rt.GIDIndex < 0) {
+		return fmt.Errorf("fake verbs: ibv_modify_qp(RTR): QP %d to %d: Invalid argument", i, remoteQPN)
+	}
+	e.connected[i] = true
+	return nil
+}
+
+func (e *fakeEndpoint) lb() *fakeLoopback { return &fakeLoopback{f: e.f, gbps: e.gbps} }
+
+func (e *fakeEndpoint) Register(b Buffer) (Region, error) { return e.lb().Register(b) }
+func (e *fakeEndpoint) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
+	return e.lb().RegisterDMABuf(b, d)
+}
+
+func (e *fakeEndpoint) Remote(r Region) RemoteRegion {
+	fr := r.(fakeRegion)
+	return RemoteRegion{Addr: fr.b.Addr, RKey: uint32(fr.b.Addr >> 12), Size: fr.b.Size}
+}
+
+func (e *fakeEndpoint) ready(dst RemoteRegion, size int64) error {
+	for i, c := range e.connected {
+		if !c {
+			return fmt.Errorf("fake verbs: QP %d is not connected", i)
+		}
+	}
+	if dst.RKey == 0 || size > dst.Size {
+		return fmt.Errorf("fake verbs: RDMA WRITE completion status 10 (remote access error)")
+	}
+	return nil
+}
+
+func (e *fakeEndpoint) WriteBandwidth(src Region, dst RemoteRegion, size int64, iters, depth int) (time.Duration, error) {
+	if err := e.ready(dst, size); err != nil {
+		return 0, err
+	}
+	d, err := e.lb().WriteBandwidth(src, src, size, iters, depth)
+	return d + 2*fakeFabricLatency, err
+}
+
+func (e *fakeEndpoint) WriteLatency(src Region, dst RemoteRegion, size int64, iters int) (time.Duration, error) {
+	if err := e.ready(dst, size); err != nil {
+		return 0, err
+	}
+	d, err := e.lb().WriteLatency(src, src, size, iters)
+	return d + time.Duration(iters)*2*fakeFabricLatency, err
+}
+
+func (e *fakeEndpoint) Close() error { return nil }

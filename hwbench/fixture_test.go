@@ -32,6 +32,7 @@ func fixtureRun(t *testing.T) (report, text []byte) {
 	o.MaxBytes = 16 * model.MiB
 	o.StepFactor = 4
 	o.CopyBytes = 16 * model.MiB
+	o.Check = 1
 	if _, err := Run(context.Background(), NewFake(FakeConfig{}), o); err != nil {
 		t.Fatalf("Run: %v", err)
 	}

@@ -70,7 +70,7 @@ func TestNCCLTestsLayout(t *testing.T) {
 	res := &NCCLResult{
 		Mode: "multi-process", Ranks: 2, MinBytes: 1048576, MaxBytes: 1048576, StepFactor: 2, Iters: 20, Warmup: 1, DType: "float",
 		Devices: []NCCLDevice{{Rank: 0, Host: "nid007106", Pid: 15784, Device: 0, BusID: "0009:01:00.0", Name: "NVIDIA GH200 120GB"}},
-		Sweeps: []Sweep{{Collective: "allreduce", Test: "all_reduce_perf", Redop: "sum", AvgBusBW: 3.105,
+		Sweeps: []Sweep{{Collective: "allreduce", Test: "all_reduce_perf", Redop: "sum", Root: -1, Wrong: -1, AvgBusBW: 3.105,
 			Rows: []SweepRow{{Size: 1048576, Count: 262144,
 				OOP: Timing{TimeUs: 339.61, AlgBW: 3.09, BusBW: 3.09}, IP: Timing{TimeUs: 335.85, AlgBW: 3.12, BusBW: 3.12}}}}},
 	}

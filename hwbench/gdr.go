@@ -34,6 +34,16 @@ type GDRPort struct {
 	// RegisterError is the error when it did not.
 	GPUDirect     bool   `json:"gpudirect"`
 	RegisterError string `json:"register_error,omitempty"`
+	// Mechanism is how GPU memory was registered for the GPU rows:
+	// "dmabuf" (cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr, NCCL's
+	// first choice), "peermem" (ibv_reg_mr through nvidia-peermem) or
+	// "none". DMABuf and PeerMem are each way's outcome: "ok" or why not.
+	Mechanism string `json:"gpudirect_mechanism,omitempty"`
+	DMABuf    string `json:"dmabuf,omitempty"`
+	PeerMem   string `json:"peermem,omitempty"`
+	// HostNUMA is the node the host rows' pinned memory was bound to:
+	// the HCA's (sysfs numa_node); -1 when unknown or not bound.
+	HostNUMA int `json:"host_numa"`
 	// Bandwidth and Latency rows; GPU rows are absent without GPUDirect.
 	Bandwidth []RDMABandwidth `json:"bandwidth,omitempty"`
 	Latency   []RDMALatency   `json:"latency,omitempty"`
@@ -205,7 +215,11 @@ func (r *runner) probeGDR(ctx context.Context) error {
 			}
 			gp := GDRPort{HCA: h.Name, Port: p.Port, LinkLayer: p.LinkLayer, RateGbps: p.RateGbps}
 			gp.GPU, gp.Path = closestGPU(bySys[h.Name], devs, cache)
-			if err := r.gdrPort(rt, rd, &gp, p); err != nil {
+			nicNUMA := -1
+			if s := bySys[h.Name]; s != nil && s.pci != nil {
+				nicNUMA = s.pci.NUMA
+			}
+			if err := r.gdrPort(rt, rd, &gp, p, nicNUMA); err != nil {
 				gp.Error = err.Error()
 				failures = append(failures, fmt.Sprintf("%s port %d: %v", h.Name, p.Port, err))
 			}
@@ -237,7 +251,59 @@ func gdrSummary(p GDRPort) string {
 	return strings.Join(parts, ", ")
 }
 
-func (r *runner) gdrPort(rt Runtime, rd RDMA, gp *GDRPort, p HCAPort) error {
+// registerGPU registers GPU buffer b with the loopback's HCA both ways
+// NCCL knows, DMA-BUF first (NCCL's choice where the kernel, driver and
+// rdma-core support it), then nvidia-peermem, and records in gp which
+// worked and why the other did not. It returns the region of the way the
+// GPU rows use (DMA-BUF when both work), nil when neither works.
+func (r *runner) registerGPU(rt Runtime, lb Loopback, b Buffer, gp *GDRPort) Region {
+	var use Region
+	gp.Mechanism = "none"
+	if reg, err := registerWith(rt, lb, b, "dmabuf"); err != nil {
+		gp.DMABuf = oneLine(err.Error())
+	} else {
+		gp.DMABuf, gp.Mechanism, use = "ok", "dmabuf", reg
+	}
+	reg, err := registerWith(rt, lb, b, "peermem")
+	switch {
+	case err != nil:
+		gp.PeerMem = oneLine(err.Error())
+		if !peerMemLoaded(r.b.Files()) {
+			gp.PeerMem += " (the nvidia_peermem module is not loaded)"
+		}
+	case use == nil:
+		gp.PeerMem, gp.Mechanism, use = "ok", "peermem", reg
+	default:
+		gp.PeerMem = "ok"
+		reg.Close()
+	}
+	gp.GPUDirect = use != nil
+	if use == nil {
+		gp.RegisterError = "dmabuf: " + gp.DMABuf + "; peermem: " + gp.PeerMem
+	}
+	return use
+}
+
+// registerWith registers GPU buffer b through one mechanism.
+func registerWith(rt Runtime, lb Loopback, b Buffer, mech string) (Region, error) {
+	if mech == "peermem" {
+		return lb.Register(b)
+	}
+	d, err := rt.ExportDMABuf(b)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := lb.RegisterDMABuf(b, d)
+	// The registration holds its own reference to the buffer; the
+	// descriptor is not needed after it (NCCL closes it the same way).
+	if cerr := rt.CloseDMABuf(d); err == nil && cerr != nil {
+		reg.Close()
+		return nil, cerr
+	}
+	return reg, err
+}
+
+func (r *runner) gdrPort(rt Runtime, rd RDMA, gp *GDRPort, p HCAPort, nicNUMA int) error {
 	route, err := chooseRoute(p)
 	if err != nil {
 		return err
@@ -258,36 +324,45 @@ func (r *runner) gdrPort(rt Runtime, rd RDMA, gp *GDRPort, p HCAPort) error {
 			regs[i].Close()
 		}
 	}()
-	for _, kind := range []string{"host", "gpu"} {
-		var pair [2]Region
-		for k := 0; k < 2; k++ {
-			var b Buffer
-			if kind == "host" {
-				b, err = a.alloc(PinnedMem, 0, size)
-			} else {
-				b, err = a.alloc(DeviceMem, gp.GPU, size)
-			}
+	gp.HostNUMA = -1
+	for k := 0; k < 2; k++ {
+		b, err := a.allocPinned(size, nicNUMA)
+		if err != nil {
+			return err
+		}
+		gp.HostNUMA = b.NUMA
+		reg, err := lb.Register(b)
+		if err != nil {
+			return err
+		}
+		regs = append(regs, reg)
+		pair := mem["host"]
+		pair[k] = reg
+		mem["host"] = pair
+	}
+	var gpu [2]Region
+	for k := 0; k < 2; k++ {
+		b, err := a.alloc(DeviceMem, gp.GPU, size)
+		if err != nil {
+			return err
+		}
+		var reg Region
+		if k == 0 {
+			reg = r.registerGPU(rt, lb, b, gp)
+		} else if gp.GPUDirect {
+			reg, err = registerWith(rt, lb, b, gp.Mechanism)
 			if err != nil {
-				return err
+				return fmt.Errorf("second GPU buffer through %s: %w", gp.Mechanism, err)
 			}
-			reg, err := lb.Register(b)
-			if err != nil {
-				if kind == "gpu" {
-					gp.RegisterError = err.Error()
-					break
-				}
-				return err
-			}
-			regs = append(regs, reg)
-			pair[k] = reg
 		}
-		if kind == "gpu" && gp.RegisterError != "" {
-			continue
+		if reg == nil {
+			break
 		}
-		if kind == "gpu" {
-			gp.GPUDirect = true
-		}
-		mem[kind] = pair
+		regs = append(regs, reg)
+		gpu[k] = reg
+	}
+	if gp.GPUDirect {
+		mem["gpu"] = gpu
 	}
 	combos := [][2]string{{"host", "host"}, {"gpu", "gpu"}, {"gpu", "host"}, {"host", "gpu"}}
 	for _, c := range combos {

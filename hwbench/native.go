@@ -108,7 +108,7 @@ func (n *Native) Inventory() (*Inventory, error) {
 		}
 		inv := &Inventory{Driver: info.Driver, CUDADriver: cuda.VersionString(info.CUDADriver), NVML: info.NVMLVersion}
 		for _, g := range info.GPUs {
-			gi := GPUInfo{Index: g.Index, Name: g.Name, UUID: g.UUID, BusID: g.BusID, MemoryBytes: g.MemoryBytes, NUMA: g.NUMA,
+			gi := GPUInfo{Index: g.Index, Name: g.Name, UUID: g.UUID, BusID: g.BusID, MemoryBytes: g.MemoryBytes, FreeBytes: g.FreeBytes, NUMA: g.NUMA,
 				PCIe: PCIeLink{Gen: g.PCIeGen, Width: g.PCIeWidth, MaxGen: g.PCIeMaxGen, MaxWidth: g.PCIeMax}}
 			if g.CCMajor > 0 {
 				gi.ComputeCapability = fmt.Sprintf("%d.%d", g.CCMajor, g.CCMinor)
@@ -131,7 +131,7 @@ func (n *Native) Inventory() (*Inventory, error) {
 }
 
 // Runtime returns the CUDA runtime.
-func (n *Native) Runtime() (Runtime, error) { return nativeRuntime{n.rt}, nil }
+func (n *Native) Runtime() (Runtime, error) { return nativeRuntime{n.rt, n}, nil }
 
 func (n *Native) nccl() (*nccl.Lib, error) {
 	n.ncclOnce.Do(func() { n.ncclLib, n.ncclErr = nccl.Load() })
@@ -156,7 +156,10 @@ func (n *Native) RDMA() (RDMA, error) {
 	return nativeRDMA{n.verbsLib}, nil
 }
 
-type nativeRuntime struct{ rt *cuda.Runtime }
+type nativeRuntime struct {
+	rt *cuda.Runtime
+	n  *Native
+}
 
 func (r nativeRuntime) Devices() ([]DeviceInfo, error) {
 	n, err := r.rt.DeviceCount()
@@ -176,14 +179,24 @@ func (r nativeRuntime) Devices() ([]DeviceInfo, error) {
 		}
 		d.SMs, _ = r.rt.Attribute(cuda.AttrMultiProcessorCount, i)
 		d.CopyEngines, _ = r.rt.Attribute(cuda.AttrAsyncEngineCount, i)
-		d.FreeBytes, d.MemoryBytes, _ = r.rt.MemInfo(i)
 		out[i] = d
+	}
+	// Memory comes from NVML: cudaMemGetInfo would create a context on
+	// every GPU from every process (64 on an 8-GPU node with 8 ranks).
+	if inv, err := r.n.Inventory(); err == nil {
+		for i := range out {
+			for _, g := range inv.GPUs {
+				if g.BusID == out[i].BusID {
+					out[i].MemoryBytes, out[i].FreeBytes = g.MemoryBytes, g.FreeBytes
+				}
+			}
+		}
 	}
 	return out, nil
 }
 
 func (r nativeRuntime) Alloc(kind MemKind, dev int, n int64) (Buffer, error) {
-	b := Buffer{Kind: kind, Device: dev, Size: n}
+	b := Buffer{Kind: kind, Device: dev, Size: n, NUMA: -1}
 	if kind != DeviceMem {
 		b.Device = 0
 	}
@@ -198,7 +211,7 @@ func (r nativeRuntime) Alloc(kind MemKind, dev int, n int64) (Buffer, error) {
 			}
 		}
 	case PinnedMem:
-		p, err = r.rt.MallocHost(sz)
+		p, _, err = r.rt.MallocHostNUMA(sz, -1)
 	case PageableMem:
 		p, err = cuda.MallocPageable(sz)
 	default:
@@ -209,6 +222,28 @@ func (r nativeRuntime) Alloc(kind MemKind, dev int, n int64) (Buffer, error) {
 	}
 	b.Addr = uint64(p)
 	return b, nil
+}
+
+func (r nativeRuntime) AllocPinned(n int64, numa int) (Buffer, error) {
+	p, bound, err := r.rt.MallocHostNUMA(uint64(max(n, 1)), numa)
+	if err != nil {
+		return Buffer{}, fmt.Errorf("allocating %s of pinned memory on NUMA node %d: %w", model.FormatBytes(model.Bytes(n)), numa, err)
+	}
+	b := Buffer{Kind: PinnedMem, Addr: uint64(p), Size: n, NUMA: -1}
+	if bound {
+		b.NUMA = numa
+	}
+	return b, nil
+}
+
+func (r nativeRuntime) HostBytes(b Buffer) ([]byte, error) {
+	if b.Kind == DeviceMem {
+		return nil, fmt.Errorf("hwbench: host access to device memory")
+	}
+	if b.Size == 0 {
+		return []byte{}, nil
+	}
+	return cuda.HostSlice(cuda.Ptr(b.Addr), int(b.Size)), nil
 }
 
 func (r nativeRuntime) Free(b Buffer) error {
@@ -233,6 +268,58 @@ func (r nativeRuntime) SetPeerAccess(dev, peer int, on bool) error {
 		return r.rt.EnablePeerAccess(dev, peer)
 	}
 	return r.rt.DisablePeerAccess(dev, peer)
+}
+
+func (r nativeRuntime) ExportDMABuf(b Buffer) (DMABuf, error) {
+	if b.Kind != DeviceMem {
+		return DMABuf{}, fmt.Errorf("hwbench: DMA-BUF export of %s memory", b.Kind)
+	}
+	ok, err := r.rt.DriverAttribute(cuda.AttrDMABufSupported, b.Device)
+	if err != nil {
+		return DMABuf{}, err
+	}
+	if ok == 0 {
+		return DMABuf{}, fmt.Errorf("the driver reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0 on GPU %d (DMA-BUF needs the open GPU kernel modules and Linux 5.12 or later)", b.Device)
+	}
+	page := uint64(os.Getpagesize())
+	base := b.Addr &^ (page - 1)
+	end := (b.Addr + uint64(b.Size) + page - 1) &^ (page - 1)
+	fd, err := r.rt.DMABufFD(cuda.Ptr(base), end-base)
+	if err != nil {
+		return DMABuf{}, err
+	}
+	return DMABuf{FD: fd, Base: base, Length: end - base, Offset: b.Addr - base}, nil
+}
+
+func (r nativeRuntime) CloseDMABuf(d DMABuf) error { return cuda.CloseFD(d.FD) }
+
+// holdTimeoutClocks bounds the spin kernel: about 5 s at 2 GHz, should the
+// host never release it.
+const holdTimeoutClocks = 10_000_000_000
+
+func (r nativeRuntime) Hold(s Stream) (func() error, error) {
+	ns, ok := s.(*nativeStream)
+	if !ok {
+		return nil, fmt.Errorf("hwbench: stream of another backend")
+	}
+	host, dev, err := r.rt.MappedFlag()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.rt.LaunchDelay(ns.dev, ns.s, dev, holdTimeoutClocks); err != nil {
+		r.rt.FreeHost(host)
+		return nil, err
+	}
+	return func() error {
+		cuda.SetFlag(host, 1)
+		// The kernel may still read the flag: free it once the stream
+		// has passed it.
+		err := r.rt.StreamSynchronize(ns.dev, ns.s)
+		if ferr := r.rt.FreeHost(host); err == nil {
+			err = ferr
+		}
+		return err
+	}, nil
 }
 
 func (r nativeRuntime) NewStream(dev int) (Stream, error) {
@@ -313,9 +400,10 @@ type nativeNCCL struct {
 }
 
 type nativeComm struct {
-	l    *nccl.Lib
-	c    nccl.Comm
-	root int
+	l            *nccl.Lib
+	c            nccl.Comm
+	root         int
+	rank, nranks int
 }
 
 func (n nativeNCCL) InitAll(devs []int) ([]Comm, error) {
@@ -325,7 +413,7 @@ func (n nativeNCCL) InitAll(devs []int) ([]Comm, error) {
 	}
 	out := make([]Comm, len(cs))
 	for i, c := range cs {
-		out[i] = &nativeComm{l: n.l, c: c}
+		out[i] = &nativeComm{l: n.l, c: c, rank: i, nranks: len(cs)}
 	}
 	return out, nil
 }
@@ -354,7 +442,20 @@ func (n nativeNCCL) InitRank(id []byte, nranks, rank, dev int) (Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &nativeComm{l: n.l, c: c}, nil
+	return &nativeComm{l: n.l, c: c, rank: rank, nranks: nranks}, nil
+}
+
+// CaptureDebug sets NCCL_DEBUG=INFO (unless the user asked for TRACE) and
+// NCCL_DEBUG_FILE=path in the process environment, which NCCL reads when
+// it initialises (the first communicator); with cgo, os.Setenv reaches the
+// C environment NCCL's getenv sees.
+func (n nativeNCCL) CaptureDebug(path string) error {
+	if os.Getenv("NCCL_DEBUG") != "TRACE" {
+		if err := os.Setenv("NCCL_DEBUG", "INFO"); err != nil {
+			return err
+		}
+	}
+	return os.Setenv("NCCL_DEBUG_FILE", path)
 }
 
 // Group runs fn inside ncclGroupStart/ncclGroupEnd on one locked OS thread:
@@ -388,11 +489,33 @@ func (c *nativeComm) Launch(op model.Collective, send, recv Buffer, count int64,
 		return c.l.ReduceScatter(send.Addr, recv.Addr, n, nccl.Float32, nccl.Sum, c.c, st)
 	case model.Broadcast:
 		return c.l.Broadcast(send.Addr, recv.Addr, n, nccl.Float32, c.root, c.c, st)
+	case model.Reduce:
+		return c.l.Reduce(send.Addr, recv.Addr, n, nccl.Float32, nccl.Sum, c.root, c.c, st)
+	case model.AlltoAll:
+		// As nccl-tests: one send and one receive of count elements per
+		// peer, at the peer's offset, inside the caller's group.
+		per := uint64(count) * ncclElemSize
+		for p := 0; p < c.nranks; p++ {
+			if err := c.l.Send(send.Addr+uint64(p)*per, n, nccl.Float32, p, c.c, st); err != nil {
+				return err
+			}
+			if err := c.l.Recv(recv.Addr+uint64(p)*per, n, nccl.Float32, p, c.c, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	case model.SendRecv:
+		// As nccl-tests: send to the next rank, receive from the previous.
+		if err := c.l.Send(send.Addr, n, nccl.Float32, (c.rank+1)%c.nranks, c.c, st); err != nil {
+			return err
+		}
+		return c.l.Recv(recv.Addr, n, nccl.Float32, (c.rank-1+c.nranks)%c.nranks, c.c, st)
 	}
 	return fmt.Errorf("hwbench: %s is not bound", op)
 }
 
 func (c *nativeComm) Close() error { return c.l.Destroy(c.c) }
+func (c *nativeComm) Abort() error { return c.l.Abort(c.c) }
 
 type nativeRDMA struct{ l *verbs.Lib }
 
@@ -460,6 +583,14 @@ func (l *nativeLoopback) Register(b Buffer) (Region, error) {
 	return nativeRegion{mr}, nil
 }
 
+func (l *nativeLoopback) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
+	mr, err := l.lb.RegisterDMABuf(d.Offset, uint64(b.Size), b.Addr, d.FD)
+	if err != nil {
+		return nil, err
+	}
+	return nativeRegion{mr}, nil
+}
+
 func regionMR(r Region) (*verbs.MR, error) {
 	nr, ok := r.(nativeRegion)
 	if !ok {
@@ -495,6 +626,90 @@ func (l *nativeLoopback) WriteLatency(src, dst Region, size int64, iters int) (t
 func (l *nativeLoopback) Close() error {
 	err := l.lb.Close()
 	if cerr := l.ctx.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (r nativeRDMA) Endpoint(dev string, port, qps int) (Endpoint, error) {
+	ctx, err := r.l.Open(dev)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := ctx.Endpoint(port, qps)
+	if err != nil {
+		ctx.Close()
+		return nil, err
+	}
+	return &nativeEndpoint{ctx: ctx, ep: ep}, nil
+}
+
+type nativeEndpoint struct {
+	ctx *verbs.Context
+	ep  *verbs.Endpoint
+}
+
+func (e *nativeEndpoint) QPNs() []uint32 { return e.ep.QPNs() }
+
+func (e *nativeEndpoint) Connect(i int, remoteQPN uint32, rt Route) error {
+	vr := verbs.Route{Port: rt.Port, LID: rt.LID, UseGID: rt.GIDIndex >= 0, GIDIndex: rt.GIDIndex, MTU: verbs.MTUEnum(rt.MTU)}
+	if vr.MTU == 0 {
+		vr.MTU = verbs.MTUEnum(1024)
+	}
+	if vr.UseGID {
+		ip := net.ParseIP(rt.GID)
+		if ip == nil {
+			return fmt.Errorf("hwbench: GID %q is not an address", rt.GID)
+		}
+		copy(vr.GID[:], ip.To16())
+	}
+	return e.ep.Connect(i, remoteQPN, vr)
+}
+
+func (e *nativeEndpoint) Register(b Buffer) (Region, error) {
+	mr, err := e.ep.Register(b.Addr, uint64(b.Size))
+	if err != nil {
+		return nil, err
+	}
+	return nativeRegion{mr}, nil
+}
+
+func (e *nativeEndpoint) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
+	mr, err := e.ep.RegisterDMABuf(d.Offset, uint64(b.Size), b.Addr, d.FD)
+	if err != nil {
+		return nil, err
+	}
+	return nativeRegion{mr}, nil
+}
+
+func (e *nativeEndpoint) Remote(r Region) RemoteRegion {
+	mr, err := regionMR(r)
+	if err != nil {
+		return RemoteRegion{}
+	}
+	addr, rkey := mr.Keys()
+	return RemoteRegion{Addr: addr, RKey: rkey}
+}
+
+func (e *nativeEndpoint) WriteBandwidth(src Region, dst RemoteRegion, size int64, iters, depth int) (time.Duration, error) {
+	s, err := regionMR(src)
+	if err != nil {
+		return 0, err
+	}
+	return e.ep.WriteBandwidth(s, dst.Addr, dst.RKey, uint64(size), iters, depth)
+}
+
+func (e *nativeEndpoint) WriteLatency(src Region, dst RemoteRegion, size int64, iters int) (time.Duration, error) {
+	s, err := regionMR(src)
+	if err != nil {
+		return 0, err
+	}
+	return e.ep.WriteLatency(s, dst.Addr, dst.RKey, uint64(size), iters)
+}
+
+func (e *nativeEndpoint) Close() error {
+	err := e.ep.Close()
+	if cerr := e.ctx.Close(); err == nil {
 		err = cerr
 	}
 	return err

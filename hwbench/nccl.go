@@ -9,14 +9,19 @@ import (
 	"github.com/collsim/collsim/model"
 )
 
-// NCCLCollectives are the collectives the nccl probe sweeps, in order.
-var NCCLCollectives = []model.Collective{model.AllReduce, model.AllGather, model.ReduceScatter}
+// NCCLCollectives are the collectives the nccl probe sweeps, in order:
+// every nccl-tests binary (all_reduce, all_gather, reduce_scatter,
+// broadcast, reduce, alltoall, sendrecv).
+var NCCLCollectives = []model.Collective{model.AllReduce, model.AllGather, model.ReduceScatter, model.Broadcast, model.Reduce, model.AlltoAll, model.SendRecv}
 
 // ncclElemSize is the size of the float elements every sweep uses.
 const ncclElemSize = 4
 
-// NCCLResult is the nccl probe: nccl-tests-equivalent sweeps of AllReduce,
-// AllGather and ReduceScatter over every GPU of the run (float32, sum).
+// NCCLResult is the nccl probe: nccl-tests-equivalent sweeps of every
+// collective nccl-tests has (NCCLCollectives) over every GPU of the run
+// (float32, sum, root 0). With Check (nccl-tests -c 1, its default) every
+// size is also run once on known data and the results compared on the host:
+// the #wrong columns.
 // Method (nccl-facts §1.2): for each collective, Warmup untimed launches of
 // every size first; then per size the out-of-place run, then the in-place
 // run, each Iters launches between two CUDA events on every rank's stream.
@@ -24,7 +29,8 @@ const ncclElemSize = 4
 // over its ranks (nccl-tests uses wall time over all its GPUs); the
 // reported time is the mean over processes (nccl-tests -a 1). algbw =
 // size/time, busbw = algbw x the nccl-tests factor (2(n-1)/n for AllReduce,
-// (n-1)/n for AllGather and ReduceScatter), in GB/s of 1e9 bytes.
+// (n-1)/n for AllGather, ReduceScatter and AlltoAll, 1 for Broadcast,
+// Reduce and SendRecv), in GB/s of 1e9 bytes.
 type NCCLResult struct {
 	Stamp
 	// Mode is "single-process" (ncclCommInitAll over the local GPUs) or
@@ -41,9 +47,20 @@ type NCCLResult struct {
 	// DType is nccl-tests' name of the element type ("float").
 	DType string `json:"dtype"`
 	// Timing names the method ("cuda-events").
-	Timing string   `json:"timing"`
+	Timing string `json:"timing"`
+	// Check is nccl-tests' -c: 1 when every size was checked on data.
+	Check  int      `json:"check"`
 	Notes  []string `json:"notes,omitempty"`
 	Sweeps []Sweep  `json:"sweeps"`
+	// DebugLog is what NCCL printed with NCCL_DEBUG=INFO while the probe
+	// ran (every process's lines, in rank order): the transports, GDRDMA,
+	// channel, ring and tree lines validate reads. Transports are the
+	// distinct "via ..." transports of its channel lines; NVLS is
+	// "available" or "not available" as NCCL's NVLS init said ("" when
+	// the log does not say).
+	DebugLog   []string `json:"debug_log,omitempty"`
+	Transports []string `json:"transports,omitempty"`
+	NVLS       string   `json:"nvls,omitempty"`
 }
 
 // NCCLDevice is one rank's GPU, as nccl-tests lists it.
@@ -54,6 +71,9 @@ type NCCLDevice struct {
 	Device int    `json:"device"`
 	BusID  string `json:"bus_id,omitempty"`
 	Name   string `json:"name,omitempty"`
+	// Choice says how a rank of a multi-process run chose its GPU ("the
+	// only visible GPU", "SLURM_LOCALID=3 of 8 visible GPUs", ...).
+	Choice string `json:"choice,omitempty"`
 }
 
 // Sweep is one collective's table.
@@ -63,13 +83,19 @@ type Sweep struct {
 	Collective string `json:"collective"`
 	Test       string `json:"test"`
 	// Redop is "sum" or "none" (AllGather).
-	Redop string     `json:"redop"`
-	Rows  []SweepRow `json:"rows"`
+	Redop string `json:"redop"`
+	// Root is the root rank of Broadcast and Reduce (0), -1 otherwise,
+	// as nccl-tests prints it.
+	Root int        `json:"root"`
+	Rows []SweepRow `json:"rows"`
 	// AvgBusBW is nccl-tests' "# Avg bus bandwidth": the mean busbw of
 	// every out-of-place and in-place result.
 	AvgBusBW Num `json:"avg_busbw_gbps"`
 	// Complete is false when the sweep stopped early.
 	Complete bool `json:"complete"`
+	// Wrong is the sum of every row's #wrong ("Out of bounds values"),
+	// -1 when nothing was checked.
+	Wrong int64 `json:"wrong"`
 }
 
 // SweepRow is one size.
@@ -88,6 +114,9 @@ type Timing struct {
 	TimeUs Num `json:"time_us"`
 	AlgBW  Num `json:"algbw_gbps"`
 	BusBW  Num `json:"busbw_gbps"`
+	// Wrong is nccl-tests' #wrong: elements that differ from the
+	// expected result, summed over ranks; nil when not checked.
+	Wrong *int64 `json:"wrong,omitempty"`
 }
 
 // SweepSizes lists the sizes nccl-tests visits from min to max bytes,
@@ -109,6 +138,11 @@ func SweepSizes(min, max model.Bytes, factor int) []model.Bytes {
 
 // newTiming computes algbw and busbw for size bytes in seconds on n ranks.
 func newTiming(c model.Collective, size int64, secs float64, n int) Timing {
+	if size == 0 && secs >= 0 {
+		// A zero-byte row (AllGather of fewer bytes than ranks x 16):
+		// NCCL returns at once, nccl-tests prints the time and 0 GB/s.
+		return Timing{TimeUs: Num(secs * 1e6), AlgBW: 0, BusBW: 0}
+	}
 	if secs <= 0 {
 		return Timing{TimeUs: nan(), AlgBW: nan(), BusBW: nan()}
 	}
@@ -119,12 +153,13 @@ func newTiming(c model.Collective, size int64, secs float64, n int) Timing {
 // ncclRank is one rank this process drives.
 type ncclRank struct {
 	rank, dev  int
+	choice     string // how the GPU was chosen (multi-process runs)
 	comm       Comm
 	s          Stream
 	send, recv Buffer
 }
 
-func (r *runner) probeNCCL(ctx context.Context) error {
+func (r *runner) probeNCCL(ctx context.Context) (err error) {
 	rt, err := r.b.Runtime()
 	if err != nil {
 		return err
@@ -142,17 +177,18 @@ func (r *runner) probeNCCL(ctx context.Context) error {
 	}
 	res := &NCCLResult{
 		Mode: "single-process", MinBytes: int64(r.o.MinBytes), MaxBytes: int64(r.o.MaxBytes), StepFactor: r.o.StepFactor,
-		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: "float", Timing: "cuda-events",
+		Iters: r.o.Iters, Warmup: r.o.Warmup, DType: "float", Timing: "cuda-events", Check: r.o.Check,
 	}
 	var local []*ncclRank
 	nranks := len(devs)
 	if r.nranks > 1 {
 		res.Mode = "multi-process"
 		nranks = r.nranks
-		if r.localRank >= len(devs) {
-			return fmt.Errorf("rank %d is local rank %d on %s, which has only %d GPUs", r.rank, r.localRank, r.machine.Hostname, len(devs))
+		d, how, err := pickGPU(devs, r.localRank, r.o.Getenv)
+		if err != nil {
+			return fmt.Errorf("rank %d on %s: %w", r.rank, r.machine.Hostname, err)
 		}
-		local = []*ncclRank{{rank: r.rank, dev: devs[r.localRank].Index}}
+		local = []*ncclRank{{rank: r.rank, dev: d.Index, choice: how}}
 	} else {
 		for i, d := range devs {
 			local = append(local, &ncclRank{rank: i, dev: d.Index})
@@ -163,7 +199,7 @@ func (r *runner) probeNCCL(ctx context.Context) error {
 	// Who is where: every rank's GPU, gathered to every rank.
 	mine := make([]NCCLDevice, len(local))
 	for i, l := range local {
-		mine[i] = NCCLDevice{Rank: l.rank, Host: r.machine.Hostname, Pid: r.o.Pid, Device: l.dev, BusID: busOf(devs, l.dev), Name: r.gpuName(busOf(devs, l.dev))}
+		mine[i] = NCCLDevice{Rank: l.rank, Host: r.machine.Hostname, Pid: r.o.Pid, Device: l.dev, BusID: busOf(devs, l.dev), Name: r.gpuName(busOf(devs, l.dev)), Choice: l.choice}
 	}
 	if res.Devices, err = r.gatherDevices(ctx, mine); err != nil {
 		return err
@@ -215,6 +251,20 @@ func (r *runner) probeNCCL(ctx context.Context) error {
 		defer l.s.Close()
 	}
 
+	// NCCL's own account of the communicator, from NCCL_DEBUG=INFO.
+	dbg, note, err := r.startDebugCapture(coll)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	defer func() {
+		if derr := r.finishDebugCapture(ctx, res, dbg); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+
 	// Communicators.
 	r.progressf("nccl: creating a %d-rank communicator (%s)", nranks, res.Mode)
 	if r.nranks > 1 {
@@ -247,17 +297,42 @@ func (r *runner) probeNCCL(ctx context.Context) error {
 	}
 	defer func() {
 		for _, l := range local {
-			if l.comm != nil {
+			if l.comm == nil {
+				continue
+			}
+			if err != nil {
+				// A failed collective may leave work that never ends;
+				// ncclCommDestroy would wait for it.
+				l.comm.Abort()
+				res.Notes = append(res.Notes, fmt.Sprintf("rank %d: communicator aborted after: %s", l.rank, oneLine(err.Error())))
+			} else {
 				l.comm.Close()
 			}
 		}
 	}()
 	r.rep.NCCL = res
+	var chk *checker
+	if r.o.Check > 0 {
+		if chk, err = newChecker(rt, a, bufBytes); err != nil {
+			return err
+		}
+	}
+	var wrongTotal int64
 
-	for _, op := range NCCLCollectives {
-		sw := Sweep{Collective: op.String(), Test: op.TestName() + "_perf", Redop: "sum"}
+	ops := r.o.Collectives
+	if len(ops) == 0 {
+		ops = NCCLCollectives
+	}
+	for _, op := range ops {
+		sw := Sweep{Collective: op.String(), Test: op.TestName() + "_perf", Redop: "sum", Root: -1, Wrong: -1}
 		if !op.HasRedop() {
 			sw.Redop = "none"
+		}
+		if op.HasRoot() {
+			sw.Root = 0
+		}
+		if chk != nil {
+			sw.Wrong = 0
 		}
 		res.Sweeps = append(res.Sweeps, sw)
 		cur := &res.Sweeps[len(res.Sweeps)-1]
@@ -287,6 +362,15 @@ func (r *runner) probeNCCL(ctx context.Context) error {
 					return fmt.Errorf("%s %d bytes: %w", op, printed, err)
 				}
 				t := newTiming(op, int64(printed), secs, nranks)
+				if chk != nil {
+					w, err := r.checkColl(ctx, chk, coll, local, op, count, nranks, inPlace)
+					if err != nil {
+						return fmt.Errorf("%s %d bytes check: %w", op, printed, err)
+					}
+					t.Wrong = &w
+					cur.Wrong += w
+					wrongTotal += w
+				}
 				if inPlace {
 					row.IP = t
 				} else {
@@ -307,6 +391,9 @@ func (r *runner) probeNCCL(ctx context.Context) error {
 		if err := r.flush(); err != nil {
 			return err
 		}
+	}
+	if wrongTotal > 0 {
+		return fmt.Errorf("%d wrong values in the data check (nccl-tests -c 1): the collectives returned wrong results", wrongTotal)
 	}
 	return nil
 }
@@ -338,6 +425,12 @@ func buffers(l *ncclRank, op model.Collective, count int64, nranks int, inPlace 
 			return send, send.Slice(per*int64(l.rank), per)
 		}
 		return l.send.Slice(0, per*int64(nranks)), l.recv.Slice(0, per)
+	case model.AlltoAll:
+		recv = l.recv.Slice(0, per*int64(nranks))
+		if inPlace {
+			return recv, recv
+		}
+		return l.send.Slice(0, per*int64(nranks)), recv
 	}
 	recv = l.recv.Slice(0, per)
 	if inPlace {

@@ -14,7 +14,7 @@ import (
 // two-group table with #wrong, the out-of-bounds and average-bus-bandwidth
 // footer, one block per collective), so that collsim's nccl-tests parser
 // and a plain diff read it like nccl-tests output. Validation is off, so
-// #wrong is N/A. The first lines are comments saying that collsim wrote
+// #wrong is the data check's count (N/A where nothing was checked). The first lines are comments saying that collsim wrote
 // the file and with which NCCL, CUDA and driver. tool is printed in them
 // ("collsim hwbench 0.1.0").
 func WriteNCCLTests(w io.Writer, res *NCCLResult, tool string) error {
@@ -39,8 +39,8 @@ func WriteNCCLTests(w io.Writer, res *NCCLResult, tool string) error {
 		if res.Mode == "multi-process" {
 			nGpus = 1
 		}
-		fmt.Fprintf(bw, "# nThread 1 nGpus %d minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d agg iters: 1 validation: 0 graph: 0 unalign: 0\n",
-			nGpus, res.MinBytes, res.MaxBytes, res.StepFactor, res.Warmup, res.Iters)
+		fmt.Fprintf(bw, "# nThread 1 nGpus %d minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0 unalign: 0\n",
+			nGpus, res.MinBytes, res.MaxBytes, res.StepFactor, res.Warmup, res.Iters, res.Check)
 		fmt.Fprintln(bw, "#")
 		fmt.Fprintln(bw, "# Using devices")
 		for _, d := range res.Devices {
@@ -51,13 +51,21 @@ func WriteNCCLTests(w io.Writer, res *NCCLResult, tool string) error {
 		fmt.Fprintln(bw, "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong ")
 		fmt.Fprintln(bw, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         ")
 		for _, row := range sw.Rows {
-			fmt.Fprintf(bw, "%12d  %12d  %8s  %6s  %6d", row.Size, row.Count, res.DType, sw.Redop, -1)
+			fmt.Fprintf(bw, "%12d  %12d  %8s  %6s  %6d", row.Size, row.Count, res.DType, sw.Redop, sw.Root)
 			for _, t := range []Timing{row.OOP, row.IP} {
-				fmt.Fprintf(bw, "  %7s  %6s  %6s  %6s", fitNum(float64(t.TimeUs), 7), fitNum(float64(t.AlgBW), 6), fitNum(float64(t.BusBW), 6), "N/A")
+				wrong := "N/A"
+				if t.Wrong != nil {
+					wrong = strconv.FormatInt(*t.Wrong, 10)
+				}
+				fmt.Fprintf(bw, "  %7s  %6s  %6s  %6s", fitNum(float64(t.TimeUs), 7), fitNum(float64(t.AlgBW), 6), fitNum(float64(t.BusBW), 6), wrong)
 			}
 			fmt.Fprintln(bw)
 		}
-		fmt.Fprintln(bw, "# Out of bounds values : 0 OK")
+		if sw.Wrong > 0 {
+			fmt.Fprintf(bw, "# Out of bounds values : %d FAILED\n", sw.Wrong)
+		} else {
+			fmt.Fprintln(bw, "# Out of bounds values : 0 OK")
+		}
 		fmt.Fprintf(bw, "# Avg bus bandwidth    : %s \n", strconv.FormatFloat(float64(sw.AvgBusBW), 'g', 6, 64))
 		fmt.Fprintln(bw, "#")
 		fmt.Fprintf(bw, "# Collective test concluded: %s\n", sw.Test)

@@ -23,6 +23,13 @@ type P2PResult struct {
 	// LatencyBytes per copy and LatencyIters copies per latency cell.
 	LatencyBytes int64 `json:"latency_bytes"`
 	LatencyIters int   `json:"latency_iters"`
+	// LatencyMethod is "spin-kernel" (p2pBandwidthLatencyTest's: a
+	// kernel holds the stream while the copies are queued, CUDA events
+	// time them back to back) or "back-to-back" (no spin kernel could be
+	// loaded: each figure then includes the host's issue cost per copy);
+	// LatencyNote says why the spin kernel was not used.
+	LatencyMethod string `json:"latency_method,omitempty"`
+	LatencyNote   string `json:"latency_note,omitempty"`
 	// Access[i][j] is cudaDeviceCanAccessPeer(i, j).
 	Access   [][]bool       `json:"access"`
 	Matrices []MatrixResult `json:"matrices"`
@@ -142,7 +149,7 @@ func (r *runner) probeP2P(ctx context.Context) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				u, b, l, err := r.p2pCell(pd[i], pd[j], size)
+				u, b, l, err := r.p2pCell(rt, res, pd[i], pd[j], size)
 				if err != nil {
 					failures = append(failures, fmt.Sprintf("%d->%d P2P=%s: %v", i, j, state, err))
 				}
@@ -170,7 +177,7 @@ func (r *runner) probeP2P(ctx context.Context) error {
 // bandwidth (i's stream copies i to j), bidirectional bandwidth (i's
 // stream copies i to j while j's second stream copies j to i, both started
 // by one event) and latency (small copies one after another).
-func (r *runner) p2pCell(a, b p2pDev, size int64) (uni, bidi, lat Num, err error) {
+func (r *runner) p2pCell(rt Runtime, res *P2PResult, a, b p2pDev, size int64) (uni, bidi, lat Num, err error) {
 	uni, bidi, lat = nan(), nan(), nan()
 	el, err := timeCopies(a.s, b.dst, a.src, size, r.o.Warmup, r.o.Iters)
 	if err != nil {
@@ -184,7 +191,7 @@ func (r *runner) p2pCell(a, b p2pDev, size int64) (uni, bidi, lat Num, err error
 	}
 	bidi = gbps(2*float64(size)*float64(r.o.Iters), el)
 
-	el, err = timeCopies(a.s, b.dst, a.src, p2pLatencyBytes, 1, p2pLatencyIters)
+	el, err = r.timeLatency(rt, res, a.s, b.dst, a.src)
 	if err != nil {
 		return
 	}
@@ -237,6 +244,71 @@ func timeBidi(a, b p2pDev, size int64, warmup, iters int) (time.Duration, error)
 	}
 	defer end.Close()
 	if err := a.s.Sync(); err != nil {
+		return 0, err
+	}
+	return end.Since(start)
+}
+
+// timeLatency times p2pLatencyIters copies of p2pLatencyBytes from src to
+// dst on s, after one untimed copy. With a spin kernel holding the stream
+// while they are queued, the copies run back to back and the events time
+// only them; without one (res.LatencyMethod says which), they run as the
+// host issues them.
+func (r *runner) timeLatency(rt Runtime, res *P2PResult, s Stream, dst, src Buffer) (time.Duration, error) {
+	if err := s.Copy(dst, src, p2pLatencyBytes); err != nil {
+		return 0, err
+	}
+	var release func() error
+	if res.LatencyMethod != "back-to-back" {
+		var err error
+		if release, err = rt.Hold(s); err != nil {
+			res.LatencyMethod, res.LatencyNote = "back-to-back", "no spin kernel: "+oneLine(err.Error())
+			r.progressf("p2p: latency without a spin kernel (%v)", err)
+			release = nil
+		} else {
+			res.LatencyMethod = "spin-kernel"
+			once, done := release, false
+			release = func() error {
+				if done {
+					return nil
+				}
+				done = true
+				return once()
+			}
+		}
+	}
+	el, err := timeQueued(s, dst, src, release)
+	if err != nil && release != nil {
+		release() // never leave the stream held
+	}
+	return el, err
+}
+
+// timeQueued records an event, queues the latency copies and a second
+// event, releases the stream (when held) and only then waits: waiting
+// first would wait for the spin kernel.
+func timeQueued(s Stream, dst, src Buffer, release func() error) (time.Duration, error) {
+	start, err := s.Record()
+	if err != nil {
+		return 0, err
+	}
+	defer start.Close()
+	for i := 0; i < p2pLatencyIters; i++ {
+		if err := s.Copy(dst, src, p2pLatencyBytes); err != nil {
+			return 0, err
+		}
+	}
+	end, err := s.Record()
+	if err != nil {
+		return 0, err
+	}
+	defer end.Close()
+	if release != nil {
+		if err := release(); err != nil {
+			return 0, err
+		}
+	}
+	if err := s.Sync(); err != nil {
 		return 0, err
 	}
 	return end.Since(start)

@@ -36,12 +36,14 @@ type Report struct {
 	// Options are the settings of the run.
 	Options RunSettings `json:"options"`
 	// Probes is the status of every requested probe, in run order.
-	Probes []ProbeStatus `json:"probes"`
-	Topo   *TopoResult   `json:"topo,omitempty"`
-	Copy   *CopyResult   `json:"copy,omitempty"`
-	P2P    *P2PResult    `json:"p2p,omitempty"`
-	NCCL   *NCCLResult   `json:"nccl,omitempty"`
-	GDR    *GDRResult    `json:"gdr,omitempty"`
+	Probes []ProbeStatus      `json:"probes"`
+	Topo   *TopoResult        `json:"topo,omitempty"`
+	Copy   *CopyResult        `json:"copy,omitempty"`
+	P2P    *P2PResult         `json:"p2p,omitempty"`
+	NVBW   *NVBandwidthResult `json:"nvbw,omitempty"`
+	NCCL   *NCCLResult        `json:"nccl,omitempty"`
+	GDR    *GDRResult         `json:"gdr,omitempty"`
+	RDMA   *RDMAResult        `json:"rdma,omitempty"`
 }
 
 // Machine identifies the machine and software of a record.
@@ -74,6 +76,7 @@ type RunSettings struct {
 	Iters      int      `json:"iters"`
 	Warmup     int      `json:"warmup_iters"`
 	CopyBytes  int64    `json:"copy_bytes"`
+	Check      int      `json:"check"`
 }
 
 // Probe statuses.

@@ -9,7 +9,7 @@
 #   HWBENCH_ARGS extra flags for every hwbench run (e.g. "--maxbytes 8G")
 #
 # Every step runs under a time limit and its failure is logged, not fatal;
-# the limits add up to about 8 minutes. Exit status: 0 when every step
+# the limits add up to about 10 minutes. Exit status: 0 when every step
 # succeeded, 1 otherwise (the results of the steps that worked are kept).
 set -u
 
@@ -124,8 +124,8 @@ else
 	# shellcheck disable=SC2206 # word splitting of HWBENCH_ARGS is intended
 	[ -n "${HWBENCH_ARGS:-}" ] && extra+=(${HWBENCH_ARGS})
 	# One process per probe: a probe that crashes or hangs costs only itself.
-	# Limits (s) are generous for one H200 and stay within ~8 minutes in all.
-	for p in topo:45 copy:60 p2p:90 nccl:180 gdr:60; do
+	# Limits (s) are generous for one H200 and stay within ~10 minutes in all.
+	for p in topo:45 copy:60 p2p:90 nvbw:90 nccl:240 gdr:60; do
 		name=${p%%:*}
 		step "hwbench-$name" "${p##*:}" "$BIN" hwbench --probes "$name" --out "$OUTDIR/hwbench-$name.json" ${extra[@]+"${extra[@]}"}
 	done

@@ -14,7 +14,7 @@ import (
 )
 
 // Probes are the probe names in their default order.
-var Probes = []string{"topo", "copy", "p2p", "nccl", "gdr"}
+var Probes = []string{"topo", "copy", "p2p", "nvbw", "nccl", "gdr", "rdma"}
 
 // Options configures a run. Zero values take the defaults of
 // DefaultOptions where noted.
@@ -33,6 +33,12 @@ type Options struct {
 	// Iters and Warmup are the timed and untimed repetitions of every
 	// measurement (nccl-tests -n and -w).
 	Iters, Warmup int
+	// Collectives are the nccl probe's sweeps, in order (nil: every one
+	// of NCCLCollectives).
+	Collectives []model.Collective
+	// Check is nccl-tests' -c: 1 checks every size of the nccl sweeps on
+	// known data (the #wrong columns), 0 does not.
+	Check int
 	// CopyBytes is the size of one copy in the copy and p2p probes.
 	CopyBytes model.Bytes
 	// Rank and NRanks place this process in a multi-process run (NRanks 0
@@ -52,13 +58,17 @@ type Options struct {
 	Tool string
 	// BackendName is recorded in the report ("native", "fake").
 	BackendName string
+	// Getenv reads the launcher's variables (SLURM_LOCALID,
+	// OMPI_COMM_WORLD_LOCAL_RANK, LOCAL_RANK) and NCCL's settings (nil:
+	// os.Getenv).
+	Getenv func(string) string
 }
 
 // DefaultOptions are the defaults of the collsim hwbench command.
 func DefaultOptions() Options {
 	return Options{
 		Probes: append([]string(nil), Probes...), Out: "hwbench.json",
-		MinBytes: 8, MaxBytes: model.GiB, StepFactor: 2, Iters: 20, Warmup: 5,
+		MinBytes: 8, MaxBytes: model.GiB, StepFactor: 2, Iters: 20, Warmup: 5, Check: 1,
 		CopyBytes: 64 * model.MiB, BootTimeout: 5 * time.Minute,
 	}
 }
@@ -111,6 +121,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("hwbench: stepfactor must be at least 2, got %d", o.StepFactor)
 	case o.Iters < 1:
 		return fmt.Errorf("hwbench: iters must be at least 1, got %d", o.Iters)
+	case o.Check < 0:
+		return fmt.Errorf("hwbench: check must be 0 or 1, got %d", o.Check)
 	case o.Warmup < 0:
 		return fmt.Errorf("hwbench: warmup must not be negative, got %d", o.Warmup)
 	case o.CopyBytes < 4:
@@ -156,6 +168,9 @@ func Run(ctx context.Context, b Backend, o Options) (*Report, error) {
 	}
 	if o.Tool == "" {
 		o.Tool = "collsim hwbench"
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 	if err := o.validate(); err != nil {
 		return nil, err
@@ -205,7 +220,7 @@ func Run(ctx context.Context, b Backend, o Options) (*Report, error) {
 	}
 	r.rep = &Report{
 		Format: Format, Tool: o.Tool, Backend: o.BackendName, Machine: r.machine, Started: r.now(),
-		Options: RunSettings{Probes: o.Probes, MinBytes: int64(o.MinBytes), MaxBytes: int64(o.MaxBytes), StepFactor: o.StepFactor, Iters: o.Iters, Warmup: o.Warmup, CopyBytes: int64(o.CopyBytes)},
+		Options: RunSettings{Probes: o.Probes, MinBytes: int64(o.MinBytes), MaxBytes: int64(o.MaxBytes), StepFactor: o.StepFactor, Iters: o.Iters, Warmup: o.Warmup, CopyBytes: int64(o.CopyBytes), Check: o.Check},
 	}
 	for _, p := range o.Probes {
 		r.rep.Probes = append(r.rep.Probes, ProbeStatus{Name: p, Status: StatusPending})
@@ -220,7 +235,7 @@ func Run(ctx context.Context, b Backend, o Options) (*Report, error) {
 			st.Status, st.Error = StatusSkipped, "interrupted before it started"
 			continue
 		}
-		if p != "nccl" && r.localRank != 0 {
+		if p != "nccl" && p != "rdma" && r.localRank != 0 {
 			st.Status, st.Error = StatusSkipped, fmt.Sprintf("runs on the first rank of %s", host)
 			continue
 		}
@@ -272,10 +287,14 @@ func (r *runner) runProbe(ctx context.Context, p string) (err error) {
 		return r.probeCopy(ctx)
 	case "p2p":
 		return r.probeP2P(ctx)
+	case "nvbw":
+		return r.probeNVBW(ctx)
 	case "nccl":
 		return r.probeNCCL(ctx)
 	case "gdr":
 		return r.probeGDR(ctx)
+	case "rdma":
+		return r.probeRDMA(ctx)
 	}
 	return fmt.Errorf("unknown probe %q", p)
 }

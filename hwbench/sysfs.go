@@ -456,3 +456,41 @@ func peerMemLoaded(fsys fs.FS) bool {
 	}
 	return false
 }
+
+// numaNodes lists the online NUMA nodes (sys/devices/system/node/online,
+// "0-1" or "0,2-3"); nil when unknown.
+func numaNodes(fsys fs.FS) []int {
+	if fsys == nil {
+		return nil
+	}
+	var out []int
+	for _, part := range strings.Split(readText(fsys, "sys/devices/system/node/online"), ",") {
+		if part == "" {
+			continue
+		}
+		lo, hi, found := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if found {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || b < a || b-a > 1024 {
+			return nil
+		}
+		for n := a; n <= b; n++ {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// pciNUMA returns the NUMA node of PCI function bus from sysfs, -1 when
+// unknown (no sysfs entry, or numa_node -1 on a one-node machine).
+func pciNUMA(fsys fs.FS, bus string) int {
+	d, err := readPCI(fsys, bus)
+	if err != nil {
+		return -1
+	}
+	return d.NUMA
+}

@@ -168,6 +168,7 @@ type hbReport struct {
 			Collective string `json:"collective"`
 			Test       string `json:"test"`
 			Redop      string `json:"redop"`
+			Root       *int   `json:"root"` // absent before hwbench swept Broadcast and Reduce: -1
 			Rows       []struct {
 				Size  int64    `json:"size_bytes"`
 				Count int64    `json:"count"`
@@ -177,6 +178,8 @@ type hbReport struct {
 			AvgBusBW hbNum `json:"avg_busbw_gbps"`
 			Complete bool  `json:"complete"`
 		} `json:"sweeps"`
+		// DebugLog is NCCL's NCCL_DEBUG=INFO output during the probe.
+		DebugLog []string `json:"debug_log"`
 	} `json:"nccl"`
 	GDR *struct {
 		hbStamp
@@ -207,22 +210,52 @@ type hbReport struct {
 			Error string `json:"error"`
 		} `json:"ports"`
 	} `json:"gdr"`
+	// RDMA is the rdma probe: RDMA WRITE between two nodes.
+	RDMA *struct {
+		Writer struct {
+			Host     string  `json:"host"`
+			HCA      string  `json:"hca"`
+			MTU      int     `json:"mtu"`
+			GID      string  `json:"gid"`
+			RateGbps float64 `json:"rate_gbps"`
+		} `json:"writer"`
+		Bandwidth []struct {
+			Src   string `json:"src"`
+			Dst   string `json:"dst"`
+			Bytes int64  `json:"bytes"`
+			Iters int    `json:"iters"`
+			GBps  hbNum  `json:"gbps"`
+		} `json:"bandwidth"`
+		Latency []struct {
+			Src   string `json:"src"`
+			Dst   string `json:"dst"`
+			Bytes int64  `json:"bytes"`
+			Iters int    `json:"iters"`
+			Us    hbNum  `json:"us"`
+		} `json:"latency"`
+	} `json:"rdma"`
 }
 
 type hbTiming struct {
 	TimeUs hbNum `json:"time_us"`
 	AlgBW  hbNum `json:"algbw_gbps"`
 	BusBW  hbNum `json:"busbw_gbps"`
+	// Wrong is the data check's #wrong; absent when not checked.
+	Wrong *int64 `json:"wrong"`
 }
 
 func (t hbTiming) result() Result {
-	return Result{TimeUs: float64(t.TimeUs), AlgBW: float64(t.AlgBW), BusBW: float64(t.BusBW), Wrong: -1,
+	wrong := int64(-1)
+	if t.Wrong != nil {
+		wrong = *t.Wrong
+	}
+	return Result{TimeUs: float64(t.TimeUs), AlgBW: float64(t.AlgBW), BusBW: float64(t.BusBW), Wrong: wrong,
 		Valid: !math.IsNaN(float64(t.TimeUs)) && !math.IsNaN(float64(t.BusBW))}
 }
 
 // ParseHWBench converts a collsim hwbench report into an Artifact: the nccl
 // sweeps become Runs (Collective, Ranks, Devices, Rows as nccl-tests would
-// print them, #wrong -1 since hwbench does not validate), the p2p and copy
+// print them, #wrong from the data check or -1 where it did not run), the p2p and copy
 // probes Matrices, the gdr loopback measurements Perftest results, the RDMA
 // ports Ports, the topology Topo (the node spec and the path matrix), the
 // machine and versions Machine; failed, skipped and notable results become
@@ -255,8 +288,16 @@ func ParseHWBench(name string, data []byte) (*Artifact, error) {
 		return nil, fmt.Errorf("calibrate: %s: %w", name, err)
 	}
 	hbRuns(a, &r)
+	if r.NCCL != nil && len(r.NCCL.DebugLog) > 0 {
+		// The NCCL log parser reads the captured lines as it reads a log
+		// file: transports, GDRDMA, channels, NVLS.
+		if la, err := parseText(name, []byte(strings.Join(r.NCCL.DebugLog, "\n")), false); err == nil && la.Log != nil {
+			a.Log = la.Log
+		}
+	}
 	hbMatrices(a, &r)
 	hbGDR(a, &r)
+	hbRDMA(a, &r)
 	if len(a.Runs) == 0 && len(a.Matrices) == 0 && a.Topo == nil && len(a.Perftest) == 0 && len(a.Ports) == 0 {
 		return nil, fmt.Errorf("calibrate: %s:1: hwbench report without any measurement (probes: %s): %w", name, hbProbeList(&r), ErrUnrecognized)
 	}
@@ -364,8 +405,12 @@ func hbRuns(a *Artifact, r *hbReport) {
 		for _, d := range n.Devices {
 			run.Devices = append(run.Devices, Device{Rank: d.Rank, Host: d.Host, Dev: d.Device, BusID: d.BusID, Name: d.Name})
 		}
+		root := -1
+		if sw.Root != nil {
+			root = *sw.Root
+		}
 		for _, row := range sw.Rows {
-			run.Rows = append(run.Rows, Row{Size: row.Size, Count: row.Count, Type: run.DType, Redop: sw.Redop, Root: -1,
+			run.Rows = append(run.Rows, Row{Size: row.Size, Count: row.Count, Type: run.DType, Redop: sw.Redop, Root: root,
 				OOP: row.OOP.result(), IP: row.IP.result()})
 		}
 		if len(run.Rows) > 0 {
@@ -471,7 +516,7 @@ func hbGDR(a *Artifact, r *hbReport) {
 				ev = p.Error
 			}
 			a.Findings = append(a.Findings, Finding{Code: FindNoGDR, Severity: SevWarning,
-				Message:  fmt.Sprintf("%s port %d cannot register GPU memory: no GPUDirect RDMA, so NCCL stages network traffic through host memory (is nvidia_peermem loaded?)", p.HCA, p.Port),
+				Message:  fmt.Sprintf("%s port %d cannot register GPU memory: no GPUDirect RDMA, so NCCL stages network traffic through host memory (neither DMA-BUF nor nvidia_peermem worked)", p.HCA, p.Port),
 				Evidence: ev})
 		}
 		if p.Path == "SYS" || p.Path == "NODE" {
@@ -479,12 +524,12 @@ func hbGDR(a *Artifact, r *hbReport) {
 				Message:  fmt.Sprintf("the GPU closest to %s is %s away (no GPU shares its PCIe switch)", p.HCA, p.Path),
 				Evidence: fmt.Sprintf("GPU %d", p.GPU)})
 		}
-		a.Perftest = append(a.Perftest, loopbackByDirection(len(p.Bandwidth), "bw", p.HCA, link, func(i int) (string, string, PerftestRow) {
+		a.Perftest = append(a.Perftest, loopbackByDirection("hwbench loopback rdma_write", len(p.Bandwidth), "bw", p.HCA, link, func(i int) (string, string, PerftestRow) {
 			b := p.Bandwidth[i]
 			gbits := float64(b.GBps) * 8
 			return b.Src, b.Dst, PerftestRow{Bytes: b.Bytes, Iters: b.Iters, PeakGbs: gbits, AvgGbs: gbits}
 		})...)
-		a.Perftest = append(a.Perftest, loopbackByDirection(len(p.Latency), "lat", p.HCA, link, func(i int) (string, string, PerftestRow) {
+		a.Perftest = append(a.Perftest, loopbackByDirection("hwbench loopback rdma_write", len(p.Latency), "lat", p.HCA, link, func(i int) (string, string, PerftestRow) {
 			l := p.Latency[i]
 			us := float64(l.Us)
 			return l.Src, l.Dst, PerftestRow{Bytes: l.Bytes, Iters: l.Iters, LatTypUs: us, LatAvgUs: us}
@@ -495,9 +540,11 @@ func hbGDR(a *Artifact, r *hbReport) {
 // loopbackByDirection groups n hwbench loopback measurements of one port
 // (measurement i is at(i): its source and destination memory, "host" or
 // "gpu", and its row) into one perftest-style result per direction, in
-// order of first appearance, named "hwbench loopback rdma_write <what>
-// src->dst". A direction that touches GPU memory counts as GPUDirect.
-func loopbackByDirection(n int, what, hca, link string, at func(i int) (src, dst string, row PerftestRow)) []*PerftestResult {
+// order of first appearance, named "<name> <what> src->dst" (name
+// "hwbench loopback rdma_write" for the gdr probe, "hwbench rdma_write"
+// for the rdma probe between nodes). A direction that touches GPU memory
+// counts as GPUDirect.
+func loopbackByDirection(name string, n int, what, hca, link string, at func(i int) (src, dst string, row PerftestRow)) []*PerftestResult {
 	type key struct{ src, dst string }
 	byDir := map[key]*PerftestResult{}
 	var out []*PerftestResult
@@ -505,7 +552,7 @@ func loopbackByDirection(n int, what, hca, link string, at func(i int) (src, dst
 		src, dst, row := at(i)
 		res := byDir[key{src, dst}]
 		if res == nil {
-			res = &PerftestResult{Test: fmt.Sprintf("hwbench loopback rdma_write %s %s->%s", what, src, dst), Device: hca, LinkType: link,
+			res = &PerftestResult{Test: fmt.Sprintf("%s %s %s->%s", name, what, src, dst), Device: hca, LinkType: link,
 				GPUDirect: src == "gpu" || dst == "gpu"}
 			byDir[key{src, dst}] = res
 			out = append(out, res)
@@ -513,4 +560,27 @@ func loopbackByDirection(n int, what, hca, link string, at func(i int) (src, dst
 		res.Rows = append(res.Rows, row)
 	}
 	return out
+}
+
+// hbRDMA turns the rdma probe (RDMA WRITE from one node into another) into
+// perftest-style results named "hwbench rdma_write bw|lat src->dst".
+func hbRDMA(a *Artifact, r *hbReport) {
+	x := r.RDMA
+	if x == nil {
+		return
+	}
+	link := "IB"
+	if x.Writer.GID != "" {
+		link = "Ethernet"
+	}
+	a.Perftest = append(a.Perftest, loopbackByDirection("hwbench rdma_write", len(x.Bandwidth), "bw", x.Writer.HCA, link, func(i int) (string, string, PerftestRow) {
+		b := x.Bandwidth[i]
+		gbits := float64(b.GBps) * 8
+		return b.Src, b.Dst, PerftestRow{Bytes: b.Bytes, Iters: int64(b.Iters), PeakGbs: gbits, AvgGbs: gbits}
+	})...)
+	a.Perftest = append(a.Perftest, loopbackByDirection("hwbench rdma_write", len(x.Latency), "lat", x.Writer.HCA, link, func(i int) (string, string, PerftestRow) {
+		l := x.Latency[i]
+		us := float64(l.Us)
+		return l.Src, l.Dst, PerftestRow{Bytes: l.Bytes, Iters: int64(l.Iters), LatTypUs: us, LatAvgUs: us}
+	})...)
 }

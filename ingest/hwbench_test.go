@@ -68,7 +68,7 @@ func TestParseHWBenchFixture(t *testing.T) {
 	}
 
 	t.Run("runs", func(t *testing.T) {
-		want := []model.Collective{model.AllReduce, model.AllGather, model.ReduceScatter}
+		want := []model.Collective{model.AllReduce, model.AllGather, model.ReduceScatter, model.Broadcast, model.Reduce, model.AlltoAll, model.SendRecv}
 		if len(a.Runs) != len(want) {
 			t.Fatalf("%d runs", len(a.Runs))
 		}
@@ -81,9 +81,15 @@ func TestParseHWBenchFixture(t *testing.T) {
 				t.Errorf("run %d: %d rows, params %v", i, len(r.Rows), r.Params)
 			}
 			last := r.Rows[len(r.Rows)-1]
-			// nccl-tests factors (nccl-facts §1.1) on 4 ranks: 1.5 for AllReduce, 0.75 otherwise.
+			// nccl-tests factors (nccl-facts §1.1) on 4 ranks: 1.5 for AllReduce, 0.75 for
+			// AllGather, ReduceScatter and AlltoAll, 1 otherwise. The fixture ran the data
+			// check (#wrong 0); Broadcast and Reduce have root 0.
 			f := want[i].BusBWFactor(4)
-			if !last.OOP.Valid || math.Abs(last.OOP.BusBW-f*last.OOP.AlgBW) > 1e-3*last.OOP.BusBW || last.OOP.Wrong != -1 || last.Root != -1 {
+			root := -1
+			if want[i].HasRoot() {
+				root = 0
+			}
+			if !last.OOP.Valid || math.Abs(last.OOP.BusBW-f*last.OOP.AlgBW) > 1e-3*last.OOP.BusBW || last.OOP.Wrong != 0 || last.Root != root {
 				t.Errorf("run %d last row %+v (factor %g)", i, last, f)
 			}
 		}
@@ -178,7 +184,7 @@ func TestHWBenchTextParses(t *testing.T) {
 			a, b := rt.Rows[k], rj.Rows[k]
 			// The text rounds to 2 decimals (or fewer for large values).
 			if a.Size != b.Size || a.Count != b.Count || math.Abs(a.OOP.BusBW-b.OOP.BusBW) > 0.006+1e-4*b.OOP.BusBW ||
-				math.Abs(a.IP.TimeUs-b.IP.TimeUs) > 0.006+1e-4*b.IP.TimeUs || a.OOP.Wrong != -1 {
+				math.Abs(a.IP.TimeUs-b.IP.TimeUs) > 0.006+1e-4*b.IP.TimeUs || a.OOP.Wrong != b.OOP.Wrong || a.Root != b.Root {
 				t.Errorf("run %d row %d: text %+v JSON %+v", i, k, a, b)
 			}
 		}
@@ -194,7 +200,7 @@ func TestParseHWBenchThroughDetector(t *testing.T) {
 		t.Skip("ParseHWBench is not in the detector list yet")
 	}
 	a, err := Parse("hwbench_fake.json", bytes.NewReader(readHWBenchFixture(t)))
-	if err != nil || a.Kind != KindHWBench || len(a.Runs) != 3 {
+	if err != nil || a.Kind != KindHWBench || len(a.Runs) != 7 {
 		t.Fatalf("Parse: %v, %+v", err, a)
 	}
 }
@@ -288,5 +294,52 @@ func ExampleParseHWBench() {
 	// all_reduce_perf, 4 ranks: 11 rows, busbw 268 GB/s at 8388608 bytes
 	// all_gather_perf, 4 ranks: 11 rows, busbw 213 GB/s at 8388608 bytes
 	// reduce_scatter_perf, 4 ranks: 11 rows, busbw 213 GB/s at 8388608 bytes
+	// broadcast_perf, 4 ranks: 11 rows, busbw 238 GB/s at 8388608 bytes
+	// reduce_perf, 4 ranks: 11 rows, busbw 238 GB/s at 8388608 bytes
+	// alltoall_perf, 4 ranks: 11 rows, busbw 213 GB/s at 8388608 bytes
+	// sendrecv_perf, 4 ranks: 11 rows, busbw 238 GB/s at 8388608 bytes
 	// H100-SXM nvswitch
+}
+
+// TestParseHWBenchDebugLog: the NCCL_DEBUG=INFO lines hwbench captured go
+// through the NCCL log parser, so validate sees the transports and NVLS.
+func TestParseHWBenchDebugLog(t *testing.T) {
+	a, err := ParseHWBench("hwbench_fake.json", readHWBenchFixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Log == nil || a.Log.NVLSAvailable == nil || !*a.Log.NVLSAvailable || len(a.Log.Connections) == 0 || a.Log.Version != "2.21.5" {
+		t.Fatalf("log %+v", a.Log)
+	}
+}
+
+// TestParseHWBenchRDMA: the rdma probe's writes between nodes become
+// perftest-style results ("hwbench rdma_write bw host->host", Gb/s).
+func TestParseHWBenchRDMA(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(readHWBenchFixture(t), &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["rdma"] = map[string]any{
+		"writer":    map[string]any{"host": "alpha", "hca": "mlx5_0", "mtu": 4096, "rate_gbps": 400},
+		"bandwidth": []any{map[string]any{"src": "host", "dst": "host", "bytes": 8388608, "iters": 512, "gbps": 48.1}, map[string]any{"src": "gpu", "dst": "gpu", "bytes": 8388608, "iters": 512, "gbps": 46.5}},
+		"latency":   []any{map[string]any{"src": "host", "dst": "host", "bytes": 8, "iters": 1000, "us": 3.1}},
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ParseHWBench("hw.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*PerftestResult{}
+	for _, p := range a.Perftest {
+		got[p.Test] = p
+	}
+	hh, gg, lat := got["hwbench rdma_write bw host->host"], got["hwbench rdma_write bw gpu->gpu"], got["hwbench rdma_write lat host->host"]
+	if hh == nil || gg == nil || lat == nil || hh.GPUDirect || !gg.GPUDirect || hh.LinkType != "IB" ||
+		math.Abs(hh.Rows[0].AvgGbs-48.1*8) > 1e-9 || lat.Rows[0].LatAvgUs != 3.1 {
+		t.Errorf("perftest results %v", got)
+	}
 }

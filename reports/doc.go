@@ -5,10 +5,12 @@
 // executive summary with an optional [Verdict], the inputs and assumptions
 // behind the numbers, and ordered [Section]s of blocks ([Paragraph], [Code],
 // [Table], [Findings], [Verdict] and the plot specs [BusBWPlot], [TimePlot],
-// [BarPlot], [ScalingPlot], [ParetoPlot], [LinkUtilPlot], [HeatMapPlot]).
-// Plot specs are plain data in collsim's units (model.Bytes, model.GBps,
-// model.Time); reports turns them into gonum plots and carries the numbers
-// behind every plot as a table next to it.
+// [BarPlot], [ScalingPlot], [ParetoPlot], [LinkUtilPlot], [HeatMapPlot],
+// [TopologyPlot]). Plot specs are plain data in collsim's units
+// (model.Bytes, model.GBps, model.Time; a built model.Cluster for the
+// topology); reports turns them into gonum plots (the topology into SVG it
+// lays out itself) and carries the numbers behind every plot as a table
+// next to it. Within one document each series meaning keeps one colour.
 //
 // [WriteHTML] writes one self-contained file (inline CSS, plots as inline SVG,
 // no scripts, fonts, stylesheets or images fetched from anywhere).

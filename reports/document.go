@@ -36,6 +36,11 @@ type Document struct {
 	// Assumptions are the model terms and parameters behind the numbers,
 	// each with the source it came from.
 	Assumptions []Assumption
+	// OtherAssumptions are terms of the model that do not apply to these
+	// results (another NIC kind, PCIe generation or GPU than the cluster
+	// has). They are listed collapsed under the Assumptions so that the
+	// model stays complete without burying the terms that matter.
+	OtherAssumptions []Assumption
 	// Sections hold the body of the report, in order.
 	Sections []Section
 }
@@ -63,7 +68,7 @@ type Section struct {
 
 // Block is one element of a Section: a Paragraph, Code, Table, Findings,
 // Verdict, or one of the plot specs (BusBWPlot, TimePlot, BarPlot,
-// ScalingPlot, ParetoPlot, LinkUtilPlot, HeatMapPlot). Values and pointers
+// ScalingPlot, ParetoPlot, LinkUtilPlot, HeatMapPlot, TopologyPlot). Values and pointers
 // of these types are both accepted. The set is closed: other packages cannot
 // add block kinds.
 type Block interface {
@@ -283,6 +288,10 @@ func deref(b Block) (Block, error) {
 		if nilPtr = p == nil; !nilPtr {
 			return *p, nil
 		}
+	case *TopologyPlot:
+		if nilPtr = p == nil; !nilPtr {
+			return *p, nil
+		}
 	default:
 		return b, nil
 	}
@@ -464,6 +473,15 @@ func shellQuote(args []string) string {
 		b.WriteByte('\'')
 	}
 	return b.String()
+}
+
+// otherAssumptionsLabel is the heading of the collapsed list of terms that
+// do not apply.
+func otherAssumptionsLabel(n int) string {
+	if n == 1 {
+		return "1 more model term, which does not apply to these results"
+	}
+	return fmt.Sprintf("%d more model terms, which do not apply to these results", n)
 }
 
 // formatDate prints the report date, or "" for the zero time.

@@ -28,6 +28,10 @@ type figure struct {
 	legend []legendEntry
 	// width and height of the plot area, without the legend strip.
 	width, height vg.Length
+	// pal colours the series by meaning; hover collects the values shown
+	// under the pointer, filled in while drawing.
+	pal   *palette
+	hover []hoverMark
 }
 
 type legendEntry struct {
@@ -37,8 +41,8 @@ type legendEntry struct {
 
 // Figure geometry and text sizes, in points.
 const (
-	figWidth      = 6 * vg.Inch
-	figHeight     = 3.6 * vg.Inch
+	figWidth      = 7.5 * vg.Inch
+	figHeight     = 4.2 * vg.Inch
 	titleSize     = 12
 	labelSize     = 10
 	tickSize      = 9
@@ -49,17 +53,19 @@ const (
 	maxLegendCols = 2
 )
 
-// seriesColor returns the colour of series i: the Okabe-Ito colour-blind
-// safe set without yellow (too pale on white), cycled.
+// seriesColor returns series colour i (see palette for which meaning
+// gets which): the Okabe-Ito colour-blind safe set without yellow (too pale
+// on white), cycled; orange comes last because the link utilisation bars
+// use warm colours for load.
 func seriesColor(i int) color.RGBA {
 	colors := [...]color.RGBA{
-		{0x00, 0x72, 0xB2, 0xFF}, // blue
-		{0xD5, 0x5E, 0x00, 0xFF}, // vermillion
+		{0x00, 0x72, 0xB2, 0xFF}, // blue: model
+		{0xD5, 0x5E, 0x00, 0xFF}, // vermillion: measured
 		{0x00, 0x9E, 0x73, 0xFF}, // bluish green
-		{0xE6, 0x9F, 0x00, 0xFF}, // orange
 		{0xCC, 0x79, 0xA7, 0xFF}, // reddish purple
 		{0x56, 0xB4, 0xE9, 0xFF}, // sky blue
 		{0x00, 0x00, 0x00, 0xFF}, // black
+		{0xE6, 0x9F, 0x00, 0xFF}, // orange
 	}
 	return colors[i%len(colors)]
 }
@@ -115,9 +121,13 @@ func newPlot(title, xLabel, yLabel string, gridX, gridY bool) *plot.Plot {
 }
 
 // newFigure returns a figure of the standard size (figWidth by figHeight)
-// holding newPlot(title, xLabel, yLabel, gridX, gridY).
-func newFigure(title, xLabel, yLabel string, gridX, gridY bool) *figure {
-	return &figure{plot: newPlot(title, xLabel, yLabel, gridX, gridY), width: figWidth, height: figHeight}
+// holding newPlot(title, xLabel, yLabel, gridX, gridY), coloured by pal (a
+// fresh palette when nil).
+func newFigure(pal *palette, title, xLabel, yLabel string, gridX, gridY bool) *figure {
+	if pal == nil {
+		pal = newPalette()
+	}
+	return &figure{plot: newPlot(title, xLabel, yLabel, gridX, gridY), width: figWidth, height: figHeight, pal: pal}
 }
 
 // addLegend appends a legend entry showing name next to thumbs.
@@ -198,7 +208,11 @@ func (f *figure) draw(c vg.CanvasSizer) {
 	// on dark pages (GitHub dark mode shows SVGs on a dark background).
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
-	f.plot.Draw(draw.Crop(dc, 0, 0, lh, 0))
+	// A long title wraps instead of running off both ends.
+	f.plot.Title.Text = wrapText(f.plot.Title.TextStyle, f.plot.Title.Text, f.width-vg.Points(24))
+	// A small margin keeps the title's and the y label's glyph boxes
+	// inside the picture.
+	f.plot.Draw(draw.Crop(dc, vg.Points(4), -vg.Points(4), lh, -vg.Points(5)))
 	if lh == 0 {
 		return
 	}
@@ -231,12 +245,13 @@ func (f *figure) svg() (out []byte, err error) {
 	}()
 	w, h := f.size()
 	c := vgsvg.New(w, h)
+	f.hover = f.hover[:0]
 	f.draw(c)
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err
 	}
-	return fixSVGFonts(buf.Bytes()), nil
+	return injectHover(fixSVGFonts(buf.Bytes()), f.hover)
 }
 
 var fontFamilyRE = regexp.MustCompile(`font-family:([^;"']+);`)
@@ -264,9 +279,9 @@ var svgHeaderRE = regexp.MustCompile(`^<svg width="([0-9.e+-]+)pt" height="[0-9.
 // inlineSVG turns a standalone SVG document from svg into an element for
 // inline use in HTML: no XML prolog or comment, no namespace URLs (the HTML
 // parser supplies them), a viewBox and no fixed size so CSS can scale it
-// down to a phone's width, a maximum width of 1.25 times its natural size
+// down to a phone's width, a maximum width of 1.45 times its natural size
 // (1pt = 4/3 CSS px) so small figures do not balloon on wide screens, and an
-// accessible label.
+// accessible label. A standard figure (7.5 in) so fills up to about 1040 CSS px.
 func inlineSVG(svg []byte, label string) (string, error) {
 	s := string(svg)
 	i := strings.Index(s, "<svg")
@@ -283,7 +298,7 @@ func inlineSVG(svg []byte, label string) (string, error) {
 		return "", fmt.Errorf("reports: SVG width %q: %w", s[m[2]:m[3]], err)
 	}
 	head := fmt.Sprintf(`<svg class="plot" viewBox="%s" style="max-width:%dpx" role="img" aria-label="%s">`,
-		s[m[4]:m[5]], int(math.Round(w*4/3*1.25)), htmlAttrEscape(label))
+		s[m[4]:m[5]], int(math.Round(w*4/3*1.45)), htmlAttrEscape(label))
 	return head + strings.TrimRight(s[m[1]:], "\n"), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
 )
 
 // The numbers in these fixtures are synthetic: shaped like nccl-tests
@@ -224,5 +225,44 @@ func fixtureMinimal() *Document {
 	return &Document{
 		Title:    "Inspect: dgx-h100-a",
 		Sections: []Section{{Title: "Topology", Blocks: []Block{Paragraph{Text: "8 GPUs, 4 NVSwitches, 8 NICs (NDR 400G)."}}}},
+	}
+}
+
+// fixtureCluster builds 16 DGX H100 nodes with eight 400G InfiniBand NICs
+// each under a 4:1 oversubscribed leaf-spine fabric, four nodes per leaf.
+func fixtureCluster() *model.Cluster {
+	spec, err := scenarios.Overrides{Node: "dgx-h100", Nodes: 16, NICs: "8x400G-ib"}.Resolve()
+	if err != nil {
+		panic(err)
+	}
+	spec.Fabric = model.FabricSpec{Kind: "leaf-spine", NodesPerLeaf: 4, Oversubscription: 4}
+	c, err := spec.Build()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func fixtureTopology() TopologyPlot {
+	return TopologyPlot{Title: "Topology of 16 x dgx-h100 under a 4:1 leaf-spine fabric", Cluster: fixtureCluster(),
+		Bottleneck: "fabric/leaf1->fabric/spine0", Class: "fabric", Utilization: 0.991,
+		Caption: "The red link is the bottleneck."}
+}
+
+// fixtureTopologyDoc is a prediction-style report with a busbw curve that
+// switches algorithm and a topology picture.
+func fixtureTopologyDoc() *Document {
+	bw := fixtureBusBW()
+	bw.Series = bw.Series[:1]
+	bw.Marks = []SizeMark{{Size: 64 * model.KiB, Label: "ring/ll128"}, {Size: 64 * model.MiB, Label: "ring/simple"}}
+	return &Document{
+		Title:            "AllReduce on 16 x dgx-h100: prediction",
+		Summary:          "Limited by the leaf-spine uplinks.",
+		Assumptions:      []Assumption{{Term: "net.eff.ib: achieved fraction of ib NIC line rate", Value: "0.95", Source: "nccl-tests#290"}},
+		OtherAssumptions: []Assumption{{Term: "net.eff.efa: achieved fraction of efa NIC line rate", Value: "0.88", Source: "aws_p4d_a100_2x8_efa case"}},
+		Sections: []Section{
+			{Title: "Bus bandwidth", Blocks: []Block{bw}},
+			{Title: "Topology", Blocks: []Block{fixtureTopology()}},
+		},
 	}
 }

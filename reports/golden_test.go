@@ -26,6 +26,7 @@ func fixtures() []struct {
 		{"validation", fixtureValidation()},
 		{"sweep", fixtureSweep()},
 		{"minimal", fixtureMinimal()},
+		{"topology", fixtureTopologyDoc()},
 	}
 }
 

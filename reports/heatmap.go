@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -15,7 +16,11 @@ import (
 // (p2pBandwidthLatencyTest, nvbandwidth): row i is the source, column j the
 // destination, first row at the top. Cells are coloured from light (low) to
 // dark (high) and, up to 16x16, annotated with their values; N/A cells
-// (NaN) are light grey and marked "N/A".
+// (NaN) are light grey and marked "N/A". The colour scale spans the
+// off-diagonal cells only: the diagonal (a GPU to itself, a local copy far
+// faster than any link) is drawn in a neutral colour with its value, so it
+// cannot hide a slow link. Each row's sum over its off-diagonal cells is
+// printed to the right of the row, as nvbandwidth prints sums.
 type HeatMapPlot struct {
 	Title   string
 	Caption string
@@ -88,13 +93,27 @@ func (p HeatMapPlot) validate() error {
 }
 
 // heatGrid adapts a square matrix to plotter.GridXYZ with row 0 at the top:
-// column c is x = c, matrix row r is y = n-1-r.
-type heatGrid [][]float64
+// column c is x = c, matrix row r is y = n-1-r. With selfApart, diagonal
+// cells read +Inf, which the heat map draws in its Overflow colour (input
+// values are never infinite).
+type heatGrid struct {
+	v         [][]float64
+	selfApart bool
+}
 
-func (g heatGrid) Dims() (c, r int)   { return len(g), len(g) }
-func (g heatGrid) Z(c, r int) float64 { return g[len(g)-1-r][c] }
-func (g heatGrid) X(c int) float64    { return float64(c) }
-func (g heatGrid) Y(r int) float64    { return float64(r) }
+func (g heatGrid) Dims() (c, r int) { return len(g.v), len(g.v) }
+func (g heatGrid) Z(c, r int) float64 {
+	i := len(g.v) - 1 - r
+	if g.selfApart && i == c && !math.IsNaN(g.v[i][c]) {
+		return math.Inf(1)
+	}
+	return g.v[i][c]
+}
+func (g heatGrid) X(c int) float64 { return float64(c) }
+func (g heatGrid) Y(r int) float64 { return float64(r) }
+
+// selfColor fills the diagonal cells, which are off the colour scale.
+func selfColor() color.RGBA { return color.RGBA{0xF2, 0xE8, 0xD5, 0xFF} }
 
 // heatPalette is a sequential light-to-dark blue ramp, interpolated between
 // three anchor colours in sRGB.
@@ -130,12 +149,16 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	})
 }
 
-// heatRange returns the colour range of the finite values: min and max,
-// widened when they are equal and 0..1 when there are none.
-func heatRange(values [][]float64) (lo, hi float64, anyNaN bool) {
+// heatRange returns the colour range of the finite values (off the
+// diagonal when offDiag): min and max, widened when they are equal and 0..1
+// when there are none.
+func heatRange(values [][]float64, offDiag bool) (lo, hi float64, anyNaN bool) {
 	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, r := range values {
-		for _, v := range r {
+	for i, r := range values {
+		for j, v := range r {
+			if offDiag && i == j {
+				continue
+			}
 			if math.IsNaN(v) {
 				anyNaN = true
 				continue
@@ -152,25 +175,66 @@ func heatRange(values [][]float64) (lo, hi float64, anyNaN bool) {
 	return lo, hi, anyNaN
 }
 
-func (p HeatMapPlot) build() (*figure, error) {
+// offDiagonal reports whether the matrix has a finite value off the
+// diagonal, so that the colour scale can leave the diagonal out.
+func (p HeatMapPlot) offDiagonal() bool {
+	for i, r := range p.Values {
+		for j, v := range r {
+			if i != j && !math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rowSum returns the sum of row i's finite off-diagonal values and whether
+// it has any.
+func (p HeatMapPlot) rowSum(i int) (float64, bool) {
+	if !strings.HasSuffix(p.unit(), "/s") {
+		return 0, false // only rates add up: a sum of latencies means nothing
+	}
+	sum, any := 0.0, false
+	for j, v := range p.Values[i] {
+		if j != i && !math.IsNaN(v) {
+			sum, any = sum+v, true
+		}
+	}
+	return sum, any
+}
+
+func (p HeatMapPlot) build(colors *palette) (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	n := len(p.Labels)
-	cell := min(max(3.2*vg.Inch/vg.Length(n), 0.2*vg.Inch), 0.6*vg.Inch)
+	cell := min(max(4*vg.Inch/vg.Length(n), 0.25*vg.Inch), 0.7*vg.Inch)
 	rowAxis, colAxis := p.axes()
 	f := &figure{
 		plot:   newPlot(p.Title, colAxis, rowAxis, false, false),
-		width:  vg.Length(n)*cell + 1.8*vg.Inch,
+		width:  vg.Length(n)*cell + 2.4*vg.Inch,
 		height: vg.Length(n)*cell + 1.3*vg.Inch,
+		pal:    colors,
 	}
 	pl := f.plot
 	pal := newHeatPalette(16)
-	lo, hi, anyNaN := heatRange(p.Values)
-	hm := plotter.NewHeatMap(heatGrid(p.Values), pal)
+	selfApart := p.offDiagonal()
+	lo, hi, anyNaN := heatRange(p.Values, selfApart)
+	hm := plotter.NewHeatMap(heatGrid{v: p.Values, selfApart: selfApart}, pal)
 	hm.Min, hm.Max = lo, hi
 	hm.NaN = naColor()
+	hm.Overflow = selfColor()
 	pl.Add(hm)
+	var hxy plotter.XYs
+	var htext []string
+	unit := p.unit()
+	for i, r := range p.Values {
+		for j, v := range r {
+			hxy = append(hxy, plotter.XY{X: float64(j), Y: float64(n - 1 - i)})
+			htext = append(htext, p.Labels[i]+" → "+p.Labels[j]+": "+fmtNum(v)+" "+unit)
+		}
+	}
+	f.addHoverCells(hxy, htext, 1, 1)
 
 	if n <= heatAnnotateLimit {
 		size := vg.Length(9)
@@ -185,7 +249,7 @@ func (p HeatMapPlot) build() (*figure, error) {
 				xys = append(xys, plotter.XY{X: float64(j), Y: float64(n - 1 - i)})
 				texts = append(texts, fmtCell(v))
 				c := color.Color(color.Black)
-				if !math.IsNaN(v) && luminance(heatColor(pal, lo, hi, v)) < 0.5 {
+				if !math.IsNaN(v) && !(selfApart && i == j) && luminance(heatColor(pal, lo, hi, v)) < 0.5 {
 					c = color.White
 				}
 				styles = append(styles, c)
@@ -204,20 +268,52 @@ func (p HeatMapPlot) build() (*figure, error) {
 		pl.Add(lb)
 	}
 
+	// Row sums in a column right of the matrix.
+	var sxy plotter.XYs
+	var stext []string
+	for i := range p.Values {
+		if sum, ok := p.rowSum(i); ok {
+			sxy = append(sxy, plotter.XY{X: float64(n) - 0.35, Y: float64(n - 1 - i)})
+			stext = append(stext, fmtCell(sum))
+		}
+	}
+	if len(sxy) > 0 {
+		sxy = append(sxy, plotter.XY{X: float64(n) - 0.35, Y: float64(n) - 0.2})
+		stext = append(stext, "row sum")
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: sxy, Labels: stext})
+		if err != nil {
+			return nil, err
+		}
+		for k := range lb.TextStyle {
+			lb.TextStyle[k].Font = sans(8, k == len(stext)-1)
+			lb.TextStyle[k].XAlign = draw.XLeft
+			lb.TextStyle[k].YAlign = draw.YCenter
+		}
+		pl.Add(lb)
+	}
+
 	rev := make([]string, n)
 	for i, l := range p.Labels {
 		rev[n-1-i] = l
 	}
-	pl.NominalX(p.Labels...)
 	pl.NominalY(rev...)
+	f.height += categoryAxis(pl, p.Labels, cell)
 	pl.X.Min, pl.X.Max = -0.5, float64(n)-0.5
+	if len(sxy) > 0 {
+		pl.X.Max = float64(n) + 0.6 // room for the row sums
+	}
 	pl.Y.Min, pl.Y.Max = -0.5, float64(n)-0.5
-	rotateIfCrowded(pl, p.Labels, cell)
+	if len(sxy) > 0 {
+		pl.Y.Max = float64(n) + 0.1 // room for the "row sum" heading
+		f.height += cell * 0.6
+	}
 
-	unit := p.unit()
-	if lowest := p.minValue(); !math.IsNaN(lowest) {
-		f.addLegend("low: "+fmtNum(lowest)+" "+unit, swatch{pal[0]})
-		f.addLegend("high: "+fmtNum(p.maxValue())+" "+unit, swatch{pal[len(pal)-1]})
+	if !math.IsNaN(p.minValue()) {
+		f.addLegend("low: "+fmtNum(lo)+" "+unit, swatch{pal[0]})
+		f.addLegend("high: "+fmtNum(hi)+" "+unit, swatch{pal[len(pal)-1]})
+	}
+	if selfApart {
+		f.addLegend("diagonal (to itself): not on the colour scale", swatch{selfColor()})
 	}
 	if anyNaN {
 		f.addLegend("N/A", swatch{naColor()})
@@ -257,6 +353,10 @@ func (p HeatMapPlot) DataTable() Table {
 	row, col := p.axes()
 	t := Table{Columns: []string{row + ` \ ` + col}}
 	t.Columns = append(t.Columns, p.Labels...)
+	sums := strings.HasSuffix(p.unit(), "/s")
+	if sums {
+		t.Columns = append(t.Columns, "row sum")
+	}
 	for i, r := range p.Values {
 		label := ""
 		if i < len(p.Labels) {
@@ -270,8 +370,21 @@ func (p HeatMapPlot) DataTable() Table {
 				cells = append(cells, fmtNum(v))
 			}
 		}
+		sum := "–"
+		if i < len(p.Labels) && len(r) == len(p.Labels) {
+			if s, ok := p.rowSum(i); ok {
+				sum = fmtNum(s)
+			}
+		}
+		if sums {
+			cells = append(cells, sum)
+		}
 		t.Rows = append(t.Rows, cells)
 	}
-	t.Notes = append(t.Notes, "Values in "+p.unit()+"; N/A: no value.")
+	note := "Values in " + p.unit() + "; N/A: no value."
+	if sums {
+		note += " Row sum: the row's values off the diagonal."
+	}
+	t.Notes = append(t.Notes, note)
 	return t
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // WriteHTML renders d as one self-contained HTML5 file: inline CSS, plots as
@@ -53,7 +54,8 @@ type htmlView struct {
 	Summary                                 []string
 	Verdict                                 *htmlVerdict
 	Inputs                                  []KV
-	Assumptions                             []Assumption
+	Assumptions, OtherAssumptions           []Assumption
+	OtherLabel                              string
 	Sections                                []htmlSection
 	TOC                                     bool
 }
@@ -74,6 +76,8 @@ type htmlBlock struct {
 }
 
 type htmlTable struct {
+	// Wide marks a table of many columns, set tighter so that it fits.
+	Wide    bool
 	Caption string
 	Head    []htmlCell
 	Rows    [][]htmlCell
@@ -118,7 +122,7 @@ func newHTMLTable(t Table) *htmlTable {
 		}
 		return ""
 	}
-	ht := &htmlTable{Caption: t.Caption, Notes: t.Notes}
+	ht := &htmlTable{Caption: t.Caption, Notes: t.Notes, Wide: len(t.Columns) >= wideTable}
 	for c, h := range t.Columns {
 		ht.Head = append(ht.Head, htmlCell{h, class(c)})
 	}
@@ -126,6 +130,10 @@ func newHTMLTable(t Table) *htmlTable {
 		row := make([]htmlCell, len(t.Columns))
 		for c := range t.Columns {
 			row[c] = htmlCell{t.cell(r, c), class(c)}
+			if class(c) == "" && longWord(row[c].Text) {
+				// may break inside its long words, so the table fits
+				row[c].Class = "b"
+			}
 		}
 		ht.Rows = append(ht.Rows, row)
 	}
@@ -144,10 +152,15 @@ func newHTMLView(d *Document) (*htmlView, error) {
 		Assumptions: d.Assumptions,
 		TOC:         len(d.Sections) >= 3,
 	}
+	if len(d.OtherAssumptions) > 0 {
+		v.OtherAssumptions = d.OtherAssumptions
+		v.OtherLabel = otherAssumptionsLabel(len(d.OtherAssumptions))
+	}
 	if d.Verdict != nil {
 		v.Verdict = newHTMLVerdict(*d.Verdict)
 	}
 	fig := 0
+	pal := newPalette()
 	for i, s := range d.Sections {
 		hs := htmlSection{ID: "s" + strconv.Itoa(i+1), Title: s.Title}
 		for j, b := range s.Blocks {
@@ -175,7 +188,7 @@ func newHTMLView(d *Document) (*htmlView, error) {
 				hb.Verdict = newHTMLVerdict(b)
 			case Plot:
 				fig++
-				svg, err := RenderSVG(b)
+				svg, err := renderPlot(b, pal)
 				if err != nil {
 					return nil, fmt.Errorf("reports: section %d (%q) block %d: %w", i+1, s.Title, j+1, err)
 				}
@@ -200,13 +213,28 @@ func newHTMLView(d *Document) (*htmlView, error) {
 	return v, nil
 }
 
+// wideTable is the column count from which a table is set tighter.
+const wideTable = 10
+
+// longWord reports whether s has a word (a run without spaces) longer than
+// 16 characters, such as a link name ("node2/nic0->fabric/switch"), which
+// would otherwise widen its column past the page.
+func longWord(s string) bool {
+	for _, w := range strings.Fields(s) {
+		if utf8.RuneCountInString(w) > 16 {
+			return true
+		}
+	}
+	return false
+}
+
 // htmlCSS is the whole stylesheet. System font stacks only; no url().
 const htmlCSS = `
 :root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--soft:#f6f8fa;--pass:#1a7f37;--warn:#9a6700;--fail:#cf222e;--info:#0969da}
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
 body{margin:0;color:var(--fg);background:#fff;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:60rem;margin:0 auto;padding:1rem 1rem 3rem}
+main{max-width:72rem;margin:0 auto;padding:1rem 1.25rem 3rem}
 h1{font-size:1.75rem;line-height:1.25;margin:.5rem 0 .25rem}
 h2{font-size:1.35rem;margin:2rem 0 .75rem;padding-bottom:.25rem;border-bottom:1px solid var(--line)}
 h3{font-size:1.05rem;margin:1.25rem 0 .5rem}
@@ -228,6 +256,12 @@ nav ol{margin:.25rem 0;padding-left:1.5rem}
 table{border-collapse:collapse;font-size:.9rem;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:.25rem 0}
 th,td{border:1px solid var(--line);padding:.3rem .6rem;vertical-align:top}
+td.b{overflow-wrap:anywhere;min-width:5rem}
+td.r{white-space:nowrap}
+table.wide{font-size:.8rem}
+table.wide th,table.wide td{padding:.25rem .4rem}
+table.wide td.r{white-space:normal}
+table.wrap{width:100%}
 th{background:var(--soft);text-align:left}
 td.r,th.r{text-align:right}
 td.c,th.c{text-align:center}
@@ -247,6 +281,7 @@ code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono
 .finding .sev{text-transform:uppercase;font-size:.75rem;font-weight:700;letter-spacing:.05em;color:var(--muted)}
 .finding .title{font-weight:600;margin:.1rem 0}
 .finding p{margin:.2rem 0}
+.finding,.verdict .label,.summary p,figcaption,li{overflow-wrap:anywhere}
 footer{margin-top:2.5rem;border-top:1px solid var(--line);padding-top:.5rem;color:var(--muted);font-size:.85rem}
 @media (max-width:40rem){body{font-size:15px}main{padding:.75rem .6rem 2rem}h1{font-size:1.4rem}}
 @media print{
@@ -368,17 +403,32 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- end}}
 </section>
 {{- end}}
-{{- if .Assumptions}}
+{{- if or .Assumptions .OtherAssumptions}}
 <section id="assumptions">
 <h2>Assumptions</h2>
-<div class="tw"><table>
+{{- with .Assumptions}}
+<div class="tw"><table class="wrap">
 <thead><tr><th>Term</th><th>Value</th><th>Source</th></tr></thead>
 <tbody>
-{{- range .Assumptions}}
+{{- range .}}
 <tr><td>{{.Term}}</td><td>{{.Value}}</td><td>{{.Source}}</td></tr>
 {{- end}}
 </tbody>
 </table></div>
+{{- end}}
+{{- with .OtherAssumptions}}
+<details>
+<summary>{{$.OtherLabel}}</summary>
+<div class="tw"><table class="wrap">
+<thead><tr><th>Term</th><th>Value</th><th>Source</th></tr></thead>
+<tbody>
+{{- range .}}
+<tr><td>{{.Term}}</td><td>{{.Value}}</td><td>{{.Source}}</td></tr>
+{{- end}}
+</tbody>
+</table></div>
+</details>
+{{- end}}
 </section>
 {{- end}}
 <footer>
@@ -396,7 +446,7 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- with .Detail}}<p class="detail">{{.}}</p>{{end}}</div>
 {{- end}}
 {{define "table"}}
-<div class="tw"><table>
+<div class="tw"><table{{if .Wide}} class="wide"{{end}}>
 {{- with .Caption}}
 <caption>{{.}}</caption>
 {{- end}}

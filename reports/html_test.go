@@ -158,7 +158,7 @@ func TestHTMLStructure(t *testing.T) {
 		{"print styles", strings.Contains(page, "@media print{")},
 		{"no page breaks in figures", strings.Contains(page, "figure,table,.finding,pre,.verdict,.summary{break-inside:avoid")},
 		{"scaling SVG", strings.Contains(page, "svg.plot{display:block;width:100%;height:auto}")},
-		{"SVG capped near natural size", strings.Contains(page, `<svg class="plot" viewBox="0 0 432 309.2" style="max-width:720px" role="img"`)},
+		{"SVG capped near natural size", strings.Contains(page, `<svg class="plot" viewBox="0 0 540 352.4" style="max-width:1044px" role="img"`)},
 		{"one figure per plot", strings.Count(page, "<figure ") == plots},
 		{"one data table per plot", strings.Count(page, "<details>") == plots},
 		{"every table scrolls in a wrapper", strings.Count(page, "<table>") == strings.Count(page, `<div class="tw"><table>`)},

@@ -150,6 +150,7 @@ func renderMarkdown(d *Document, assetPrefix string) ([]byte, []asset, error) {
 		mdTable(&b, t)
 	}
 	fig := 0
+	pal := newPalette()
 	for i, s := range d.Sections {
 		fmt.Fprintf(&b, "\n## %s\n", mdLine(s.Title))
 		for j, blk := range s.Blocks {
@@ -186,7 +187,7 @@ func renderMarkdown(d *Document, assetPrefix string) ([]byte, []asset, error) {
 				mdVerdict(&b, blk)
 			case Plot:
 				fig++
-				svg, err := RenderSVG(blk)
+				svg, err := renderPlot(blk, pal)
 				if err != nil {
 					return nil, nil, fmt.Errorf("reports: section %d (%q) block %d: %w", i+1, s.Title, j+1, err)
 				}
@@ -211,6 +212,18 @@ func renderMarkdown(d *Document, assetPrefix string) ([]byte, []asset, error) {
 			t.Rows = append(t.Rows, []string{a.Term, a.Value, a.Source})
 		}
 		mdTable(&b, t)
+	}
+	if len(d.OtherAssumptions) > 0 {
+		if len(d.Assumptions) == 0 {
+			b.WriteString("\n## Assumptions\n")
+		}
+		fmt.Fprintf(&b, "\n<details>\n<summary>%s</summary>\n", html.EscapeString(otherAssumptionsLabel(len(d.OtherAssumptions))))
+		t := Table{Columns: []string{"Term", "Value", "Source"}, Align: []Align{AlignLeft, AlignLeft, AlignLeft}}
+		for _, a := range d.OtherAssumptions {
+			t.Rows = append(t.Rows, []string{a.Term, a.Value, a.Source})
+		}
+		mdTable(&b, t)
+		b.WriteString("\n</details>\n")
 	}
 	if len(d.CommandLine) > 0 {
 		cmd := shellQuote(d.CommandLine)

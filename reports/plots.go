@@ -3,6 +3,7 @@ package reports
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/collsim/collsim/model"
 )
@@ -31,7 +33,9 @@ type Plot interface {
 
 	kind() string
 	validate() error
-	build() (*figure, error)
+	// render draws the plot as a standalone SVG document, colouring its
+	// series by meaning with pal (shared by the plots of one report).
+	render(pal *palette) ([]byte, error)
 }
 
 // RenderSVG renders p as a standalone SVG document (UTF-8, no external
@@ -46,17 +50,34 @@ func RenderSVG(p Plot) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
-	p = b.(Plot)
-	f, err := p.build()
-	if err != nil {
-		return nil, fmt.Errorf("reports: %s: %w", blockName(p), err)
-	}
-	svg, err := f.svg()
+	return renderPlot(b.(Plot), newPalette())
+}
+
+// renderPlot renders p with the report's palette; errors name the plot.
+func renderPlot(p Plot, pal *palette) ([]byte, error) {
+	svg, err := p.render(pal)
 	if err != nil {
 		return nil, fmt.Errorf("reports: %s: %w", blockName(p), err)
 	}
 	return svg, nil
 }
+
+// renderFigure builds a gonum figure and draws it as SVG.
+func renderFigure(build func(*palette) (*figure, error), pal *palette) ([]byte, error) {
+	f, err := build(pal)
+	if err != nil {
+		return nil, err
+	}
+	return f.svg()
+}
+
+func (p BusBWPlot) render(pal *palette) ([]byte, error)    { return renderFigure(p.build, pal) }
+func (p TimePlot) render(pal *palette) ([]byte, error)     { return renderFigure(p.build, pal) }
+func (p BarPlot) render(pal *palette) ([]byte, error)      { return renderFigure(p.build, pal) }
+func (p ScalingPlot) render(pal *palette) ([]byte, error)  { return renderFigure(p.build, pal) }
+func (p ParetoPlot) render(pal *palette) ([]byte, error)   { return renderFigure(p.build, pal) }
+func (p LinkUtilPlot) render(pal *palette) ([]byte, error) { return renderFigure(p.build, pal) }
+func (p HeatMapPlot) render(pal *palette) ([]byte, error)  { return renderFigure(p.build, pal) }
 
 // SeriesStyle says how a series is drawn.
 type SeriesStyle int
@@ -101,6 +122,9 @@ type BusBWPlot struct {
 	Series []BWSeries
 	// Band, when not nil, shades the tolerance band around one series.
 	Band *Band
+	// Marks are sizes to mark with a vertical line, such as where NCCL
+	// switches algorithm or protocol.
+	Marks []SizeMark
 }
 
 // BWSeries is one busbw curve, such as "model", "measured" or a design.
@@ -165,6 +189,9 @@ func (p BusBWPlot) validate() error {
 	if err := validateLines(p.Series); err != nil {
 		return err
 	}
+	if err := checkMarks(p.Marks); err != nil {
+		return err
+	}
 	if b := p.Band; b != nil {
 		names := make([]string, len(p.Series))
 		for i, s := range p.Series {
@@ -180,11 +207,11 @@ func (p BusBWPlot) validate() error {
 	return nil
 }
 
-func (p BusBWPlot) build() (*figure, error) {
+func (p BusBWPlot) build(pal *palette) (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := newFigure(p.Title, "message size (bytes)", "busbw (GB/s)", true, true)
+	f := newFigure(pal, p.Title, "message size (bytes)", "busbw (GB/s)", true, true)
 	pl := f.plot
 	top := 0.0
 	var band *plotter.Polygon
@@ -202,7 +229,7 @@ func (p BusBWPlot) build() (*figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := seriesColor(ref)
+		c := seriesColor(f.pal.of(b.Reference))
 		c.A = 0x40
 		c.R, c.G, c.B = uint8(uint16(c.R)*0x40/0xFF), uint8(uint16(c.G)*0x40/0xFF), uint8(uint16(c.B)*0x40/0xFF)
 		poly.Color = c
@@ -213,7 +240,7 @@ func (p BusBWPlot) build() (*figure, error) {
 			top = math.Max(top, float64(pt.BusBW)*(1+b.Tolerance))
 		}
 	}
-	lo, hi, _, yhi, err := addLines(f, p.Series)
+	lo, hi, _, yhi, sus, err := addLines(f, p.Series, lineOpts[model.Bytes]{xLabel: model.FormatBytes, yUnit: " GB/s", flagSuspects: true})
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +250,12 @@ func (p BusBWPlot) build() (*figure, error) {
 	log2Axis(&pl.X, lo, hi, sizeLabel)
 	pl.Y.Min, pl.Y.Max = 0, headroom(math.Max(top, yhi))
 	pl.Y.Tick.Marker = linearTicks("")
+	if err := f.markSuspects(sus, pl.Y.Max); err != nil {
+		return nil, err
+	}
+	if err := f.addMarks(p.Marks, pl.Y.Min, pl.Y.Max, false, seriesXYs(p.Series)); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -238,6 +271,9 @@ func headroom(top float64) float64 {
 // and one busbw column per series, plus the band limits when there is a band.
 func (p BusBWPlot) DataTable() Table {
 	t, sizes := linesTable(p.Series, "size", " (GB/s)", model.FormatBytes)
+	if len(p.Marks) > 0 {
+		t.Notes = append(t.Notes, marksNote(p.Marks))
+	}
 	b := p.Band
 	if b == nil {
 		return t
@@ -273,6 +309,9 @@ type TimePlot struct {
 	// Series are drawn in order and named in the legend; names must be
 	// distinct and each series needs at least one point.
 	Series []TimeSeries
+	// Marks are sizes to mark with a vertical line, such as where NCCL
+	// switches algorithm or protocol.
+	Marks []SizeMark
 }
 
 // TimeSeries is one time curve.
@@ -317,22 +356,33 @@ func (pt TimePoint) check(dup bool) error {
 	return nil
 }
 
-func (p TimePlot) validate() error { return validateLines(p.Series) }
+func (p TimePlot) validate() error {
+	if err := validateLines(p.Series); err != nil {
+		return err
+	}
+	return checkMarks(p.Marks)
+}
 
-func (p TimePlot) build() (*figure, error) {
+func (p TimePlot) build(pal *palette) (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := newFigure(p.Title, "message size (bytes)", "time", true, true)
+	f := newFigure(pal, p.Title, "message size (bytes)", "time", true, true)
 	pl := f.plot
-	xlo, xhi, ylo, yhi, err := addLines(f, p.Series)
+	xlo, xhi, ylo, yhi, _, err := addLines(f, p.Series, lineOpts[model.Bytes]{xLabel: model.FormatBytes, yUnit: " us"})
 	if err != nil {
 		return nil, err
 	}
 	log2Axis(&pl.X, xlo, xhi, sizeLabel)
 	pl.Y.Scale = plot.LogScale{}
 	pl.Y.Tick.Marker = timeTicks()
-	pl.Y.Min, pl.Y.Max = log10Range(ylo, yhi)
+	pl.Y.Min, pl.Y.Max = padLog(ylo, yhi, 0.04)
+	if math.Floor(math.Log10(pl.Y.Max)) < math.Ceil(math.Log10(pl.Y.Min)) {
+		pl.Y.Min, pl.Y.Max = log10Range(ylo, yhi) // keep a labelled decade in view
+	}
+	if err := f.addMarks(p.Marks, pl.Y.Min, pl.Y.Max, true, seriesXYs(p.Series)); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -340,6 +390,9 @@ func (p TimePlot) build() (*figure, error) {
 // microseconds) per series.
 func (p TimePlot) DataTable() Table {
 	t, _ := linesTable(p.Series, "size", " (us)", model.FormatBytes)
+	if len(p.Marks) > 0 {
+		t.Notes = append(t.Notes, marksNote(p.Marks))
+	}
 	return t
 }
 
@@ -348,6 +401,10 @@ func (p TimePlot) DataTable() Table {
 // BarPlot draws grouped vertical bars: one group per category (for example
 // a design, or a collective at a size) and one bar per series in each group,
 // side by side, with the value printed above each bar when there is room.
+// Stacked bars put the series of a category on top of each other instead
+// (parts of a whole, such as compute and exposed communication time).
+// Category labels that would overlap are slanted and, if need be, thinned;
+// a ValueLabel whose unit is a currency ("cost (USD)") gets money ticks.
 type BarPlot struct {
 	Title   string
 	Caption string
@@ -361,6 +418,10 @@ type BarPlot struct {
 	// Series each give one value per category. With more than one series
 	// the names must be present and distinct; they form the legend.
 	Series []BarSeries
+	// Stacked stacks the series of each category, first at the bottom,
+	// and prints each category's total above it. Stacked values must not
+	// be negative.
+	Stacked bool
 }
 
 // BarSeries is one bar per category. Values must have one entry per
@@ -406,52 +467,91 @@ func (p BarPlot) validate() error {
 			if math.IsInf(v, 0) {
 				return fmt.Errorf("series %d (%q) category %q: value is infinite", i+1, s.Name, p.Categories[j])
 			}
+			if p.Stacked && v < 0 {
+				return fmt.Errorf("series %d (%q) category %q: stacked value %v is negative", i+1, s.Name, p.Categories[j], v)
+			}
 		}
 	}
 	return nil
 }
 
+// barLabel prints a bar's value above it: as money for a money axis
+// ($4.6M), else short (fmtCell).
+func barLabel(valueLabel string, v float64) string {
+	if sym := currencySymbol(valueLabel); sym != "" && finite(v) {
+		return moneyLabel(sym, v)
+	}
+	return fmtCell(v)
+}
+
 // barLabelLimit is the most bars that get their value printed above them.
 const barLabelLimit = 24
 
-func (p BarPlot) build() (*figure, error) {
+func (p BarPlot) build(pal *palette) (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := newFigure(p.Title, p.CategoryLabel, p.ValueLabel, false, true)
+	f := newFigure(pal, p.Title, p.CategoryLabel, p.ValueLabel, false, true)
 	pl := f.plot
 	k, n := len(p.Categories), len(p.Series)
 	slot := (f.width - vg.Points(72)) / vg.Length(float64(k))
-	barW := slot * 0.8 / vg.Length(float64(n))
+	perSlot := n
+	if p.Stacked {
+		perSlot = 1
+	}
+	barW := slot * 0.8 / vg.Length(float64(perSlot))
 	if barW > 40 {
 		barW = 40
 	}
 	lo, hi := 0.0, 0.0
-	labelled := k*n <= barLabelLimit
+	labelled := k*perSlot <= barLabelLimit
+	totals := make([]float64, k)
+	var below *plotter.BarChart
+	flags := p.suspectBars()
 	for i, s := range p.Series {
 		vals := make(plotter.Values, k)
 		texts := make([]string, k)
+		hover := make([]string, k)
 		xys := make(plotter.XYs, k)
 		for j, v := range s.Values {
-			texts[j] = fmtCell(v)
+			texts[j] = barLabel(p.ValueLabel, v)
+			hover[j] = p.Categories[j] + ": " + fmtValue(p.ValueLabel, v)
+			if s.Name != "" {
+				hover[j] = s.Name + ", " + hover[j]
+			}
 			if !math.IsNaN(v) {
 				vals[j] = v
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
+				if !flags[i][j] {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
 			}
 			xys[j] = plotter.XY{X: float64(j), Y: vals[j]}
+			if p.Stacked {
+				// hover at the middle of the segment
+				xys[j].Y = totals[j] + vals[j]/2
+				totals[j] += vals[j]
+			}
 		}
 		bc, err := plotter.NewBarChart(vals, barW)
 		if err != nil {
 			return nil, err
 		}
-		bc.Color = seriesColor(i)
+		bc.Color = seriesColor(f.pal.of(s.Name))
 		bc.LineStyle.Width = 0
-		bc.Offset = (vg.Length(float64(i)) - vg.Length(float64(n-1))/2) * barW
+		if p.Stacked {
+			if below != nil {
+				bc.StackOn(below)
+			}
+			below = bc
+		} else {
+			bc.Offset = (vg.Length(float64(i)) - vg.Length(float64(n-1))/2) * barW
+		}
 		pl.Add(bc)
 		if n > 1 {
 			f.addLegend(s.Name, bc)
 		}
-		if labelled {
+		f.addHover(xys, hover, float64(barW)/2)
+		if labelled && !p.Stacked {
 			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
 			if err != nil {
 				return nil, err
@@ -465,30 +565,95 @@ func (p BarPlot) build() (*figure, error) {
 			pl.Add(lb)
 		}
 	}
-	pl.NominalX(p.Categories...)
+	if p.Stacked {
+		hi = slices.Max(totals)
+		if labelled {
+			xys := make(plotter.XYs, k)
+			texts := make([]string, k)
+			for j, t := range totals {
+				xys[j] = plotter.XY{X: float64(j), Y: t}
+				texts[j] = barLabel(p.ValueLabel, t)
+			}
+			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+			if err != nil {
+				return nil, err
+			}
+			for j := range lb.TextStyle {
+				lb.TextStyle[j].Font = sans(7, false)
+				lb.TextStyle[j].XAlign = -0.5
+			}
+			lb.Offset.Y = 2
+			pl.Add(lb)
+		}
+	}
+	f.height += categoryAxis(pl, p.Categories, slot)
 	pl.X.Min, pl.X.Max = -0.5, float64(k)-0.5
-	rotateIfCrowded(pl, p.Categories, slot)
 	pl.Y.Min = lo * 1.1
 	pl.Y.Max = hi * 1.12
 	if pl.Y.Max == pl.Y.Min {
 		pl.Y.Max = 1
 	}
-	pl.Y.Tick.Marker = linearTicks("")
+	pl.Y.Tick.Marker = valueTicks(p.ValueLabel)
+	// Suspect bars run off the scale: say so where they are cut.
+	var sxy plotter.XYs
+	var stext []string
+	for j := range p.Categories {
+		var vs []string
+		edge := pl.Y.Max
+		for i, s := range p.Series {
+			if flags[i][j] {
+				vs = append(vs, barLabel(p.ValueLabel, s.Values[j]))
+				if s.Values[j] < 0 {
+					edge = pl.Y.Min
+				}
+			}
+		}
+		if len(vs) > 0 {
+			sxy = append(sxy, plotter.XY{X: float64(j), Y: edge})
+			stext = append(stext, "suspect, off scale: "+strings.Join(vs, " / "))
+		}
+	}
+	if len(sxy) > 0 {
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: sxy, Labels: stext})
+		if err != nil {
+			return nil, err
+		}
+		for j := range lb.TextStyle {
+			lb.TextStyle[j].Font = sans(8, true)
+			lb.TextStyle[j].XAlign = draw.XLeft
+			lb.TextStyle[j].YAlign = draw.YTop
+			if sxy[j].Y == pl.Y.Min {
+				lb.TextStyle[j].YAlign = draw.YBottom
+			}
+		}
+		lb.Offset = vg.Point{X: barW*vg.Length(float64(n))/2 + 3, Y: -2}
+		pl.Add(lb)
+	}
 	return f, nil
 }
 
-// rotateIfCrowded slants the x tick labels when the widest one does not fit
-// in its slot.
-func rotateIfCrowded(pl *plot.Plot, labels []string, slot vg.Length) {
-	widest := vg.Length(0)
-	for _, l := range labels {
-		widest = max(widest, pl.X.Tick.Label.Width(l))
+// suspectBars flags, per series, the value of a glitch (see suspects): by
+// magnitude, more than suspectFactor times the median of its neighbours
+// and the largest of its series. Stacked bars are parts of a whole and
+// are never flagged.
+func (p BarPlot) suspectBars() [][]bool {
+	out := make([][]bool, len(p.Series))
+	for i, s := range p.Series {
+		out[i] = make([]bool, len(s.Values))
+		if p.Stacked || len(s.Values) < 5 {
+			continue
+		}
+		abs := make([]float64, len(s.Values))
+		for j, v := range s.Values {
+			if !math.IsNaN(v) {
+				abs[j] = math.Abs(v)
+			}
+		}
+		for j, f := range suspects(abs) {
+			out[i][j] = f && isTop(abs, j)
+		}
 	}
-	if widest > slot*0.95 {
-		pl.X.Tick.Label.Rotation = math.Pi / 6
-		pl.X.Tick.Label.XAlign = -1 // right end at the tick
-		pl.X.Tick.Label.YAlign = -0.5
-	}
+	return out
 }
 
 // DataTable returns one row per category and one column per series.
@@ -508,19 +673,44 @@ func (p BarPlot) DataTable() Table {
 		}
 		t.Columns = append(t.Columns, name)
 	}
+	if p.Stacked {
+		t.Columns = append(t.Columns, "total")
+	}
 	for j, c := range p.Categories {
 		row := []string{c}
+		total := 0.0
 		for _, s := range p.Series {
 			cell := "–"
 			if j < len(s.Values) {
 				cell = fmtNum(s.Values[j])
+				if !math.IsNaN(s.Values[j]) {
+					total += s.Values[j]
+				}
 			}
 			row = append(row, cell)
+		}
+		if p.Stacked {
+			row = append(row, fmtNum(total))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	if p.ValueLabel != "" && len(p.Series) > 0 && p.Series[0].Name != "" {
 		t.Notes = append(t.Notes, "Values: "+p.ValueLabel+".")
+	}
+	if p.validate() == nil {
+		var cut []string
+		flags := p.suspectBars()
+		for j, c := range p.Categories {
+			for i := range p.Series {
+				if flags[i][j] {
+					cut = append(cut, c)
+					break
+				}
+			}
+		}
+		if len(cut) > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("Suspect (over %dx the median of its neighbours), drawn cut at the edge of the plot: %s.", suspectFactor, strings.Join(cut, ", ")))
+		}
 	}
 	return t
 }
@@ -587,13 +777,13 @@ func (pt ScalingPoint) check(dup bool) error {
 
 func (p ScalingPlot) validate() error { return validateLines(p.Series) }
 
-func (p ScalingPlot) build() (*figure, error) {
+func (p ScalingPlot) build(pal *palette) (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := newFigure(p.Title, "GPUs", "scaling efficiency", true, true)
+	f := newFigure(pal, p.Title, "GPUs", "scaling efficiency", true, true)
 	pl := f.plot
-	lo, hi, _, yhi, err := addLines(f, p.Series)
+	lo, hi, _, yhi, _, err := addLines(f, p.Series, lineOpts[int]{xLabel: func(g int) string { return strconv.Itoa(g) + " GPUs" }})
 	if err != nil {
 		return nil, err
 	}
@@ -703,11 +893,11 @@ func (p ParetoPlot) validate() error {
 	return nil
 }
 
-func (p ParetoPlot) build() (*figure, error) {
+func (p ParetoPlot) build(pal *palette) (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	f := newFigure(p.Title, p.costLabel(), p.throughputLabel(), true, true)
+	f := newFigure(pal, p.Title, p.costLabel(), p.throughputLabel(), true, true)
 	pl := f.plot
 	front := p.Frontier
 	on := make(map[int]bool, len(front))
@@ -716,8 +906,14 @@ func (p ParetoPlot) build() (*figure, error) {
 	}
 	var others plotter.XYs
 	xlo, xhi := math.Inf(1), math.Inf(-1)
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	all := make(plotter.XYs, len(p.Points))
+	hover := make([]string, len(p.Points))
 	for i, d := range p.Points {
 		xlo, xhi = math.Min(xlo, d.Cost), math.Max(xhi, d.Cost)
+		ylo, yhi = math.Min(ylo, d.Throughput), math.Max(yhi, d.Throughput)
+		all[i] = plotter.XY{X: d.Cost, Y: d.Throughput}
+		hover[i] = d.Name + ": " + fmtValue(p.costLabel(), d.Cost) + ", " + fmtNum(d.Throughput) + " " + p.throughputLabel()
 		if !on[i] {
 			others = append(others, plotter.XY{X: d.Cost, Y: d.Throughput})
 		}
@@ -743,12 +939,12 @@ func (p ParetoPlot) build() (*figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	line.LineStyle = lineStyle(1, StyleLine)
+	line.LineStyle = lineStyle(f.pal.of("Pareto frontier"), StyleLine)
 	sc, err := plotter.NewScatter(fxy)
 	if err != nil {
 		return nil, err
 	}
-	sc.GlyphStyle = glyphStyle(1)
+	sc.GlyphStyle = glyphStyle(f.pal.of("Pareto frontier"))
 	sc.GlyphStyle.Shape = seriesGlyph(0)
 	sc.GlyphStyle.Radius = 3.5
 	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: fxy, Labels: names})
@@ -761,14 +957,13 @@ func (p ParetoPlot) build() (*figure, error) {
 	lb.Offset = vg.Point{X: 5, Y: 3}
 	pl.Add(line, sc, lb)
 	f.addLegend("Pareto frontier", line, sc)
-	// Room on the right for the labels of the costliest frontier points.
-	span := xhi - xlo
-	if span == 0 {
-		span = math.Max(math.Abs(xhi), 1)
-		pl.X.Min = xlo - span*0.1
-	}
-	pl.X.Max = xhi + span*0.15
-	pl.X.Tick.Marker = linearTicks("")
+	f.addHover(all, hover, 5)
+	// Padded so no point sits on the frame, with room on the right for
+	// the labels of the costliest frontier points.
+	pl.X.Min, pl.X.Max = padLinear(xlo, xhi, 0.05)
+	_, pl.X.Max = padLinear(xlo, xhi, 0.15)
+	pl.Y.Min, pl.Y.Max = padLinear(ylo, yhi, 0.08)
+	pl.X.Tick.Marker = valueTicks(p.costLabel())
 	pl.Y.Tick.Marker = linearTicks("")
 	return f, nil
 }
@@ -855,15 +1050,19 @@ func utilClass(u float64) int {
 	return 0
 }
 
-func (p LinkUtilPlot) build() (*figure, error) {
+// utilColors are the fixed colours of the utilisation classes, apart from
+// the series colours so that load never reads as a series: grey below 70%,
+// amber from 70%, dark red from 90% (saturated).
+var utilColors = [3]color.RGBA{{0xA6, 0xA6, 0xA6, 0xFF}, {0xD9, 0x8E, 0x04, 0xFF}, {0xA5, 0x00, 0x26, 0xFF}}
+
+func (p LinkUtilPlot) build(pal *palette) (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	n := len(p.Links)
 	rowH := vg.Length(22)
-	f := &figure{plot: newPlot(p.Title, "utilisation", "", true, false), width: figWidth, height: max(vg.Length(n)*rowH+vg.Points(80), vg.Points(150))}
+	f := &figure{plot: newPlot(p.Title, "utilisation", "", true, false), width: figWidth, height: max(vg.Length(n)*rowH+vg.Points(80), vg.Points(150)), pal: pal}
 	pl := f.plot
-	classColor := [3]int{0, 3, 1} // palette: blue, orange, vermillion
 	classNames := [3]string{"below 70%", "70% to 90%", "90% and above (saturated)"}
 	var classThumb [3]plot.Thumbnailer
 	names := make([]string, n)
@@ -875,7 +1074,7 @@ func (p LinkUtilPlot) build() (*figure, error) {
 			return nil, err
 		}
 		cls := utilClass(l.Utilization)
-		bc.Color = seriesColor(classColor[cls])
+		bc.Color = utilColors[cls]
 		bc.LineStyle.Width = 0
 		bc.Horizontal = true
 		bc.XMin = pos
@@ -894,6 +1093,7 @@ func (p LinkUtilPlot) build() (*figure, error) {
 		lb.TextStyle[0].YAlign = -0.5
 		lb.Offset.X = 3
 		pl.Add(lb)
+		f.addHoverCells(plotter.XYs{{X: 50, Y: pos}}, []string{l.Name + ": " + fmtPercent(l.Utilization) + " busy"}, 100, 0.8)
 	}
 	for cls := range classThumb {
 		if classThumb[cls] != nil {

@@ -33,7 +33,13 @@ func legendNames(f *figure) []string {
 
 func mustBuild(t *testing.T, p Plot) *figure {
 	t.Helper()
-	f, err := p.build()
+	b, ok := p.(interface {
+		build(*palette) (*figure, error)
+	})
+	if !ok {
+		t.Fatalf("%s is not drawn by gonum/plot", blockName(p))
+	}
+	f, err := b.build(newPalette())
 	if err != nil {
 		t.Fatalf("build %s: %v", blockName(p), err)
 	}
@@ -137,9 +143,10 @@ func TestBusBWPlot(t *testing.T) {
 	if got, want := f.plot.Y.Label.Text, "busbw (GB/s)"; got != want {
 		t.Errorf("y label %q, want %q", got, want)
 	}
-	// Sizes 8B..8G: the axis spans 8B..8G exactly (both powers of two).
-	if f.plot.X.Min != 8 || f.plot.X.Max != 8*float64(model.GiB) {
-		t.Errorf("x range [%v, %v], want [8, 8G]", f.plot.X.Min, f.plot.X.Max)
+	// Sizes 8B..8G: the axis spans a little more than 8B..8G, so that
+	// the end points do not sit on the frame.
+	if !(f.plot.X.Min < 8 && f.plot.X.Min > 4 && f.plot.X.Max > 8*float64(model.GiB) && f.plot.X.Max < 16*float64(model.GiB)) {
+		t.Errorf("x range [%v, %v], want a little wider than [8, 8G]", f.plot.X.Min, f.plot.X.Max)
 	}
 	labels := tickLabels(f.plot.X)
 	for _, want := range []string{"1M", "16M", "4G"} {
@@ -328,7 +335,9 @@ func TestHeatMapPlot(t *testing.T) {
 	if got := tickLabels(f.plot.Y); got[len(got)-1] != "GPU0" {
 		t.Errorf("y labels %q: GPU0 should be at the top (last)", got)
 	}
-	if got, want := legendNames(f), []string{"low: 121.70 GB/s", "high: 1520 GB/s", "N/A"}; !slices.Equal(got, want) {
+	// The colour scale spans the off-diagonal cells: the diagonal would
+	// make every link look alike.
+	if got, want := legendNames(f), []string{"low: 121.70 GB/s", "high: 392.10 GB/s", "diagonal (to itself): not on the colour scale", "N/A"}; !slices.Equal(got, want) {
 		t.Errorf("legend %q, want %q", got, want)
 	}
 	svg := mustSVG(t, p)
@@ -356,12 +365,31 @@ func TestHeatMapPlot(t *testing.T) {
 	if !strings.Contains(svg, "fill:#E6E6E6") {
 		t.Error("no N/A grey cell in the SVG")
 	}
-	// The dark diagonal cells carry white text, the light ones black.
-	if got := strings.Count(svg, `fill:#FFFFFF">1520</text>`); got != 8 {
-		t.Errorf("%d white 1520 annotations, want 8", got)
+	// The diagonal is drawn in its own neutral colour with dark text; the
+	// fast links are the dark end of the scale (white text), the slow one
+	// the light end (dark text).
+	if !strings.Contains(svg, "fill:#F2E8D5") {
+		t.Error("no neutral diagonal cell in the SVG")
 	}
-	if strings.Contains(svg, `fill:#FFFFFF">392</text>`) {
+	if strings.Contains(svg, `fill:#FFFFFF">1520</text>`) || strings.Contains(svg, `fill:#FFFFFF">122</text>`) {
 		t.Error("white annotation on a light cell")
+	}
+	if got := strings.Count(svg, `fill:#FFFFFF">392</text>`) + strings.Count(svg, `fill:#FFFFFF">390</text>`); got < 40 {
+		t.Errorf("%d white annotations on the fast links, want most of the 54", got)
+	}
+	// Row sums of the off-diagonal cells: the slow link's row is lower.
+	if count("row sum") != 1 {
+		t.Error("no row-sum heading")
+	}
+	if dt := p.DataTable(); dt.Columns[len(dt.Columns)-1] != "row sum" {
+		t.Errorf("data table columns %q lack the row sum", dt.Columns)
+	}
+	if s0, _ := p.rowSum(0); !(s0 > 6*390 && s0 < 7*392.2) {
+		t.Errorf("row 0 sums to %v, want the 7 links to the other GPUs", s0)
+	}
+	// Every cell has a hover value.
+	if got := strings.Count(svg, "<title>"); got != 64 {
+		t.Errorf("%d hover titles, want 64", got)
 	}
 	// Past 16x16 the cells are not annotated.
 	n := 20
@@ -374,7 +402,7 @@ func TestHeatMapPlot(t *testing.T) {
 		}
 		big.Values = append(big.Values, row)
 	}
-	if got := len(svgTexts(mustSVG(t, big))); got > 2*n+10 {
+	if got := len(svgTexts(mustSVG(t, big))); got > 3*n+12 {
 		t.Errorf("20x20 heat map draws %d texts; cells should not be annotated", got)
 	}
 	// All values equal, or all N/A: still renders.

@@ -10,8 +10,10 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// MaxDesigns bounds the number of designs in one sweep.
-const MaxDesigns = 2000
+// MaxDesigns bounds the number of designs in one sweep: 2^20. Designs
+// are generated one at a time (Design), so the grid itself is never held;
+// the bound keeps a sweep's per-design results (a few KB each) in memory.
+const MaxDesigns = 1 << 20
 
 // DefaultSweepSize is the message size of a collective metric when the
 // sweep names none.
@@ -92,7 +94,7 @@ func LoadSweepFile(path string) (*Sweep, error) {
 //
 //	name: text                          # optional
 //	base: dgx-h100                      # a preset, a cluster file (x.yaml), or an inline cluster mapping
-//	axes:                               # at least one; every combination is a design (at most 2000)
+//	axes:                               # at least one; every combination is a design (at most 2^20)
 //	  nodes: [8, 16, 32]
 //	  nics: [8x400G-ib, 8x400G-roce]
 //	  gpu: [H100-SXM, H200-SXM]
@@ -413,6 +415,36 @@ func (s *Sweep) Size() int {
 		}
 	}
 	return n
+}
+
+// Design returns the design at 0-based position i of the grid order (the
+// first axis varies slowest, the last fastest), so a sweep can generate
+// its designs one at a time. A combination that cannot be built is an
+// error naming the design.
+func (s *Sweep) Design(i int) (Design, error) {
+	n := s.Size()
+	if i < 0 || i >= n || n > MaxDesigns {
+		return Design{}, fmt.Errorf("%s: design %d is outside the grid of %d", s.File, i+1, n)
+	}
+	d := Design{Index: i + 1, Spec: s.Base, Values: make([]string, len(s.Axes))}
+	rest := i
+	for a := len(s.Axes) - 1; a >= 0; a-- {
+		k := len(s.Axes[a].Values)
+		d.Values[a] = s.Axes[a].Values[rest%k]
+		rest /= k
+	}
+	parts := make([]string, len(s.Axes))
+	for a, ax := range s.Axes {
+		parts[a] = ax.Key + "=" + d.Values[a]
+	}
+	d.Name = strings.Join(parts, " ")
+	for a, ax := range s.Axes {
+		var err error
+		if d.Spec, err = applyAxis(d.Spec, ax.Key, d.Values[a]); err != nil {
+			return Design{}, fmt.Errorf("%s: design %d (%s): %s: %w", s.File, d.Index, d.Name, ax.Key, err)
+		}
+	}
+	return d, nil
 }
 
 // Designs expands the grid in order: the first axis varies slowest, the

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -75,7 +76,7 @@ func TestLoadSweepWorkloadAndFiles(t *testing.T) {
 	if s.Base.Node.Name != "dgx-a100" || s.Metric.Workload == nil || s.Metric.Workload.Params != 1e9 || s.Metric.Workload.Bucket != DefaultBucket {
 		t.Errorf("sweep = %+v, workload %+v", s, s.Metric.Workload)
 	}
-	if !strings.HasPrefix(s.Metric.Describe(), "training step: ddp, 1B params") {
+	if !strings.HasPrefix(s.Metric.Describe(), "training step: 1B params, ZeRO 0 (ddp)") {
 		t.Errorf("describe = %q", s.Metric.Describe())
 	}
 }
@@ -102,8 +103,8 @@ func TestLoadSweepErrors(t *testing.T) {
 		{"base: dgx-h100\naxes: {nodes: [2]}\n" + m + "within: 200%\n", "s.yaml:4:9: within:"},
 		{"base: dgx-h100\naxes: {nodes: [2]}\n" + m + "extra: 1\n", "s.yaml:4:1: unknown key \"extra\""},
 		{"base: dgx-h100\naxes: {nodes: [2\n", "s.yaml:"},
-		{"base: dgx-h100\naxes:\n  nodes: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n  gpus_per_node: [1, 2, 3, 4, 5, 6, 7, 8]\n  nics: [1xNDR, 2xNDR, 4xNDR, 8xNDR]\n  env.NCCL_ALGO: [Ring, Tree, NVLS, NVLSTree, CollnetDirect, CollnetChain, PAT]\n" + m,
-			"s.yaml:2:1: axes: the grid has 2240 designs (nodes 10 x gpus_per_node 8 x nics 4 x env.NCCL_ALGO 7); collsim sweeps at most 2000"},
+		{"base: dgx-h100\naxes:\n  nodes: [" + seq(1024) + "]\n  gpus_per_node: [1, 2, 3, 4, 5, 6, 7, 8]\n  env.NCCL_MIN_NCHANNELS: [" + seq(32) + "]\n  env.NCCL_ALGO: [Ring, Tree, NVLS, NVLSTree, CollnetDirect, CollnetChain, PAT]\n" + m,
+			"s.yaml:2:1: axes: the grid has 1835008 designs (nodes 1024 x gpus_per_node 8 x env.NCCL_MIN_NCHANNELS 32 x env.NCCL_ALGO 7); collsim sweeps at most 1048576"},
 	}
 	for _, tc := range tests {
 		_, err := LoadSweep("s.yaml", []byte(tc.doc))
@@ -125,5 +126,39 @@ func TestSweepDesignError(t *testing.T) {
 	_, err = LoadSweep("s.yaml", []byte("base: hgx-h100-4gpu\naxes:\n  gpus_per_node: [8]\nmetric: {collective: allreduce}\n"))
 	if err == nil || !strings.Contains(err.Error(), "s.yaml:3:19: gpus_per_node: 8 is more than the 4 GPUs") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// seq is "1, 2, ..., n".
+func seq(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(i))
+	}
+	return b.String()
+}
+
+// TestSweepDesignAt: Design(i) is the i-th design of Designs, so a sweep
+// can generate its grid one design at a time.
+func TestSweepDesignAt(t *testing.T) {
+	s, err := LoadSweep("s.yaml", []byte("base: dgx-h100\naxes:\n  nodes: [1, 2, 4]\n  nics: [8x400G-ib, 2x400G-roce]\nmetric: {collective: allreduce}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Designs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range all {
+		got, err := s.Design(i)
+		if err != nil || got.Name != want.Name || got.Index != want.Index || got.Spec.Nodes != want.Spec.Nodes || got.Spec.Node.NICs != want.Spec.Node.NICs {
+			t.Errorf("Design(%d) = %+v, %v; want %+v", i, got.Name, err, want.Name)
+		}
+	}
+	if _, err := s.Design(len(all)); err == nil {
+		t.Error("Design past the grid is not an error")
 	}
 }

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"math"
 	"strings"
 	"testing"
 
@@ -36,65 +35,62 @@ func TestParseCount(t *testing.T) {
 	}
 }
 
-// TestWorkloadCalls checks the collectives of a step against the byte
-// arithmetic: 7e9 bf16 gradients are 14e9 bytes = 534 full 25 MiB buckets
-// (534 x 26214400 = 13998489600) and a last one of 1510400 bytes.
-func TestWorkloadCalls(t *testing.T) {
-	w := Workload{Params: 7e9, ComputeMs: 300}.WithDefaults()
+// TestWorkloadDefaults: a transformer given by shape gets 12 L h^2 + V h
+// parameters (Narayanan et al., SC'21: 12 L h^2 (1 + 13/12h + ...)); ZeRO
+// 3 and fsdp are the same thing; FLOPs per token are 6 x params plus the
+// attention term 12 L h s; an MoE counts top_k/experts of its experts.
+func TestWorkloadDefaults(t *testing.T) {
+	w := Workload{Layers: 24, Hidden: 1024, Vocab: 50257, SeqLen: 1024, BatchPerGPU: 8, MFU: 0.4}.WithDefaults()
+	want := 12*24*1024*1024.0 + 50257*1024
+	if w.Params != want || w.Strategy != StrategyDDP || w.TP != 1 || w.GradAccum != 1 || w.WeightBytes != 2 || w.OptimizerBytes != 12 {
+		t.Fatalf("defaults %+v", w)
+	}
 	if err := w.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	calls := w.Calls()
-	if len(calls) != 2 || calls[0].Coll != model.AllReduce || calls[0].Size != 25*model.MiB || calls[0].Count != 534 ||
-		calls[1].Size != 1510400 || calls[1].Count != 1 {
-		t.Fatalf("ddp calls = %+v", calls)
+	if f := w.FLOPsPerToken(); f != 6*want+12*24*1024*1024 {
+		t.Errorf("FLOPs per token %v", f)
 	}
-	f := w
-	f.Strategy = StrategyFSDP
-	calls = f.Calls()
-	if len(calls) != 4 || calls[0].Coll != model.AllGather || calls[0].Count != 2*534 || calls[1].Coll != model.ReduceScatter || calls[1].Count != 534 {
-		t.Fatalf("fsdp calls = %+v", calls)
+	z := Workload{Params: 1e9, ComputeMs: 1, Zero: 3}.WithDefaults()
+	if z.Strategy != StrategyFSDP {
+		t.Errorf("zero 3 is %s", z.Strategy)
 	}
-	// Exactly divisible: no partial bucket.
-	e := Workload{Params: 25 * 1024 * 1024, GradBytes: 4, Bucket: 4 * model.MiB, ComputeMs: 1}.WithDefaults()
-	if c := e.Calls(); len(c) != 1 || c[0].Count != 25 {
-		t.Errorf("divisible calls = %+v", c)
-	}
-}
-
-// TestWorkloadStep: step = compute + comm x (1 - overlap); throughput from
-// the batch; weak-scaling efficiency ref/at.
-func TestWorkloadStep(t *testing.T) {
-	w := Workload{Params: 1e9, ComputeMs: 100, Overlap: 0.25, BatchPerGPU: 4, SeqLen: 1000}.WithDefaults()
-	s := w.Step(40000, 16) // 40 ms of communication
-	if s.CommMs != 40 || s.ExposedMs != 30 || s.StepMs != 130 {
-		t.Fatalf("step = %+v", s)
-	}
-	if math.Abs(s.SamplesPerSec-16*4*1000/130.0) > 1e-9 || math.Abs(s.TokensPerSec-s.SamplesPerSec*1000) > 1e-6 {
-		t.Errorf("throughput = %+v", s)
-	}
-	if v, unit := w.Throughput(s); unit != "tokens/s" || v != s.TokensPerSec {
-		t.Errorf("Throughput = %v %s", v, unit)
-	}
-	ref := w.Step(10000, 8)
-	if e := WeakScalingEfficiency(ref, s); math.Abs(e-(107.5/130)) > 1e-12 {
-		t.Errorf("efficiency = %v", e)
+	moe := Workload{Params: 10e9, ExpertParams: 8e9, Experts: 8, TopK: 2, ComputeMs: 1}.WithDefaults()
+	if a := moe.ActiveParams(); a != 2e9+2e9 {
+		t.Errorf("active params %v, want 4e9", a)
 	}
 }
 
 func TestWorkloadYAML(t *testing.T) {
-	w, err := LoadWorkload("w.yaml", []byte("name: llama\nparams: 7B\nbucket: 50M\ncompute_ms: 300\noverlap: 50%\nbatch_per_gpu: 2\nstrategy: fsdp\n"))
+	w, err := LoadWorkload("w.yaml", []byte("name: llama\nparams: 7B\nbucket: 50M\ncompute_ms: 300\nbatch_per_gpu: 2\nstrategy: fsdp\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Params != 7e9 || w.Bucket != 50*model.MiB || w.Overlap != 0.5 || w.Strategy != StrategyFSDP || w.GradBytes != 2 || w.BatchPerGPU != 2 {
+	if w.Params != 7e9 || w.Bucket != 50*model.MiB || w.Strategy != StrategyFSDP || w.Zero != 3 || w.GradBytes != 2 || w.BatchPerGPU != 2 {
 		t.Errorf("loaded %+v", w)
+	}
+	doc := "model: {layers: 80, hidden: 8192, heads: 64, seq_len: 4096}\ndtype: {grads: bf16, compute: bf16}\nbatch: {micro: 1, global: 64}\n" +
+		"parallel: {tp: 8, pp: 4, pp_schedule: interleaved, virtual_stages: 2, sp: true, zero: 1}\ncompute: {mfu: 0.4}\n" +
+		"io: {sample_bytes: 16K, gds: true, storage_gbps: 10, checkpoint_every: 100}\ncluster: {node: dgx-h100, nodes: 4, nics: 8x400G-ib}\n"
+	n, err := LoadWorkload("n.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.TP != 8 || n.PP != 4 || n.VirtualStages != 2 || !n.SP || n.Zero != 1 || n.GlobalBatch != 64 || n.MFU != 0.4 || !n.GDS ||
+		n.Cluster == nil || n.Cluster.Nodes != 4 || n.Cluster.Node.NICs.Count != 8 || n.Params < 64e9 {
+		t.Errorf("loaded %+v", n)
 	}
 	bad := []struct{ doc, want string }{
 		{"params: 7B\n", "w.yaml:1:1: missing key \"compute_ms\""},
 		{"compute_ms: 3\n", "missing key \"params\""},
 		{"params: lots\ncompute_ms: 3\n", "w.yaml:1:9: params: invalid count"},
-		{"params: 7B\ncompute_ms: 3\noverlap: 1.5\n", "w.yaml:3:10: overlap: 1.5 is outside 0..1"},
+		{"params: 7B\ncompute_ms: 3\noverlap: 0.5\n", "w.yaml:3:1: overlap: a fixed hidden fraction is no longer an input"},
+		{"params: 7B\ncompute_ms: 3\nbucket: 0\n", "w.yaml:3:9: bucket: \"0\" is not a bucket size"},
+		{"model: {layers: 30, hidden: 512, seq_len: 64}\nbatch_per_gpu: 1\ncompute_ms: 3\nparallel: {pp: 4}\n", "w.yaml:4:16: parallel.pp: 4 stages x 1 chunk(s) do not divide the 30 layers"},
+		{"params: 7B\ncompute_ms: 3\nparallel: {tp: 2}\n", "parallel.tp: needs model.hidden"},
+		{"params: 7B\ncompute: {mfu: 0.4}\n", "compute.mfu: computing the step from FLOPs needs seq_len"},
+		{"params: 7B\ncompute_ms: 3\nparallel: {tpp: 2}\n", "w.yaml:3:12: unknown key \"parallel.tpp\""},
+		{"params: 7B\ncompute_ms: 3\ncluster: {gpu: A100}\n", "cluster: give a node preset"},
 		{"params: 7B\ncompute_ms: 3\nstrategy: zero9\n", "w.yaml:3:11: strategy: unknown \"zero9\""},
 		{"params: 7B\ncompute_ms: 3\ngrad_bytes: 3\n", "w.yaml:3:13: grad_bytes: 3 is not 1, 2, 4 or 8"},
 		{"params: 7B\ncompute_ms: 3\nbuckets: 1M\n", "w.yaml:3:1: unknown key \"buckets\""},

@@ -37,20 +37,23 @@ func Model(ctx context.Context, spec model.ClusterSpec, params sim.Params, req s
 	}
 	m := Modelled{Env: envr}
 	if w != nil {
-		m.Step, err = WorkloadStep(ctx, envr, w, req.Engine)
+		m.Step, err = TrainingStep(ctx, spec, params, w, req.Engine)
 	} else {
 		m.Point, err = envr.Predict(ctx, req, req.Sizes[0])
 	}
 	return m, err
 }
 
-// Efficiency is m's scaling efficiency against ref, modelled the same
-// way: for a workload weak scaling (scenarios.WeakScalingEfficiency), for
-// a collective busbw over ref's busbw, not defined (ok false) when ref's
-// busbw is not positive.
+// Efficiency is m's scaling efficiency: for a workload against one GPU
+// doing the same per-GPU work with no communication (StepResult.Efficiency;
+// ref is not used), for a collective busbw over ref's busbw, not defined
+// (ok false) when ref's busbw is not positive.
 func (m *Modelled) Efficiency(ref *Modelled, workload bool) (eff float64, ok bool) {
 	if workload {
-		return scenarios.WeakScalingEfficiency(ref.Step.Step, m.Step.Step), true
+		return m.Step.Efficiency, m.Step.StepMs > 0
+	}
+	if ref == nil {
+		return 0, false
 	}
 	if ref.Point.BusBW > 0 {
 		return m.Point.BusBW / ref.Point.BusBW, true
@@ -59,7 +62,7 @@ func (m *Modelled) Efficiency(ref *Modelled, workload bool) (eff float64, ok boo
 }
 
 // Bottleneck is the prediction whose bottleneck m shows: the collective's
-// or, for a workload, that of the call that takes the most time.
+// or, for a workload, that of the collective with the most exposed time.
 func (m *Modelled) Bottleneck(workload bool) sim.Point {
 	if workload {
 		return m.Step.Dominant().Point

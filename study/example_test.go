@@ -53,3 +53,35 @@ func ExampleParetoFrontier() {
 	// RoCE 400G 1:1
 	// IB NDR 1:1
 }
+
+// ExampleTrainingStep models one step of a 13B transformer on 4 DGX H100
+// nodes with TP 8 inside each node and ZeRO-1 data parallelism across
+// them, and prints where each collective kind runs and what limits the
+// step.
+func ExampleTrainingStep() {
+	spec, err := scenarios.Overrides{Node: "dgx-h100", Nodes: 4}.Resolve()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w := scenarios.Workload{Layers: 40, Hidden: 5120, Heads: 40, SeqLen: 4096, BatchPerGPU: 1, GradAccum: 4, MFU: 0.4, TP: 8, SP: true, Zero: 1}.WithDefaults()
+	r, err := study.TrainingStep(context.Background(), spec, sim.DefaultParams(), &w, sim.EngineAnalytic)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	seen := map[string]bool{}
+	for _, c := range r.Comm {
+		if !seen[c.Kind] {
+			seen[c.Kind] = true
+			fmt.Printf("%s on %s\n", c.Kind, c.Group)
+		}
+	}
+	fmt.Println("limit:", r.Bottleneck)
+	// Output:
+	// TP AllGather (sequence parallel) on 8 ranks: 8 GPUs in one node
+	// TP ReduceScatter (sequence parallel) on 8 ranks: 8 GPUs in one node
+	// DP gradient ReduceScatter on 4 ranks: 1 GPU(s) per node on 4 nodes, 1 NIC(s) each (8 groups share a node's 8)
+	// DP parameter AllGather (after the optimizer) on 4 ranks: 1 GPU(s) per node on 4 nodes, 1 NIC(s) each (8 groups share a node's 8)
+	// limit: TP AllGather (sequence parallel)
+}

@@ -13,7 +13,15 @@ import (
 // failure no higher index is started. It stops early when ctx is
 // cancelled and returns ctx's error.
 func forEach(ctx context.Context, n int, fn func(i int) error) error {
-	workers := min(runtime.GOMAXPROCS(0), n)
+	return forEachN(ctx, n, 0, fn)
+}
+
+// forEachN is forEach on at most workers goroutines (0: GOMAXPROCS).
+func forEachN(ctx context.Context, n, workers int, fn func(i int) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, n)
 	errs := make([]error, n)
 	var next atomic.Int64
 	var failedAt atomic.Int64

@@ -2,6 +2,7 @@ package study
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -28,100 +29,157 @@ func DefaultNodeCounts(maxNodes int) []int {
 }
 
 // ScaleOptions are one design (Spec; its node count is replaced by each
-// of Nodes) and what to model on it: the workload, or when it is nil the
+// of Nodes, or, for a one-node design, its GPUs per node by each of GPUs)
+// and what to model on it: the workload, or when it is nil the
 // collective of Request at its first size.
 type ScaleOptions struct {
 	Spec   model.ClusterSpec
 	Params sim.Params
 	// Nodes are distinct node counts 1..model.MaxRanks, at most
-	// MaxScalePoints; they are modelled in increasing order.
+	// MaxScalePoints; they are modelled in increasing order. GPUs, when
+	// not empty, are GPU counts of one node instead (Nodes is then
+	// ignored).
 	Nodes    []int
+	GPUs     []int
 	Request  sim.Request
 	Workload *scenarios.Workload
 }
 
 // ScalePoint is one node count of a Scale.
 type ScalePoint struct {
-	Nodes int
+	Nodes, GPUsPerNode int
 	Modelled
 	// Eff is the scaling efficiency; EffOK is false where it is not
-	// defined (a single node, for a collective).
+	// defined.
 	Eff   float64
 	EffOK bool
+	// Refused, for a workload, says why the point was not modelled (the
+	// model does not fit, the parallelism does not divide); empty when it
+	// was.
+	Refused string
 }
 
 // GPUs returns the point's GPU count.
-func (p *ScalePoint) GPUs() int { return p.Env.Cluster.NumRanks() }
+func (p *ScalePoint) GPUs() int { return p.Nodes * p.GPUsPerNode }
 
-// ScaleResult is a Scale: one point per node count, in increasing order.
+// ScaleResult is a Scale: one point per count, in increasing order.
 type ScaleResult struct {
 	Spec     model.ClusterSpec
 	Params   sim.Params
 	Request  sim.Request
 	Workload *scenarios.Workload
 	Points   []*ScalePoint
-	// Ref is the reference of the efficiency: the smallest multi-node
-	// point for a collective, one node for a workload (modelled even when
-	// 1 is not among the counts); nil when there is none.
-	Ref *ScalePoint
+	// ByGPUs is true when the points vary the GPUs of one node.
+	ByGPUs bool
+	// Ref is the reference of a collective's efficiency: the smallest
+	// multi-node count that runs the same algorithm and protocol with the
+	// same bottleneck class as the largest count (a count where the
+	// algorithm changes would make every other point read as a loss or a
+	// gain that is not scaling); nil for a workload, whose reference is
+	// one GPU (RefLabel).
+	Ref      *ScalePoint
+	RefLabel string
 }
 
-// Scale models every node count (and, for a workload, one node as the
-// reference) in parallel, and the scaling efficiency of each against the
-// reference.
+// Scale models every count in parallel and the scaling efficiency of
+// each: for a workload against one GPU doing the same per-GPU work with
+// no communication, for a collective against Ref. For a workload, a
+// count that cannot run it (does not fit, parallelism does not divide) is
+// kept as Refused; when every count is refused the first refusal is the
+// error.
 func Scale(ctx context.Context, o ScaleOptions) (*ScaleResult, error) {
-	nodes := slices.Clone(o.Nodes)
-	slices.Sort(nodes)
+	counts := slices.Clone(o.Nodes)
+	byGPUs := len(o.GPUs) > 0
+	if byGPUs {
+		counts = slices.Clone(o.GPUs)
+	}
+	slices.Sort(counts)
+	hi := model.MaxRanks
+	if byGPUs {
+		hi = o.Spec.Node.GPUs
+	}
 	switch {
-	case len(nodes) == 0:
-		return nil, fmt.Errorf("scale: no node counts")
-	case len(nodes) > MaxScalePoints:
-		return nil, fmt.Errorf("scale: %d node counts, more than %d", len(nodes), MaxScalePoints)
-	case nodes[0] < 1 || nodes[len(nodes)-1] > model.MaxRanks:
-		return nil, fmt.Errorf("scale: node counts must be within 1..%d", model.MaxRanks)
-	case len(slices.Compact(slices.Clone(nodes))) != len(nodes):
-		return nil, fmt.Errorf("scale: a node count is listed twice")
+	case len(counts) == 0:
+		return nil, fmt.Errorf("scale: no counts")
+	case len(counts) > MaxScalePoints:
+		return nil, fmt.Errorf("scale: %d counts, more than %d", len(counts), MaxScalePoints)
+	case counts[0] < 1 || counts[len(counts)-1] > hi:
+		return nil, fmt.Errorf("scale: counts must be within 1..%d", hi)
+	case len(slices.Compact(slices.Clone(counts))) != len(counts):
+		return nil, fmt.Errorf("scale: a count is listed twice")
 	case o.Workload == nil && len(o.Request.Sizes) == 0:
 		return nil, fmt.Errorf("scale: no message size")
 	}
 	w := o.Workload
-	res := &ScaleResult{Spec: o.Spec, Params: o.Params, Request: o.Request, Workload: w}
-	counts := nodes
-	if w != nil && counts[0] != 1 {
-		counts = append([]int{1}, counts...)
-	}
+	res := &ScaleResult{Spec: o.Spec, Params: o.Params, Request: o.Request, Workload: w, ByGPUs: byGPUs}
 	pts := make([]*ScalePoint, len(counts))
 	err := forEach(ctx, len(counts), func(i int) error {
 		s := o.Spec
-		s.Nodes = counts[i]
+		if byGPUs {
+			s.Nodes, s.GPUsPerNode = 1, counts[i]
+		} else {
+			s.Nodes = counts[i]
+		}
+		gpn := s.Node.GPUs
+		if s.GPUsPerNode > 0 {
+			gpn = s.GPUsPerNode
+		}
+		p := &ScalePoint{Nodes: s.Nodes, GPUsPerNode: gpn}
 		m, err := Model(ctx, s, o.Params, o.Request, w)
 		if err != nil {
-			return fmt.Errorf("scale: %d node(s): %w", counts[i], err)
+			if w != nil && refusable(err) {
+				p.Refused = err.Error()
+				pts[i] = p
+				return nil
+			}
+			return fmt.Errorf("scale: %d %s: %w", counts[i], map[bool]string{true: "GPU(s)", false: "node(s)"}[byGPUs], err)
 		}
-		pts[i] = &ScalePoint{Nodes: counts[i], Modelled: m}
+		p.Modelled = m
+		pts[i] = p
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	res.Points = pts
 	if w != nil {
-		res.Ref = pts[0]
-		if nodes[0] != 1 {
-			pts = pts[1:]
+		res.RefLabel = "one GPU doing the same per-GPU work with no communication (the single-GPU rate)"
+		ok := false
+		for _, p := range pts {
+			if p.Refused == "" {
+				p.Eff, p.EffOK = p.Efficiency(nil, true)
+				ok = true
+			}
 		}
-	} else {
+		if !ok {
+			return nil, fmt.Errorf("scale: no count can run the workload: %s", pts[0].Refused)
+		}
+		return res, nil
+	}
+	last := pts[len(pts)-1].Point
+	for _, p := range pts {
+		if p.Nodes >= 2 && p.Point.Choice.Algo == last.Choice.Algo && p.Point.Choice.Proto == last.Choice.Proto && p.Point.BottleneckClass == last.BottleneckClass {
+			res.Ref = p
+			break
+		}
+	}
+	if res.Ref != nil {
+		res.RefLabel = fmt.Sprintf("%d nodes, the smallest multi-node count that runs %s/%s bound by %s like the largest count", res.Ref.Nodes, last.Choice.Algo, last.Choice.Proto, last.BottleneckClass)
 		for _, p := range pts {
 			if p.Nodes >= 2 {
-				res.Ref = p
-				break
+				p.Eff, p.EffOK = p.Efficiency(&res.Ref.Modelled, false)
 			}
 		}
 	}
-	for _, p := range pts {
-		if w != nil || (res.Ref != nil && p.Nodes >= 2) {
-			p.Eff, p.EffOK = p.Efficiency(&res.Ref.Modelled, w != nil)
-		}
-	}
-	res.Points = pts
 	return res, nil
+}
+
+// refusable reports whether err is a design the workload cannot run on
+// (memory, layout) rather than a failure.
+func refusable(err error) bool {
+	if errors.Is(err, ErrDoesNotFit) {
+		return true
+	}
+	var le *LayoutError
+	return errors.As(err, &le)
 }

@@ -2,6 +2,7 @@ package study
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -160,8 +161,16 @@ func TestCompare(t *testing.T) {
 	if f, tie := res.Fraction(ib); f != 1 || !tie {
 		t.Errorf("fastest's fraction %v, tie %v", f, tie)
 	}
-	if f, tie := res.Fraction(roce); f >= TieRatio || tie {
+	if f, tie := res.Fraction(roce); f >= 1-TieWithin || tie || res.AllTie() {
 		t.Errorf("roce fraction %v, tie %v: the NIC-bound design is no tie", f, tie)
+	}
+	// A design compared with itself ties everywhere, by the one rule.
+	same, err := Compare(context.Background(), CompareOptions{Designs: []CompareDesign{compareDesigns(t)[0], compareDesigns(t)[0]}, Request: res.Request})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same.AllTie() || !strings.Contains(TieRule(), "within 2%") {
+		t.Errorf("identical designs: all tie %v; rule %q", same.AllTie(), TieRule())
 	}
 }
 
@@ -223,8 +232,7 @@ func TestScaleCollectiveReference(t *testing.T) {
 
 // TestScaleWorkloadEfficiency: weak scaling keeps the compute per GPU, and
 // on NVLink nodes the collectives only get slower across nodes, so the
-// efficiency is at most 1; the 1-node reference is modelled even when 1 is
-// not among the counts.
+// efficiency against one GPU's compute-only rate is at most 1.
 func TestScaleWorkloadEfficiency(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -232,8 +240,8 @@ func TestScaleWorkloadEfficiency(t *testing.T) {
 		w     scenarios.Workload
 		nodes []int
 	}{
-		{"h100 7B ddp", scenarios.Overrides{Node: "dgx-h100"}, scenarios.Workload{Params: 7e9, ComputeMs: 300}, []int{1, 2, 4, 8}},
-		{"a100 roce overlap", scenarios.Overrides{Node: "dgx-a100", NICs: "2x100G-roce"}, scenarios.Workload{Params: 1.3e9, ComputeMs: 80, Overlap: 0.8, Bucket: 100 * model.MiB}, []int{2, 4}},
+		{"h100 2B ddp", scenarios.Overrides{Node: "dgx-h100"}, scenarios.Workload{Params: 2e9, ComputeMs: 300}, []int{1, 2, 4, 8}},
+		{"a100 roce overlap", scenarios.Overrides{Node: "dgx-a100", NICs: "2x100G-roce"}, scenarios.Workload{Params: 1.3e9, ComputeMs: 80, Bucket: 100 * model.MiB}, []int{2, 4}},
 		{"hgx fsdp", scenarios.Overrides{Node: "hgx-h100-4gpu"}, scenarios.Workload{Params: 70e9, ComputeMs: 2000, Strategy: scenarios.StrategyFSDP}, []int{1, 16}},
 	}
 	for _, tc := range tests {
@@ -247,15 +255,22 @@ func TestScaleWorkloadEfficiency(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Ref == nil || res.Ref.Nodes != 1 || len(res.Points) != len(tc.nodes) || res.Points[0].Nodes != tc.nodes[0] {
-				t.Fatalf("ref %+v, points %d", res.Ref, len(res.Points))
+			if res.Ref != nil || !strings.Contains(res.RefLabel, "one GPU") || len(res.Points) != len(tc.nodes) || res.Points[0].Nodes != tc.nodes[0] {
+				t.Fatalf("ref %+v %q, points %d", res.Ref, res.RefLabel, len(res.Points))
 			}
 			for _, p := range res.Points {
+				if p.Refused != "" {
+					// 70B with Adam on 4 GPUs: 70e9 x 16 B / 4 = 280 GB per GPU.
+					if !strings.Contains(p.Refused, "does not fit") || p.GPUs() != 4 {
+						t.Errorf("%d nodes refused: %s", p.Nodes, p.Refused)
+					}
+					continue
+				}
 				if !p.EffOK || p.Eff > 1 || p.Eff <= 0 {
 					t.Errorf("%d nodes: efficiency %v %v", p.Nodes, p.Eff, p.EffOK)
 				}
-				if p.Step.Step.StepMs < w.ComputeMs || len(p.Step.Calls) == 0 {
-					t.Errorf("%d nodes: step %+v", p.Nodes, p.Step.Step)
+				if p.Step.StepMs < w.ComputeMs || len(p.Step.Comm) == 0 || math.Abs(p.Eff-w.ComputeMs/p.Step.StepMs) > 1e-12 {
+					t.Errorf("%d nodes: step %+v", p.Nodes, p.Step)
 				}
 			}
 		})
@@ -271,7 +286,7 @@ func TestScaleErrors(t *testing.T) {
 		req   *sim.Request
 		want  string
 	}{
-		{"none", nil, nil, "no node counts"},
+		{"none", nil, nil, "no counts"},
 		{"zero", []int{0, 2}, nil, "within 1.."},
 		{"twice", []int{2, 4, 2}, nil, "listed twice"},
 		{"no size", []int{1}, &sim.Request{Engine: sim.EngineAnalytic}, "no message size"},
@@ -339,8 +354,8 @@ func TestSweepPareto(t *testing.T) {
 		if d.Pareto == dominated {
 			t.Errorf("#%d %s: pareto %v, dominated %v", d.Index, d.Name, d.Pareto, dominated)
 		}
-		if d.Throughput != d.Point.BusBW {
-			t.Errorf("#%d: throughput %v, busbw %v", d.Index, d.Throughput, d.Point.BusBW)
+		if d.Throughput != d.BusBW {
+			t.Errorf("#%d: throughput %v, busbw %v", d.Index, d.Throughput, d.BusBW)
 		}
 		if !d.EffOK || d.Eff <= 0 {
 			t.Errorf("#%d: efficiency %v %v", d.Index, d.Eff, d.EffOK)
@@ -421,35 +436,127 @@ func TestSweepErrors(t *testing.T) {
 	}
 }
 
-// TestWorkloadStep: the step's communication is the sum of every call's
-// Count × time, and Dominant is the call that takes the most of it.
+// TestWorkloadStep: the step's communication is the sum of every kind's
+// Count x time, the exposed part of the DP buckets comes from the
+// timeline (at most the total, at least the total minus the backward it
+// can hide behind), and Dominant has the most exposed time.
 func TestWorkloadStep(t *testing.T) {
-	envr, err := NewEnv(spec(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2}), sim.DefaultParams())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := spec(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2})
 	for _, st := range []scenarios.Strategy{scenarios.StrategyDDP, scenarios.StrategyFSDP} {
-		w := scenarios.Workload{Params: 7e9, ComputeMs: 300, Overlap: 0.5, Strategy: st}.WithDefaults()
-		r, err := WorkloadStep(context.Background(), envr, &w, sim.EngineAnalytic)
+		w := scenarios.Workload{Params: 2e9, ComputeMs: 300, Strategy: st}.WithDefaults()
+		r, err := TrainingStep(context.Background(), sp, sim.DefaultParams(), &w, sim.EngineAnalytic)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var comm float64
+		var comm, exposed float64
 		dom := r.Dominant()
-		for _, c := range r.Calls {
-			if c.TotalUs != c.Point.TimeUs*float64(c.Call.Count) {
-				t.Errorf("%v %s: total %v, want count %d x %v", st, c.Call.Coll, c.TotalUs, c.Call.Count, c.Point.TimeUs)
+		for _, c := range r.Comm {
+			if math.Abs(c.TotalMs-c.Point.TimeUs*float64(c.Count)/1000) > 1e-9 {
+				t.Errorf("%v %s: total %v, want count %d x %v us", st, c.Kind, c.TotalMs, c.Count, c.Point.TimeUs)
 			}
-			if c.TotalUs > dom.TotalUs {
-				t.Errorf("%v: %s takes longer than the dominant %s", st, c.Call.Coll, dom.Call.Coll)
+			if c.ExposedMs > dom.ExposedMs || c.ExposedMs > c.TotalMs+1e-9 || c.ExposedMs < 0 {
+				t.Errorf("%v: %s exposed %v (dominant %s %v, total %v)", st, c.Kind, c.ExposedMs, dom.Kind, dom.ExposedMs, c.TotalMs)
 			}
-			comm += c.TotalUs
+			comm += c.TotalMs
+			exposed += c.ExposedMs
 		}
-		if math.Abs(r.Step.CommMs-comm/1000) > 1e-9 || r.Step.GPUs != 16 || r.Step.StepMs != 300+r.Step.ExposedMs {
-			t.Errorf("%v: step %+v, comm %v us", st, r.Step, comm)
+		if r.Layout.DP != 16 || math.Abs(r.CommMs-comm) > 1e-9 || math.Abs(r.StepMs-(300+exposed)) > 1e-9 {
+			t.Errorf("%v: step %+v, comm %v ms", st, r, comm)
+		}
+		if st == scenarios.StrategyDDP && exposed < comm-200-1e-9 {
+			t.Errorf("ddp: exposed %v hides more than the 200 ms backward of %v ms communication", exposed, comm)
 		}
 	}
-	if d := (StepResult{}).Dominant(); d.TotalUs != 0 || d.Call.Count != 0 {
-		t.Error("Dominant of no calls is not the zero CallTime")
+	if d := (StepResult{}).Dominant(); d.TotalMs != 0 || d.Count != 0 {
+		t.Error("Dominant of no calls is not the zero CommKind")
 	}
+}
+
+// TestSweepShardsAndWorkers: any worker count gives the same designs;
+// the slices of a split, merged, give exactly the whole run (after a JSON
+// round trip, as the command line stores them); a missing or repeated
+// slice, or one of another sweep, is refused.
+func TestSweepShardsAndWorkers(t *testing.T) {
+	s, err := scenarios.LoadSweep("fabric.yaml", []byte(fabricSweep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := scenarios.ExamplePrices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := SweepOptions{Sweep: s, Prices: cat, Params: sim.DefaultParams(), Engine: sim.EngineAnalytic}
+	run := func(o SweepOptions) *SweepResult {
+		t.Helper()
+		r, err := Sweep(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	enc := func(r *SweepResult) string {
+		b, err := json.Marshal(struct {
+			D       []*SweepDesign
+			P       []bool
+			B, K, V int
+		}{r.Designs, paretoFlags(r), r.Best.Index, r.Pick.Index, r.Value.Index})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	whole := run(base)
+	want := enc(whole)
+	for _, j := range []int{1, 2, 5} {
+		o := base
+		o.Workers = j
+		if got := enc(run(o)); got != want {
+			t.Errorf("-j %d differs", j)
+		}
+	}
+	var parts []*SweepResult
+	var fps []string
+	for i := 1; i <= 4; i++ {
+		o := base
+		o.Shard, o.Shards = i, 4
+		p := run(o)
+		if !p.Partial || p.Best != nil {
+			t.Fatalf("slice %d: partial %v", i, p.Partial)
+		}
+		b, _ := json.Marshal(p.Designs)
+		p.Designs = nil
+		if err := json.Unmarshal(b, &p.Designs); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+		fps = append(fps, "same")
+	}
+	merged, err := MergeSweep(whole, []*SweepResult{parts[2], parts[0], parts[3], parts[1]}, fps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := enc(merged); got != want {
+		t.Errorf("merged slices differ from the whole run:\n%s\n%s", got, want)
+	}
+	for _, tc := range []struct {
+		parts []*SweepResult
+		fps   []string
+		want  string
+	}{
+		{parts[:3], fps[:3], "slice(s) [4] of 4 missing"},
+		{[]*SweepResult{parts[0], parts[0], parts[1], parts[2]}, fps, "given twice"},
+		{parts, []string{"same", "other", "same", "same"}, "of a different sweep"},
+	} {
+		if _, err := MergeSweep(whole, tc.parts, tc.fps); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("merge: error %v, want %q", err, tc.want)
+		}
+	}
+}
+
+func paretoFlags(r *SweepResult) []bool {
+	var out []bool
+	for _, d := range r.Designs {
+		out = append(out, d.Pareto)
+	}
+	return out
 }

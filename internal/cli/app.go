@@ -75,6 +75,7 @@ func commands(e *env) []*cli.Command {
 		compareCommand(e),
 		scaleCommand(e),
 		sweepCommand(e),
+		mergeCommand(e),
 	}
 }
 

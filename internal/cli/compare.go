@@ -243,7 +243,11 @@ func (r *compareResult) summaryLines() []string {
 	rank := r.ranking()
 	best := rank[0]
 	var b strings.Builder
-	fmt.Fprintf(&b, "Faster %s: %s, %s GB/s mean busbw", r.largeLabel(), best.name, fmtF(r.meanLarge(best), 1))
+	if r.AllTie() {
+		fmt.Fprintf(&b, "A tie %s: %s, %s GB/s mean busbw", r.largeLabel(), best.name, fmtF(r.meanLarge(best), 1))
+	} else {
+		fmt.Fprintf(&b, "Faster %s: %s, %s GB/s mean busbw", r.largeLabel(), best.name, fmtF(r.meanLarge(best), 1))
+	}
 	for _, d := range rank[1:] {
 		f, isTie := r.Fraction(d.CompareDesignResult)
 		tie := ""
@@ -252,7 +256,7 @@ func (r *compareResult) summaryLines() []string {
 		}
 		fmt.Fprintf(&b, "; %s %s GB/s (%sx%s)", d.name, fmtF(r.meanLarge(d), 1), fmtF(f, 2), tie)
 	}
-	lines := []string{b.String() + "."}
+	lines := []string{b.String() + ". Rule: " + study.TieRule() + "."}
 	last := len(r.Request.Sizes) - 1
 	var parts []string
 	for _, d := range r.designs {

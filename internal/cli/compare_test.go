@@ -2,9 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/collsim/collsim/study"
 )
 
 func TestSplitArgs(t *testing.T) {
@@ -171,5 +175,30 @@ func TestCompareBadInput(t *testing.T) {
 		if code != ExitBadInput || out != "" || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q (want %q)", tc.args, code, out, errs, tc.want)
 		}
+	}
+}
+
+// TestCompareOneTieRule: IB and RoCE at the same speed predict the same
+// busbw, and every output says so by the one rule of study.TieWithin: the
+// report's badge and summary and the table's summary, each stating it.
+func TestCompareOneTieRule(t *testing.T) {
+	md := filepath.Join(t.TempDir(), "c.md")
+	code, out, errs := runCLI(t, "compare", "--design", "ib=--node dgx-h100 --nodes 2 --nics 8x400G-ib",
+		"--design", "roce=--node dgx-h100 --nodes 2 --nics 8x400G-roce", "-b", "64M", "-e", "256M", "--engine", "analytic", "--report", md)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rep, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := study.TieRule()
+	flat := func(s string) string { return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n#", " ")), " ") }
+	out, rep = flat(out), []byte(flat(string(rep)))
+	if !strings.Contains(out, "A tie at") || !strings.Contains(out, rule) {
+		t.Errorf("stdout does not call it a tie by the rule:\n%s", out)
+	}
+	if !strings.Contains(string(rep), "a tie at") || !strings.Contains(string(rep), "are a tie ("+rule) || strings.Contains(string(rep), "faster at") {
+		t.Errorf("report badge or summary disagree with the rule:\n%s", rep)
 	}
 }

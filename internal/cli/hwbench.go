@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/collsim/collsim/calibrate"
 	"github.com/collsim/collsim/hwbench"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
 )
 
@@ -15,25 +20,29 @@ func hwbenchCommand(e *env) *cli.Command {
 	def := hwbench.DefaultOptions()
 	return &cli.Command{
 		Name:  "hwbench",
-		Usage: "measure this machine: topology, copy and peer-to-peer bandwidth, NCCL sweeps, GPUDirect RDMA",
-		UsageText: "collsim hwbench [--probes topo,copy,p2p,nccl,gdr] [--out hwbench.json] [--minbytes 8 --maxbytes 1G --stepfactor 2]\n" +
-			"   collsim hwbench --rank R --nranks N --coordinator HOST:PORT ...   (or SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/SIZE)",
+		Usage: "measure this machine: topology, copy, peer-to-peer and nvbandwidth-style copy bandwidth, NCCL sweeps, GPUDirect RDMA",
+		UsageText: "collsim hwbench [--probes topo,copy,p2p,nvbw,nccl,gdr] [--out hwbench.json] [--minbytes 8 --maxbytes 1G --stepfactor 2]\n" +
+			"   collsim hwbench --rank R --nranks N --coordinator HOST:PORT ...   (or SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/SIZE, torchrun RANK/WORLD_SIZE)",
 		Description: "Loads libcudart, libnvidia-ml, libnccl.so.2 and libibverbs.so.1 at run time (LD_LIBRARY_PATH); a probe whose\n" +
 			"library is missing is skipped. The JSON report is rewritten after every probe; the nccl probe also writes\n" +
 			"nccl-tests text. Progress goes to stderr. See docs/hwbench.md.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "probes", Value: strings.Join(hwbench.Probes, ","), Usage: "comma-separated `LIST` of probes to run, in order"},
 			&cli.StringFlag{Name: "out", Value: def.Out, Usage: "JSON report `FILE`"},
+			&cli.StringFlag{Name: "collectives", Usage: "comma-separated `LIST` of the nccl probe's collectives (default: all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv)"},
 			&cli.StringFlag{Name: "nccl-text", Usage: "nccl-tests text `FILE` (default <out>.nccl-tests.txt; \"-\" for none)"},
 			&cli.StringFlag{Name: "minbytes", Aliases: []string{"b"}, Value: "8", Usage: "smallest nccl sweep size (K/M/G suffixes, 1024-based)"},
 			&cli.StringFlag{Name: "maxbytes", Aliases: []string{"e"}, Value: model.FormatBytes(def.MaxBytes), Usage: "largest nccl sweep size"},
 			&cli.IntFlag{Name: "stepfactor", Aliases: []string{"f"}, Value: def.StepFactor, Usage: "nccl sweep size multiplier"},
 			&cli.IntFlag{Name: "iters", Aliases: []string{"n"}, Value: def.Iters, Usage: "timed iterations per measurement"},
 			&cli.IntFlag{Name: "warmup", Aliases: []string{"w"}, Value: def.Warmup, Usage: "untimed warm-up iterations per measurement"},
+			&cli.IntFlag{Name: "check", Aliases: []string{"c"}, Value: def.Check, Usage: "1: check every nccl sweep size on data (#wrong, as nccl-tests -c 1); 0: timing only"},
 			&cli.StringFlag{Name: "copybytes", Value: model.FormatBytes(def.CopyBytes), Usage: "size of one copy in the copy and p2p probes"},
 			&cli.IntFlag{Name: "rank", Usage: "this process's rank in a multi-process run"},
-			&cli.IntFlag{Name: "nranks", Usage: "number of processes (default: SLURM_NTASKS or OMPI_COMM_WORLD_SIZE, else 1)"},
+			&cli.IntFlag{Name: "nranks", Usage: "number of processes (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE or WORLD_SIZE, else 1)"},
 			&cli.StringFlag{Name: "coordinator", Usage: "rank 0's `HOST:PORT` for a multi-process run"},
+			&cli.StringFlag{Name: "validate-against", Usage: "after measuring, compare the nccl sweeps with the model of cluster YAML `FILE` and diagnose (as collsim validate)"},
+			&cli.StringFlag{Name: "tolerance", Value: "10%", Usage: "with --validate-against: largest |model/measured busbw - 1| a bandwidth-regime point may have"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
 			&cli.BoolFlag{Name: "fake", Hidden: true, Usage: "measure a simulated machine (tests, demos)"},
 			reportFlag(),
@@ -49,6 +58,16 @@ func hwbenchCommand(e *env) *cli.Command {
 			rpath, err := reportPath(c, "hwbench")
 			if err != nil {
 				return err
+			}
+			// The model to validate against is read before any measurement:
+			// a bad file fails at once, not after the sweeps.
+			var against *hwbenchModel
+			if f := c.String("validate-against"); f != "" {
+				if against, err = loadHWBenchModel(f, c.String("tolerance")); err != nil {
+					return err
+				}
+			} else if c.IsSet("tolerance") {
+				return badInputf("hwbench: --tolerance needs --validate-against CLUSTER.yaml")
 			}
 			if !c.Bool("quiet") {
 				o.Progress = e.stderr
@@ -74,10 +93,24 @@ func hwbenchCommand(e *env) *cli.Command {
 					fmt.Fprintf(e.stdout, "hwbench: %s\n", o.NCCLText)
 				}
 			}
+			// Close the loop: the measurements against the model.
+			var v *calibrate.Validation
+			if against != nil && rep != nil && rep.Machine.Rank == 0 {
+				var verr error
+				if v, verr = against.validate(c.Context, rep, o); verr != nil {
+					if err != nil {
+						fmt.Fprintf(e.stderr, "collsim: %v\n", err)
+					}
+					return verr
+				}
+				if werr := writeValidationTable(e.stdout, v); werr != nil {
+					return werr
+				}
+			}
 			// Rank 0 writes the report, also after a failed probe: it
 			// shows what did run and the error.
 			if rpath != "" && rep != nil && rep.Machine.Rank == 0 {
-				doc, rerr := hwbenchReport(e, rep, o)
+				doc, rerr := hwbenchReport(e, rep, o, v)
 				if rerr == nil {
 					rerr = writeReport("hwbench", rpath, doc)
 				}
@@ -92,6 +125,9 @@ func hwbenchCommand(e *env) *cli.Command {
 			var pe *hwbench.ProbeError
 			if errors.As(err, &pe) {
 				return failed(err)
+			}
+			if err == nil && v != nil && !v.Pass {
+				return failed(errors.New(validationFailure(v)))
 			}
 			return err
 		},
@@ -109,6 +145,16 @@ func hwbenchOptions(c *cli.Context, o hwbench.Options) (hwbench.Options, error) 
 		}
 	}
 	o.Out = c.String("out")
+	for _, name := range strings.Split(c.String("collectives"), ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		op, err := model.ParseCollective(name)
+		if err != nil {
+			return o, badInputf("--collectives: %v", err)
+		}
+		o.Collectives = append(o.Collectives, op)
+	}
 	switch t := c.String("nccl-text"); {
 	case t == "-":
 		o.NCCLText = ""
@@ -126,7 +172,10 @@ func hwbenchOptions(c *cli.Context, o hwbench.Options) (hwbench.Options, error) 
 			return o, badInputf("--%s: %w", f.name, err)
 		}
 	}
-	o.StepFactor, o.Iters, o.Warmup = c.Int("stepfactor"), c.Int("iters"), c.Int("warmup")
+	o.StepFactor, o.Iters, o.Warmup, o.Check = c.Int("stepfactor"), c.Int("iters"), c.Int("warmup"), c.Int("check")
+	if o.Check != 0 && o.Check != 1 {
+		return o, badInputf("--check must be 0 or 1, got %d", o.Check)
+	}
 	o.Coordinator = c.String("coordinator")
 	if c.IsSet("nranks") || c.IsSet("rank") {
 		o.Rank, o.NRanks = c.Int("rank"), c.Int("nranks")
@@ -147,4 +196,81 @@ func hwbenchOptions(c *cli.Context, o hwbench.Options) (hwbench.Options, error) 
 		return o, badInput(err)
 	}
 	return o, nil
+}
+
+// hwbenchModel is the cluster a hwbench run is compared with.
+type hwbenchModel struct {
+	file      string
+	spec      model.ClusterSpec
+	params    sim.Params
+	tolerance float64
+}
+
+// loadHWBenchModel reads and builds the cluster YAML of --validate-against.
+func loadHWBenchModel(file, tolerance string) (*hwbenchModel, error) {
+	tol, err := parseTolerance(tolerance)
+	if err != nil {
+		return nil, badInputf("hwbench: --tolerance: %w", err)
+	}
+	spec, err := scenarios.Overrides{Cluster: file}.Resolve()
+	if err != nil {
+		return nil, badInput(fmt.Errorf("hwbench: --validate-against: %w", err))
+	}
+	cl, err := spec.Build()
+	if err != nil {
+		return nil, badInput(fmt.Errorf("hwbench: --validate-against %s: %w", file, err))
+	}
+	params := sim.DefaultParams()
+	if _, err := sim.NewEnv(cl, params); err != nil {
+		return nil, badInput(fmt.Errorf("hwbench: --validate-against %s: %w", file, err))
+	}
+	return &hwbenchModel{file: file, spec: spec, params: params, tolerance: tol}, nil
+}
+
+// validate reads the run back as validate reads a hwbench JSON file and
+// compares it with the model: the same points, regimes, verdict and
+// diagnoses (with the NCCL_DEBUG lines the run captured as evidence).
+func (m *hwbenchModel) validate(ctx context.Context, rep *hwbench.Report, o hwbench.Options) (*calibrate.Validation, error) {
+	data, err := rep.Encode()
+	if err != nil {
+		return nil, err
+	}
+	name := o.Out
+	if name == "" {
+		name = "hwbench.json"
+	}
+	a, err := ingest.ParseHWBench(name, data)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("hwbench: --validate-against: the run holds nothing to compare: %w", err))
+	}
+	if len(a.Runs) == 0 {
+		return nil, badInputf("hwbench: --validate-against: the run has no nccl sweep to compare (run the nccl probe)")
+	}
+	spec := m.spec
+	note := useMeasuredVersion(&spec, []*ingest.Artifact{a})
+	v, err := calibrate.Validate(ctx, []*ingest.Artifact{a}, spec, m.params, calibrate.ValidateOptions{Tolerance: m.tolerance, Engine: sim.EngineAnalytic})
+	switch {
+	case errors.Is(err, calibrate.ErrMismatch), errors.Is(err, calibrate.ErrNoGate):
+		return nil, badInput(fmt.Errorf("hwbench: --validate-against %s: %w", m.file, err))
+	case err != nil:
+		return nil, fmt.Errorf("hwbench: --validate-against %s: %w", m.file, err)
+	}
+	if note != "" {
+		v.Notes = append(v.Notes, note)
+	}
+	return v, nil
+}
+
+// validationFailure is the one-line error of a failed validation, as
+// collsim validate words it.
+func validationFailure(v *calibrate.Validation) string {
+	n := 0
+	for _, s := range v.Series {
+		n += s.Failures
+	}
+	msg := fmt.Sprintf("hwbench: %d bandwidth-regime point(s) outside the %s tolerance of the model", n, pct(v.Tolerance))
+	if len(v.Diagnoses) > 0 {
+		msg += "; most likely cause: " + v.Diagnoses[0].Title
+	}
+	return msg
 }

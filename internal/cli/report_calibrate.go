@@ -67,10 +67,16 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 	for _, h := range fr.Held {
 		override[h.Name] = "held: " + h.Reason + "; " + sim.TermSource(h.Name)
 	}
+	fitted := map[string]bool{}
+	for name := range override {
+		fitted[name] = true // fitted or held: part of this fit whatever the cluster
+	}
+	modelTerms, other := splitAssumptions(modelAssumptions(fr.Params, in.version, in.versionFrom, fr.Engine, in.files.Profile, override), []*model.Cluster{cl}, fitted)
+	doc.OtherAssumptions = other
 	doc.Assumptions = append([]reports.Assumption{
 		{Term: "fit", Value: "least squares on log(time), soft-L1 loss", Source: "calibrate.Fit (gonum/optimize); each term kept within its bounds; uncertainty from the covariance at the optimum"},
 		{Term: "error", Value: "model busbw / measured busbw - 1", Source: "= measured time / model time - 1"},
-	}, modelAssumptions(fr.Params, in.version, in.versionFrom, fr.Engine, in.files.Profile, override)...)
+	}, modelTerms...)
 
 	doc.Sections = append(doc.Sections, fittedSection(fr))
 	for _, s := range ds.Series {
@@ -104,6 +110,8 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 	}}
 	stats.Notes = append(append([]string(nil), ds.Notes...), fr.Notes...)
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Fit statistics", Blocks: []reports.Block{stats}})
+	doc.Sections = append(doc.Sections, reports.Section{Title: "Topology", Blocks: []reports.Block{
+		topologyPicture("The cluster the measurements come from: "+prof.Cluster, "", cl, nil)}})
 	return doc, nil
 }
 

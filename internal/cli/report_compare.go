@@ -32,7 +32,11 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 	doc.Subtitle = fmt.Sprintf("collsim model of nccl-tests %s_perf on %d designs side by side (%s engine)", r.Request.Coll.TestName(), len(names), r.Request.Engine)
 	rank := r.ranking()
 	best := rank[0]
-	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: fmt.Sprintf("faster %s: %s, %s mean busbw", r.largeLabel(), best.name, gbps(r.meanLarge(best)))}
+	label := fmt.Sprintf("faster %s: %s, %s mean busbw", r.largeLabel(), best.name, gbps(r.meanLarge(best)))
+	if r.AllTie() {
+		label = fmt.Sprintf("a tie %s: within %g%% (%s mean busbw)", r.largeLabel(), 100*study.TieWithin, gbps(r.meanLarge(best)))
+	}
+	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: label}
 	doc.Summary = r.reportSummary()
 
 	for _, d := range r.designs {
@@ -52,7 +56,11 @@ func compareReport(e *env, r *compareResult) (*reports.Document, error) {
 		reports.KV{Key: "large sizes", Value: "designs are ranked by their mean busbw " + r.largeLabel()},
 	)
 	doc.Inputs = append(doc.Inputs, forcedInputs(r.Request)...)
-	doc.Assumptions = r.assumptions()
+	var clusters []*model.Cluster
+	for _, d := range r.designs {
+		clusters = append(clusters, d.Env.Cluster)
+	}
+	doc.Assumptions, doc.OtherAssumptions = splitAssumptions(r.assumptions(), clusters, nil)
 
 	var bwSeries []reports.BWSeries
 	var tmSeries []reports.TimeSeries
@@ -87,24 +95,25 @@ func (r *compareResult) reportSummary() string {
 	rank := r.ranking()
 	best := rank[0]
 	coll := collectiveTitle(r.Request.Coll)
-	alike := true
-	for _, d := range rank[1:] {
-		alike = alike && r.meanLarge(d)/r.meanLarge(best) >= 0.98
-	}
+	alike := r.AllTie()
 	var b strings.Builder
 	if alike {
 		var parts []string
 		for _, d := range r.designs {
 			parts = append(parts, d.name+" "+gbps(r.meanLarge(d)))
 		}
-		fmt.Fprintf(&b, "For %s %s the designs perform alike, within 2%% of each other (mean busbw: %s), so choose between them on cost and operations.", coll, r.largeLabel(), strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "For %s %s the designs are a tie (%s; mean busbw: %s), so choose between them on cost and operations.", coll, r.largeLabel(), study.TieRule(), strings.Join(parts, ", "))
 	} else {
 		fmt.Fprintf(&b, "For %s %s, design %s is fastest with %s mean busbw", coll, r.largeLabel(), best.name, gbps(r.meanLarge(best)))
 		for _, d := range rank[1:] {
 			f := r.meanLarge(d) / r.meanLarge(best)
-			fmt.Fprintf(&b, "; %s reaches %s (%s%% less)", d.name, gbps(r.meanLarge(d)), sig3(100*(1-f)))
+			tie := ""
+			if _, t := r.Fraction(d.CompareDesignResult); t {
+				tie = ", a tie"
+			}
+			fmt.Fprintf(&b, "; %s reaches %s (%s%% less%s)", d.name, gbps(r.meanLarge(d)), sig3(100*(1-f)), tie)
 		}
-		b.WriteString(".")
+		b.WriteString(". Rule: " + study.TieRule() + ".")
 	}
 	last := len(r.Request.Sizes) - 1
 	fmt.Fprintf(&b, " At %s, the largest size:", model.FormatBytes(r.Request.Sizes[last]))
@@ -219,7 +228,7 @@ func (r *compareResult) bottleneckSection() reports.Section {
 			Title:   "Busiest links of " + d.name + " at " + model.FormatBytes(r.Request.Sizes[last]),
 			Caption: fmt.Sprintf("Share of the call time each link is busy (%s/%s on %d channels); bottleneck: %s.", pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, bottleneckPhrase(pt)),
 			Links:   linkUtils(pt),
-		})
+		}, topologyPicture("Topology of "+d.name, "at "+model.FormatBytes(r.Request.Sizes[last]), d.Env.Cluster, &pt))
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/collsim/collsim/calibrate"
 	"github.com/collsim/collsim/hwbench"
 	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
@@ -17,7 +18,10 @@ import (
 // against size, P2P matrices as heat maps, copy, RDMA and port tables),
 // read back from the run's JSON as ingest.ParseHWBench reads it, so the
 // report shows what calibrate and validate will use.
-func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Document, error) {
+//
+// v is the comparison with the model of --validate-against (nil without
+// one): it sets the verdict and adds the series and the diagnosis.
+func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options, v *calibrate.Validation) (*reports.Document, error) {
 	if rep == nil {
 		return nil, fmt.Errorf("hwbench: --report: no results to report")
 	}
@@ -80,6 +84,18 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Doc
 	if len(failedProbes) > 0 {
 		doc.Verdict = &reports.Verdict{Status: reports.StatusFail, Label: fmt.Sprintf("%d probe(s) failed", len(failedProbes))}
 	}
+	// A pass needs something that passed: measurements compared with a
+	// model. Without one the run measured (or, on the fake, simulated)
+	// and compared nothing, and the verdict says so.
+	switch {
+	case v != nil && len(failedProbes) == 0:
+		// The comparison with the model is the verdict.
+		sum, vd := validateSummary(v)
+		doc.Summary, doc.Verdict = lead+". "+sum, vd
+	case doc.Verdict != nil && doc.Verdict.Status == reports.StatusPass:
+		doc.Verdict = hwbenchNothingCompared(rep, len(okProbes))
+		doc.Summary += " " + doc.Verdict.Detail
+	}
 
 	m := rep.Machine
 	doc.Inputs = []reports.KV{{Key: "machine", Value: host}}
@@ -107,14 +123,33 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Doc
 	if o.NCCLText != "" && rep.NCCL != nil {
 		doc.Inputs = append(doc.Inputs, reports.KV{Key: "nccl-tests text", Value: o.NCCLText})
 	}
+	if n := rep.NCCL; n != nil {
+		if len(n.Transports) > 0 {
+			doc.Inputs = append(doc.Inputs, reports.KV{Key: "NCCL transports", Value: strings.Join(n.Transports, ", ")})
+		}
+		if n.NVLS != "" {
+			doc.Inputs = append(doc.Inputs, reports.KV{Key: "NVLS", Value: n.NVLS + " (NCCL_DEBUG=INFO)"})
+		}
+	}
+	if g := rep.GDR; g != nil {
+		var mech []string
+		for _, p := range g.Ports {
+			mech = append(mech, fmt.Sprintf("%s:%d %s", p.HCA, p.Port, p.Mechanism))
+		}
+		if len(mech) > 0 {
+			doc.Inputs = append(doc.Inputs, reports.KV{Key: "GPUDirect RDMA", Value: strings.Join(mech, ", ")})
+		}
+	}
 	if !rep.Started.IsZero() {
 		doc.Inputs = append(doc.Inputs, reports.KV{Key: "started", Value: rep.Started.UTC().Format("2006-01-02 15:04:05 MST")})
 	}
 	doc.Assumptions = []reports.Assumption{
 		{Term: "NCCL timing", Value: "CUDA events around --iters launches", Source: "as nccl-tests (nccl-facts §1.2); the slowest rank of a process, the mean over processes (docs/hwbench.md)"},
 		{Term: "busbw", Value: "algbw x nccl-tests factor", Source: "nccl-tests doc/PERFORMANCE.md; 1 GB/s = 1e9 B/s"},
-		{Term: "copies", Value: "cudaMemcpyAsync / cudaMemcpyPeerAsync of --copybytes", Source: "timed with CUDA events after --warmup copies; latency: mean of 100 copies of 4 bytes (docs/hwbench.md)"},
-		{Term: "GPUDirect RDMA", Value: "loopback on one port", Source: "measures the PCIe path between memory and NIC, capped by the port rate, not the wire (docs/hwbench.md)"},
+		{Term: "copies", Value: "cudaMemcpyAsync / cudaMemcpyPeerAsync of --copybytes", Source: "timed with CUDA events after --warmup copies; pinned memory bound to the GPU's NUMA node (docs/hwbench.md)"},
+		{Term: "P2P latency", Value: "mean of 100 copies of 4 bytes", Source: "queued behind a spin kernel and timed back to back, as p2pBandwidthLatencyTest; the p2p result's latency_method says when it could not be (docs/hwbench.md)"},
+		{Term: "data check", Value: "nccl-tests -c 1", Source: "one launch per size on a known pattern, compared on the host: #wrong (docs/hwbench.md)"},
+		{Term: "GPUDirect RDMA", Value: "loopback on one port", Source: "measures the PCIe path between memory and NIC, capped by the port rate, not the wire; DMA-BUF tried before nvidia-peermem (docs/hwbench.md)"},
 	}
 
 	ps := reports.Section{Title: "Probes", Blocks: []reports.Block{probes}}
@@ -125,10 +160,40 @@ func hwbenchReport(e *env, rep *hwbench.Report, o hwbench.Options) (*reports.Doc
 		fs.Blocks = append(fs.Blocks, all)
 	}
 	doc.Sections = append(doc.Sections, ps, fs)
+	if v != nil {
+		doc.Inputs = append(doc.Inputs, reports.KV{Key: "model", Value: v.Cluster},
+			reports.KV{Key: "tolerance", Value: "±" + pct(v.Tolerance) + " on busbw in the gate regime"})
+		for _, sc := range v.Series {
+			doc.Sections = append(doc.Sections, seriesSection(sc, v.Tolerance))
+		}
+		ds := reports.Section{Title: "Diagnosis"}
+		if len(v.Diagnoses) == 0 {
+			ds.Blocks = append(ds.Blocks, reports.Paragraph{Text: "Nothing to report: no cause of a gap was found."})
+		} else {
+			ds.Blocks = append(ds.Blocks, diagnosisFindings(v.Diagnoses))
+		}
+		doc.Sections = append(doc.Sections, ds)
+	}
 	if a != nil {
 		sec := artifactSection(a)
 		sec.Title = "Measurements"
 		doc.Sections = append(doc.Sections, sec)
 	}
 	return doc, nil
+}
+
+// hwbenchNothingCompared is the verdict of a run with no failure and no
+// comparison with a model: informational, saying what was and was not
+// done.
+func hwbenchNothingCompared(rep *hwbench.Report, ok int) *reports.Verdict {
+	if rep.Backend == "fake" {
+		return &reports.Verdict{Status: reports.StatusInfo, Label: "simulated machine: nothing measured, nothing compared",
+			Detail: "The numbers come from hwbench's simulated machine; nothing was measured or compared with a model."}
+	}
+	if ok == 0 {
+		return &reports.Verdict{Status: reports.StatusInfo, Label: "nothing measured",
+			Detail: "No probe ran, so nothing was measured or compared."}
+	}
+	return &reports.Verdict{Status: reports.StatusInfo, Label: "measured; nothing compared with a model",
+		Detail: "Nothing was compared with a model: run collsim hwbench --validate-against CLUSTER.yaml, or collsim validate on this report, for a verdict."}
 }

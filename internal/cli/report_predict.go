@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -53,7 +54,10 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 	}
 	doc.Summary = predictSummary(p, ci, ts, peak, last, one)
 	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: fmt.Sprintf("prediction: peak %s busbw at %s", gbps(peak.BusBW), model.FormatBytes(peak.Size))}
-	if last.BottleneckClass != "" {
+	switch {
+	case latencyBound(last):
+		doc.Verdict.Label += "; latency-bound at " + model.FormatBytes(last.Size)
+	case last.BottleneckClass != "":
 		doc.Verdict.Label += "; bottleneck: " + last.BottleneckClass
 	}
 
@@ -64,24 +68,27 @@ func predictReport(ctx context.Context, e *env, p *prediction, in predictInputs)
 		reports.KV{Key: "engine", Value: string(p.req.Engine)},
 	)
 	doc.Inputs = append(doc.Inputs, forcedInputs(p.req)...)
-	doc.Assumptions = modelAssumptions(envr.Params(), c.Version.String(), versionSource(c.Spec, in.files.NCCLVersion), p.req.Engine, in.files.Profile, nil)
+	doc.Assumptions, doc.OtherAssumptions = splitAssumptions(modelAssumptions(envr.Params(), c.Version.String(), versionSource(c.Spec, in.files.NCCLVersion), p.req.Engine, in.files.Profile, nil), []*model.Cluster{c}, nil)
 
 	bw, tm := curvePoints(p.pts)
+	marks, switchText := choiceSwitches(p.pts)
 	series := "model (" + string(p.req.Engine) + ")"
 	if len(bw) > 0 {
 		doc.Sections = append(doc.Sections, reports.Section{Title: "Bus bandwidth", Blocks: []reports.Block{
-			reports.Paragraph{Text: "Predicted bus bandwidth (busbw, as nccl-tests computes it) for each message size. Small messages are latency-bound; the plateau on the right is what the slowest link of the schedule allows."},
+			reports.Paragraph{Text: "Predicted bus bandwidth (busbw, as nccl-tests computes it) for each message size. Small messages are latency-bound; the plateau on the right is what the slowest link of the schedule allows." + switchText},
 			reports.BusBWPlot{Title: coll + " busbw, " + where, Caption: fmt.Sprintf("collsim %s engine; %s.", p.req.Engine, strings.TrimSuffix(ts.String(), ".")),
-				Series: []reports.BWSeries{{Name: series, Style: reports.StyleLine, Points: bw}}},
+				Series: []reports.BWSeries{{Name: series, Style: reports.StyleLine, Points: bw}}, Marks: marks},
 		}})
 	}
 	if len(tm) > 0 {
 		doc.Sections = append(doc.Sections, reports.Section{Title: "Time per call", Blocks: []reports.Block{
-			reports.Paragraph{Text: "Predicted time of one call: flat where the fixed latency dominates, rising with the size once bandwidth does."},
-			reports.TimePlot{Title: coll + " time, " + where, Series: []reports.TimeSeries{{Name: series, Style: reports.StyleLine, Points: tm}}},
+			reports.Paragraph{Text: "Predicted time of one call: flat where the fixed latency dominates, rising with the size once bandwidth does." + timeStepText(p.pts)},
+			reports.TimePlot{Title: coll + " time, " + where, Series: []reports.TimeSeries{{Name: series, Style: reports.StyleLine, Points: tm}}, Marks: marks},
 		}})
 	}
-	doc.Sections = append(doc.Sections, bottleneckSection(p, last, one))
+	bs := bottleneckSection(p, last, one)
+	bs.Blocks = append(bs.Blocks, topologyPicture("Topology of "+where, "at "+model.FormatBytes(last.Size), c, &last))
+	doc.Sections = append(doc.Sections, bs)
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Results", Blocks: resultsBlocks(p)})
 	return doc, nil
 }
@@ -107,6 +114,111 @@ func oneNodePoint(ctx context.Context, envr *sim.Env, req sim.Request) *sim.Poin
 		return nil
 	}
 	return &pt
+}
+
+// topologyPicture draws cluster c with the bottleneck of pt (nil for
+// none) highlighted when it is a link of c; the title then ends in
+// " with the bottleneck " + at (at: "at 1G", "" for nothing). A bottleneck
+// that is no link (a per-channel ceiling) is named in the caption.
+func topologyPicture(title, at string, c *model.Cluster, pt *sim.Point) reports.TopologyPlot {
+	tp := reports.TopologyPlot{Title: title, Cluster: c, Utilization: math.NaN(),
+		Caption: "The cluster as the model built it. Hover over a part for its name; the red link is the bottleneck."}
+	if pt != nil && isLink(c, pt.Bottleneck) {
+		tp.Bottleneck, tp.Class = pt.Bottleneck, pt.BottleneckClass
+		if len(pt.Utilisation) > 0 && pt.Utilisation[0].Link == pt.Bottleneck {
+			tp.Utilization = math.Min(pt.Utilisation[0].Busy, 1)
+		}
+		if at != "" {
+			tp.Title += " with the bottleneck " + at
+		}
+		return tp
+	}
+	tp.Caption = "The cluster as the model built it. Hover over a part for its name."
+	if pt != nil && pt.Bottleneck != "" {
+		tp.Caption += " No link is the bottleneck: the " + strings.TrimSuffix(pt.Bottleneck, ".") + " is."
+	}
+	return tp
+}
+
+// isLink reports whether name is a link of c as the simulator names links
+// ("node0/nic0->fabric/switch").
+func isLink(c *model.Cluster, name string) bool {
+	a, b, ok := strings.Cut(name, "->")
+	if !ok {
+		return false
+	}
+	var fa, fb bool
+	for _, e := range c.Topo.Elements {
+		fa = fa || e.Name == a
+		fb = fb || e.Name == b
+	}
+	return fa && fb
+}
+
+// latencyBound reports whether a point's time is mostly latency: its
+// busiest link is busy for less than half the call, so the latency term
+// (the time that link waits) exceeds the bandwidth term (the time it
+// moves data). Per-channel ceilings are a bandwidth limit, not latency.
+func latencyBound(pt sim.Point) bool {
+	return pt.BottleneckClass != "channel ceiling" && busiest(pt) < 0.5
+}
+
+// rowBottleneck says what limits one row of the results table: the
+// bottleneck class and link, or "latency-bound" with the busiest link.
+func rowBottleneck(pt sim.Point) string {
+	switch {
+	case pt.BottleneckClass == "":
+		return ""
+	case latencyBound(pt):
+		return fmt.Sprintf("latency-bound (busiest: %s %s, %.0f%% busy)", pt.BottleneckClass, pt.Bottleneck, 100*busiest(pt))
+	}
+	return pt.BottleneckClass + ": " + pt.Bottleneck
+}
+
+// choiceName is NCCL's choice as the curves label it: "ring/simple".
+func choiceName(c model.Choice) string { return c.Algo.String() + "/" + c.Proto.String() }
+
+// choiceSwitches returns a mark at every size where NCCL's algorithm or
+// protocol differs from the size before, and a sentence explaining them
+// ("" when the choice never changes).
+func choiceSwitches(pts []sim.Point) ([]reports.SizeMark, string) {
+	var marks []reports.SizeMark
+	var parts []string
+	for i := 1; i < len(pts); i++ {
+		a, b := pts[i-1].Choice, pts[i].Choice
+		if a.Algo == b.Algo && a.Proto == b.Proto || pts[i].Size == pts[i-1].Size {
+			continue
+		}
+		marks = append(marks, reports.SizeMark{Size: pts[i].Size, Label: choiceName(b)})
+		parts = append(parts, fmt.Sprintf("%s to %s at %s", choiceName(a), choiceName(b), model.FormatBytes(pts[i].Size)))
+	}
+	if len(marks) == 0 {
+		return nil, ""
+	}
+	return marks, " Dotted vertical lines mark where NCCL's tuner changes algorithm or protocol (" + strings.Join(parts, "; ") +
+		"): it picks the choice its cost model predicts fastest for each size, so the curve moves from one choice's curve to the other's there."
+}
+
+// timeStepText explains every size whose predicted time is below the
+// smaller size's before it: NCCL switched to a faster choice there.
+func timeStepText(pts []sim.Point) string {
+	var parts []string
+	for i := 1; i < len(pts); i++ {
+		a, b := pts[i-1], pts[i]
+		if b.Size > a.Size && b.TimeUs < a.TimeUs {
+			why := "the same choice (" + choiceName(b.Choice) + ") gets more channels or a shorter pipeline"
+			if a.Choice.Algo != b.Choice.Algo || a.Choice.Proto != b.Choice.Proto {
+				why = "NCCL switches from " + choiceName(a.Choice) + " to " + choiceName(b.Choice)
+			} else if a.Choice.Channels != b.Choice.Channels {
+				why = fmt.Sprintf("NCCL runs %s on %d channels instead of %d", choiceName(b.Choice), b.Choice.Channels, a.Choice.Channels)
+			}
+			parts = append(parts, fmt.Sprintf("%s takes %s us against %s us for %s: %s", model.FormatBytes(b.Size), fmtF(b.TimeUs, 0), fmtF(a.TimeUs, 0), model.FormatBytes(a.Size), why))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " The time steps back where a larger size is faster: " + strings.Join(parts, "; ") + "."
 }
 
 // busiest returns the utilisation of a point's bottleneck link (0 if none).
@@ -258,10 +370,7 @@ func resultsBlocks(p *prediction) []reports.Block {
 	}
 	seen := map[string]bool{}
 	for _, pt := range p.pts {
-		bn := pt.BottleneckClass
-		if bn != "" {
-			bn += ": " + pt.Bottleneck
-		}
+		bn := rowBottleneck(pt)
 		t.Rows = append(t.Rows, []string{model.FormatBytes(pt.Size), strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10),
 			fmtF(pt.TimeUs, 2), fmtF(pt.AlgBW, 2), fmtF(pt.BusBW, 2), pt.Choice.Algo.String(), pt.Choice.Proto.String(),
 			strconv.Itoa(pt.Choice.Channels), fmtF(pt.Choice.NCCLTimeUs, 2), bn})
@@ -270,9 +379,112 @@ func resultsBlocks(p *prediction) []reports.Block {
 			t.Notes = append(t.Notes, fmt.Sprintf("From %s: %s.", model.FormatBytes(pt.Size), strings.TrimSuffix(pt.Note, ".")))
 		}
 	}
-	t.Notes = append(t.Notes, fmt.Sprintf("Average busbw: %s GB/s.", fmtF(avgBusBW(p.pts), 2)))
+	t.Notes = append(t.Notes, fmt.Sprintf("Average busbw: %s GB/s.", fmtF(avgBusBW(p.pts), 2)),
+		"Latency-bound: the busiest link is busy for less than half of the call, so fixed and per-step latency, not bandwidth, set the time.")
 	return []reports.Block{t}
 }
 
 // fmtF formats v with prec decimals.
 func fmtF(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+
+// splitAssumptions moves the model terms that cannot affect a cluster's
+// results (another NVLink or PCIe generation, NIC kind or GPU architecture
+// than the cluster has, network terms on one node) out of the main list.
+// A term a profile changed from its default (its source then says
+// "(default ...)"), and the terms named in always, stay in the main list.
+// With several clusters (the designs of a comparison) a term stays when it
+// applies to any of them.
+func splitAssumptions(as []reports.Assumption, cs []*model.Cluster, always map[string]bool) (keep, other []reports.Assumption) {
+	var tests []func(string) bool
+	for _, c := range cs {
+		tests = append(tests, termApplies(c))
+	}
+	applies := func(name string) bool {
+		for _, t := range tests {
+			if t(name) {
+				return true
+			}
+		}
+		return len(tests) == 0
+	}
+	for _, a := range as {
+		name, _, ok := strings.Cut(a.Term, ":")
+		if !ok || always[name] || strings.Contains(a.Source, "(default ") || applies(name) {
+			keep = append(keep, a)
+			continue
+		}
+		other = append(other, a)
+	}
+	return keep, other
+}
+
+// termApplies returns whether a sim.Params term (by name) can affect a
+// prediction on c, from what c contains: the NVLink generation, PCIe
+// generations, NIC kinds and GPU architecture, NVSwitches with multicast,
+// the socket count and whether there is a network at all.
+func termApplies(c *model.Cluster) func(name string) bool {
+	nvlink, pcie, nics := map[int]bool{}, map[int]bool{}, map[string]bool{}
+	arch := map[model.Arch]bool{}
+	multicast, nvlinks := false, false
+	sockets := 0
+	for _, e := range c.Topo.Elements {
+		switch {
+		case e.GPU != nil:
+			nvlink[e.GPU.NVLinkGen] = true
+			pcie[e.GPU.PCIeGen] = true
+			arch[e.GPU.Arch] = true
+		case e.NIC != nil:
+			nics[string(e.NIC.Kind)] = true
+			pcie[e.NIC.Speed.PCIeGen] = true
+		case e.Kind == model.KindNVSwitch && e.Multicast:
+			multicast = true
+		case e.Kind == model.KindCPU && e.Node == 0:
+			sockets++
+		}
+	}
+	for _, l := range c.Topo.Links {
+		if l.Kind == model.LinkNVLink {
+			nvlinks = true
+			break
+		}
+	}
+	net := c.NumNodes() > 1
+	// NCCL's tuning column of the GPU (tuning.cc: Turing and Ada use the
+	// Volta and Ampere columns), named as the chan.cap terms name it.
+	column := [...]string{model.ArchVolta: "volta", model.ArchAmpere: "ampere", model.ArchHopper: "hopper", model.ArchBlackwell: "blackwell"}[model.ArchIndex(c.GPUModel().SM)]
+	return func(name string) bool {
+		parts := strings.Split(name, ".")
+		switch {
+		case len(parts) == 3 && parts[0] == "nvlink" && parts[1] == "eff":
+			g, err := strconv.Atoi(parts[2])
+			return err != nil || nvlinks && nvlink[g]
+		case len(parts) == 3 && parts[0] == "pcie" && parts[1] == "eff":
+			g, err := strconv.Atoi(parts[2])
+			return err != nil || pcie[g]
+		case len(parts) == 3 && (parts[0] == "net" && parts[1] == "eff" || parts[0] == "lat" && parts[1] == "net"):
+			return net && nics[parts[2]]
+		case name == "socket.gbps":
+			return net && nics[string(model.NICTCP)]
+		case parts[0] == "nvls":
+			if !multicast {
+				return false
+			}
+			switch name {
+			case "nvls.eff.hopper":
+				return arch[model.Hopper]
+			case "nvls.eff.blackwell":
+				return arch[model.Blackwell]
+			}
+			return true
+		case len(parts) == 4 && parts[0] == "lat" && parts[1] == "step" && parts[2] == "net":
+			return net
+		case len(parts) == 4 && parts[0] == "lat" && parts[1] == "step" && parts[2] == "nvlink":
+			return nvlinks
+		case name == "smp.eff":
+			return sockets > 1
+		case len(parts) == 4 && parts[0] == "chan" && parts[1] == "cap":
+			return parts[3] == column
+		}
+		return true
+	}
+}

@@ -18,7 +18,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	if len(r.Points) == 0 {
 		return nil, fmt.Errorf("scale: --report: no results to report")
 	}
-	last := r.Points[len(r.Points)-1]
+	last := r.lastModelled()
 	ci := clusterInfo(last.Env)
 	node := ci.nodeLabel(ci.GPU + " node")
 	what := collectiveTitle(r.Request.Coll) + " " + model.FormatBytes(r.Request.Sizes[0])
@@ -30,16 +30,22 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	}
 	doc := e.newReport(fmt.Sprintf("Scaling of %s on %s", what, node))
 	doc.Subtitle = fmt.Sprintf("collsim model from %d to %d nodes (%s engine)", r.Points[0].Nodes, last.Nodes, r.Request.Engine)
+	if r.ByGPUs {
+		doc.Subtitle = fmt.Sprintf("collsim model from %d to %d GPUs of one node (%s engine)", r.Points[0].GPUs(), last.GPUs(), r.Request.Engine)
+	}
 	label := "efficiency not defined (one node)"
 	if last.EffOK {
 		label = fmt.Sprintf("scaling efficiency %s%% at %d nodes (%d GPUs)", fmtF(100*last.Eff, 1), last.Nodes, last.GPUs())
+		if r.ByGPUs {
+			label = fmt.Sprintf("scaling efficiency %s%% at %d GPUs of one node", fmtF(100*last.Eff, 1), last.GPUs())
+		}
 	}
 	doc.Verdict = &reports.Verdict{Status: reports.StatusInfo, Label: label}
 	summary := strings.Join(r.summaryLines(), " ")
 	bp := last.Bottleneck(r.Workload != nil)
 	switch {
 	case r.Workload != nil && last.Nodes > 1 && bp.BottleneckClass != "channel ceiling" && busiest(bp) < 0.5:
-		summary += fmt.Sprintf(" The calls are latency-bound (the busiest link is %.0f%% busy): larger buckets (--bucket) or hiding more of the communication behind the backward pass (--overlap) would help more than faster links.", 100*busiest(bp))
+		summary += fmt.Sprintf(" The calls are latency-bound (the busiest link is %.0f%% busy): larger buckets (--bucket) would help more than faster links.", 100*busiest(bp))
 	case bp.Bottleneck != "" && last.Nodes > 1:
 		if rec := recommendation(bp, ci, last.Env.Res.Summarize(last.Env.Tuner.Graphs.Ring)); rec != "" {
 			summary += " " + rec
@@ -50,11 +56,18 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	doc.Inputs = clusterInputs(last.Env.Cluster, r.files)
 	var counts []string
 	for _, p := range r.Points {
-		counts = append(counts, strconv.Itoa(p.Nodes))
+		if r.ByGPUs {
+			counts = append(counts, strconv.Itoa(p.GPUs()))
+		} else {
+			counts = append(counts, strconv.Itoa(p.Nodes))
+		}
 	}
 	for i := range doc.Inputs {
 		if doc.Inputs[i].Key == "nodes" {
 			doc.Inputs[i].Value = strings.Join(counts, ", ")
+			if r.ByGPUs {
+				doc.Inputs[i].Key, doc.Inputs[i].Value = "GPUs of one node", strings.Join(counts, ", ")
+			}
 		}
 		if doc.Inputs[i].Key == "cluster" {
 			doc.Inputs[i].Value = r.designLabel()
@@ -64,10 +77,10 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 		reports.KV{Key: "scaled", Value: r.what()},
 		reports.KV{Key: "engine", Value: string(r.Request.Engine)},
 	)
-	doc.Assumptions = modelAssumptions(r.Params, last.Env.Cluster.Version.String(), versionSource(r.Spec, r.files.NCCLVersion), r.Request.Engine, r.files.Profile, nil)
+	doc.Assumptions, doc.OtherAssumptions = splitAssumptions(modelAssumptions(r.Params, last.Env.Cluster.Version.String(), versionSource(r.Spec, r.files.NCCLVersion), r.Request.Engine, r.files.Profile, nil), []*model.Cluster{last.Env.Cluster}, nil)
 	doc.Assumptions = append(doc.Assumptions, reports.Assumption{Term: "scaling efficiency", Value: strings.TrimPrefix(strings.SplitN(r.effDefinition(), " (", 2)[0], "efficiency = "), Source: r.effSource()})
 	if r.Workload != nil {
-		doc.Assumptions = append(doc.Assumptions, termAssumptions(r.Workload.Terms())...)
+		doc.Assumptions = append(doc.Assumptions, termAssumptions(append(r.Workload.Terms(), study.StepTerms()...))...)
 	}
 
 	var eff []reports.ScalingPoint
@@ -83,6 +96,8 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 		}})
 	}
 	doc.Sections = append(doc.Sections, r.barsSection(), reports.Section{Title: "Results", Blocks: []reports.Block{r.resultsTable()}})
+	doc.Sections = append(doc.Sections, reports.Section{Title: "Topology", Blocks: []reports.Block{
+		topologyPicture(fmt.Sprintf("Topology at %d nodes (%d GPUs)", last.Nodes, last.GPUs()), "", last.Env.Cluster, &bp)}})
 	if r.Workload != nil {
 		doc.Sections = append(doc.Sections, r.callsSection(last))
 	}
@@ -92,7 +107,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 // effSource explains the efficiency definition.
 func (r *scaleResult) effSource() string {
 	if r.Workload != nil {
-		return "weak scaling: the batch per GPU and so the compute time stay fixed, ideal scaling keeps the step time; the 1-node step is modelled even when 1 is not in the list"
+		return "the reference is " + r.RefLabel + ": efficiency = compute time / step time, so it is 1 when no communication, bubble or I/O is exposed"
 	}
 	return "a collective on one node runs on NVLink/PCIe and across nodes on the network, so efficiency is taken against the smallest multi-node count; nccl-tests busbw is independent of the rank count for an ideal network"
 }
@@ -108,13 +123,13 @@ func (r *scaleResult) barsSection() reports.Section {
 		compute := reports.BarSeries{Name: "compute"}
 		exposed := reports.BarSeries{Name: "exposed communication"}
 		for _, p := range r.Points {
-			compute.Values = append(compute.Values, r.Workload.ComputeMs)
-			exposed.Values = append(exposed.Values, p.Step.Step.ExposedMs)
+			compute.Values = append(compute.Values, p.Step.ComputeMs)
+			exposed.Values = append(exposed.Values, p.Step.StepMs-p.Step.ComputeMs)
 		}
 		return reports.Section{Title: "Step time", Blocks: []reports.Block{
 			reports.Paragraph{Text: "Each step is the compute time plus the communication not hidden behind it; with the batch per GPU fixed the compute stays the same, so the exposed communication is what scaling costs."},
-			reports.BarPlot{Title: "Step time by GPU count", CategoryLabel: "GPUs", ValueLabel: "time per step (ms)", Categories: cats, Series: []reports.BarSeries{compute, exposed},
-				Caption: fmt.Sprintf("Compute %s ms per step; exposed communication = communication x (1 - %s).", strconv.FormatFloat(r.Workload.ComputeMs, 'g', 6, 64), strconv.FormatFloat(r.Workload.Overlap, 'g', 4, 64))},
+			reports.BarPlot{Title: "Step time by GPU count", CategoryLabel: "GPUs", ValueLabel: "time per step (ms)", Categories: cats, Series: []reports.BarSeries{compute, exposed}, Stacked: true,
+				Caption: "Exposed: communication on the critical path (data-parallel buckets from the overlap timeline), the pipeline bubble and I/O; a refused count shows no bar."},
 		}}
 	}
 	bus := reports.BarSeries{Name: "busbw"}
@@ -130,16 +145,19 @@ func (r *scaleResult) barsSection() reports.Section {
 // resultsTable has one row per node count.
 func (r *scaleResult) resultsTable() reports.Table {
 	if r.Workload != nil {
-		_, unit := r.Workload.Throughput(r.Ref.Step.Step)
-		t := reports.Table{Caption: "Training step per node count", Columns: []string{"nodes", "GPUs", "communication (ms)", "exposed (ms)", "step (ms)", unit, "efficiency", "main call (most time)", "its bottleneck"}}
+		unit := study.ThroughputUnit(r.Workload)
+		t := reports.Table{Caption: "Training step per count", Columns: []string{"nodes", "GPUs", "communication (ms)", "exposed (ms)", "step (ms)", unit, "efficiency", "limit", "why"}}
 		for _, p := range r.Points {
-			st := p.Step.Step
-			v, _ := r.Workload.Throughput(st)
-			dom := p.Step.Dominant()
+			if p.Refused != "" {
+				t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nodes), strconv.Itoa(p.GPUs()), "-", "-", "-", "-", "-", "refused", p.Refused})
+				continue
+			}
+			st := p.Step
+			v, _ := st.Throughput(r.Workload)
 			t.Rows = append(t.Rows, []string{strconv.Itoa(p.Nodes), strconv.Itoa(p.GPUs()), fmtMs(st.CommMs), fmtMs(st.ExposedMs), fmtMs(st.StepMs), tput(v), effString(p.EffOK, p.Eff),
-				fmt.Sprintf("%s %s x %d", dom.Call.Coll, model.FormatBytes(dom.Call.Size), dom.Call.Count), bottleneckPhrase(dom.Point)})
+				st.Bottleneck, st.Breaks})
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("Reference: 1 node, step %s ms.", fmtMs(r.Ref.Step.Step.StepMs)))
+		t.Notes = append(t.Notes, "Reference: "+r.RefLabel+".")
 		return t
 	}
 	t := reports.Table{Caption: "Predicted " + r.what() + " per node count", Columns: []string{"nodes", "GPUs", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "efficiency", "algo/proto/channels", "bottleneck"}}
@@ -158,9 +176,9 @@ func (r *scaleResult) resultsTable() reports.Table {
 func (r *scaleResult) callsSection(last *study.ScalePoint) reports.Section {
 	t := reports.Table{Caption: fmt.Sprintf("The collectives of one step at %d nodes", last.Nodes),
 		Columns: []string{"call", "collective", "size", "calls per step", "time per call (us)", "total (ms)", "busbw (GB/s)", "algo/proto/channels", "bottleneck"}}
-	for _, c := range last.Step.Calls {
-		t.Rows = append(t.Rows, []string{c.Call.Role, collectiveTitle(c.Call.Coll), model.FormatBytes(c.Call.Size), strconv.FormatInt(c.Call.Count, 10),
-			fmtF(c.Point.TimeUs, 2), fmtMs(c.TotalUs / 1000), fmtF(c.Point.BusBW, 2),
+	for _, c := range last.Step.Comm {
+		t.Rows = append(t.Rows, []string{c.Kind + " (" + c.Group + ")", collectiveTitle(c.Coll), model.FormatBytes(c.Size), strconv.FormatInt(c.Count, 10),
+			fmtF(c.Point.TimeUs, 2), fmtMs(c.TotalMs), fmtF(c.Point.BusBW, 2),
 			choiceLabel(c.Point.Choice), bottleneckPhrase(c.Point)})
 	}
 	return reports.Section{Title: "Collective calls", Blocks: []reports.Block{

@@ -89,11 +89,10 @@ func (r *sweepResult) priceWords() string {
 // assumptions are the model terms, the efficiency, the cost model and
 // every price the designs use, with their sources.
 func (r *sweepResult) assumptions() []reports.Assumption {
-	first := r.Designs[0].Env
-	as := modelAssumptions(r.Params, first.Cluster.Version.String(), versionSource(r.Sweep.Base, ""), r.Engine, r.profile, nil)
+	as := modelAssumptions(r.Params, r.NCCLVersion, versionSource(r.Sweep.Base, ""), r.Engine, r.profile, nil)
 	as = append(as,
 		reports.Assumption{Term: "scaling efficiency", Value: strings.TrimPrefix(r.effDefinition(), "efficiency = "),
-			Source: "collectives: against 2 nodes, the smallest multi-node count; workloads: weak scaling against 1 node (docs/sweep.md)"},
+			Source: "collectives: against 2 nodes, the smallest multi-node count; workloads: against one GPU doing the same per-GPU work with no communication (docs/sweep.md)"},
 		reports.Assumption{Term: "cost: prices", Value: r.Prices.Label(), Source: "every price below with its source; " + r.priceWords()},
 		reports.Assumption{Term: "cost: hardware", Value: "GPUs + NICs + switch ports + servers", Source: "quantities from the design; servers priced without their GPUs and NICs; optics, cables, racks, storage and support are not priced (assumption)"},
 		reports.Assumption{Term: "cost: switch ports", Value: "per fabric", Source: "single-switch: one port per NIC while one switch holds them, else a non-blocking fat tree (2t-1 ports per NIC for t tiers); leaf-spine: downlinks plus uplinks on leaf and spine (ceil(downlinks / oversubscription) each)"},
@@ -169,7 +168,7 @@ func (r *sweepResult) breakdownSection() reports.Section {
 			}
 		}
 		for i := range groups {
-			series[i].Values = append(series[i].Values, sums[i]/1e3)
+			series[i].Values = append(series[i].Values, sums[i])
 		}
 	}
 	if r.Prices.PowerKW == nil {
@@ -183,8 +182,8 @@ func (r *sweepResult) breakdownSection() reports.Section {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), "total (" + d.Cost.Fabric + ")", "", "", money(d.Cost.TotalUSD), ""})
 	}
 	return reports.Section{Title: "Where the money goes", Blocks: []reports.Block{
-		reports.BarPlot{Title: "Cost breakdown of the Pareto-optimal designs", CategoryLabel: "design", ValueLabel: "thousand " + r.Prices.Currency, Categories: cats, Series: series,
-			Caption: "Hardware and energy of each design on the frontier, in thousands, at " + r.priceWords() + "." + note},
+		reports.BarPlot{Title: "Cost breakdown of the Pareto-optimal designs", CategoryLabel: "design", ValueLabel: "cost (" + r.Prices.Currency + ")", Categories: cats, Series: series, Stacked: true,
+			Caption: "Hardware and energy of each design on the frontier, stacked to its total, at " + r.priceWords() + "." + note},
 		t,
 	}}
 }
@@ -201,7 +200,7 @@ func (r *sweepResult) designsTable() reports.Table {
 			par = "yes"
 		}
 		bp := d.Bottleneck(r.Sweep.Metric.Workload != nil)
-		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), d.Name, strconv.Itoa(d.Spec.Nodes), strconv.Itoa(d.Env.Cluster.NumRanks()), money(d.Cost.TotalUSD),
+		t.Rows = append(t.Rows, []string{strconv.Itoa(d.Index), d.Name, strconv.Itoa(d.Nodes), strconv.Itoa(d.GPUs), money(d.Cost.TotalUSD),
 			money(d.Cost.CapexUSD), money(d.Cost.EnergyUSD), mv, tput(d.Throughput), money(d.CostPer()), effString(d.EffOK, d.Eff), par, bp.BottleneckClass})
 	}
 	if r.Prices.Example {

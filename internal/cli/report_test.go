@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,10 +147,12 @@ func TestReportHTML(t *testing.T) {
 		{"inspect", []string{"inspect", corpus + "/p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt", moc},
 			[]string{"<title>Inspection of 2 files</title>", "net-without-gdr", "load nvidia-peermem", "Data behind", "GPU7", "run 1, all_reduce"}, ExitOK},
 		{"hwbench", []string{"hwbench", "--fake", "-q", "--maxbytes", "64K", "--copybytes", "1M", "--iters", "2", "--warmup", "1"},
-			[]string{"<title>hwbench on fakehost</title>", "5 of 5 probes ran", "not measurements", "Data behind", "Probes, in run order", "all_reduce, 4 ranks"}, ExitOK},
+			[]string{"<title>hwbench on fakehost</title>", "6 of 7 probes ran", "not measurements", "Data behind", "Probes, in run order", "all_reduce, 4 ranks"}, ExitOK},
 		// RoCE without GPUDirect RDMA against the healthy model: the check fails (exit 1) and the report says why
 		{"validate", []string{"validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc},
-			[]string{"<title>Validation of 2 x dgx-h100</title>", "FAIL", "Most likely cause: No GPUDirect RDMA", "±10% of model", "Point by point", "no-gpudirect-rdma", "Diagnosis"}, ExitFailed},
+			[]string{"<title>Validation of 2 x dgx-h100</title>", "FAIL", "Most likely cause: No GPUDirect RDMA", "±10% of model", "Point by point", "no-gpudirect-rdma", "Diagnosis",
+				// the file finding behind the diagnosis has the diagnosis's severity
+				"critical</div>\n<p class=\"title\">network transfers do not use GPUDirect RDMA", "(net-without-gdr); see Diagnosis: no-gpudirect-rdma"}, ExitFailed},
 		{"calibrate", []string{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius[0], "--measured", snellius[1]},
 			[]string{"<title>Calibration of 2 x hgx-h100-4gpu</title>", "Fitted terms with their 1σ uncertainty", "fitted here to", "model before", "model after", "error per size before and after the fit", "No profile was written"}, ExitOK},
 		{"accuracy", []string{"accuracy", "--cases", "../../ingest/testdata/cases.yaml", "--only", "moc_,bcm_"},
@@ -440,7 +443,7 @@ func TestValidateReportSynthetic(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := buf.String()
-	for _, w := range []string{"FAIL", "1 of 2 gate points outside ±200%", "Most likely cause: An NVLink runs slow", "reproduced by --set X=1", "a note", "measured 66.7% below the model"} {
+	for _, w := range []string{"FAIL", "1 of 2 gate points outside ±200%", "Most likely cause: An NVLink runs slow", "reproduced by --set X=1", "a note", "error &#43;200.0% (the cluster is slower than the model: the model&#39;s busbw is 3.00x the measured)"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("report lacks %q", w)
 		}
@@ -496,5 +499,149 @@ func TestPredictReportRepeatedSizes(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPredictReportRows: rows whose busiest link idles most of the call
+// say latency-bound; NCCL's algorithm and protocol switches are marked on
+// both curves and explained; a time that steps back is explained.
+func TestPredictReportRows(t *testing.T) {
+	busy := func(u float64) []sim.LinkUse { return []sim.LinkUse{{Link: "node0/nic0->fabric/switch", Busy: u}} }
+	lat := sim.Point{BottleneckClass: "NIC", Bottleneck: "node0/nic0->fabric/switch", Utilisation: busy(0.02)}
+	if got := rowBottleneck(lat); !strings.HasPrefix(got, "latency-bound (busiest: NIC node0/nic0->fabric/switch, 2% busy") {
+		t.Errorf("8-byte row: %q", got)
+	}
+	bw := sim.Point{BottleneckClass: "NIC", Bottleneck: "node0/nic0->fabric/switch", Utilisation: busy(1)}
+	if got := rowBottleneck(bw); got != "NIC: node0/nic0->fabric/switch" {
+		t.Errorf("1G row: %q", got)
+	}
+	ceil := sim.Point{BottleneckClass: "channel ceiling", Bottleneck: "per-channel copy ceiling of one CTA"}
+	if latencyBound(ceil) {
+		t.Error("a per-channel ceiling is a bandwidth limit, not latency")
+	}
+	ch := func(a model.Algo, p model.Proto, n int) model.Choice {
+		return model.Choice{Algo: a, Proto: p, Channels: n}
+	}
+	pts := []sim.Point{
+		{Size: 4 << 20, TimeUs: 300, Choice: ch(model.AlgoTree, model.ProtoLL128, 4)},
+		{Size: 8 << 20, TimeUs: 449, Choice: ch(model.AlgoTree, model.ProtoLL128, 4)},
+		{Size: 16 << 20, TimeUs: 258, Choice: ch(model.AlgoRing, model.ProtoSimple, 8)},
+		{Size: 32 << 20, TimeUs: 500, Choice: ch(model.AlgoRing, model.ProtoSimple, 8)},
+	}
+	marks, text := choiceSwitches(pts)
+	if len(marks) != 1 || marks[0].Size != 16<<20 || marks[0].Label != "ring/simple" {
+		t.Errorf("marks %+v", marks)
+	}
+	if !strings.Contains(text, "tree/ll128 to ring/simple at 16M") {
+		t.Errorf("switch text %q", text)
+	}
+	if got := timeStepText(pts); !strings.Contains(got, "16M takes 258 us against 449 us for 8M: NCCL switches from tree/ll128 to ring/simple") {
+		t.Errorf("time step text %q", got)
+	}
+	if m, s := choiceSwitches(pts[:2]); m != nil || s != "" {
+		t.Error("marks without a switch")
+	}
+}
+
+// TestAssumptionsApply: the assumptions list the terms of the cluster's
+// NVLink and PCIe generations and NIC kind, and collapse the others; one
+// node has no network terms; a term a profile changed always shows.
+func TestAssumptionsApply(t *testing.T) {
+	build := func(o scenarios.Overrides) *model.Cluster {
+		spec, err := o.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	names := func(as []reports.Assumption) []string {
+		var out []string
+		for _, a := range as {
+			if n, _, ok := strings.Cut(a.Term, ":"); ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	params := sim.DefaultParams()
+	if err := params.Set("net.eff.efa", 0.7); err != nil {
+		t.Fatal(err)
+	}
+	as := modelAssumptions(params, "2.30", "default", sim.EngineAnalytic, "p.yaml", nil)
+	h100 := build(scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib"})
+	keep, other := splitAssumptions(as, []*model.Cluster{h100}, nil)
+	k, o := names(keep), names(other)
+	for _, want := range []string{"nvlink.eff.4", "pcie.eff.5", "net.eff.ib", "lat.step.net.simple", "nvls.eff.hopper", "net.eff.efa", "chan.cap.simple.hopper"} {
+		if !slices.Contains(k, want) {
+			t.Errorf("%s not among the applicable terms %q", want, k)
+		}
+	}
+	for _, want := range []string{"nvlink.eff.2", "pcie.eff.6", "net.eff.roce", "lat.net.tcp", "socket.gbps", "nvls.eff.blackwell", "chan.cap.ll.ampere", "chan.cap.simple.volta"} {
+		if !slices.Contains(o, want) {
+			t.Errorf("%s not collapsed; collapsed: %q", want, o)
+		}
+	}
+	if len(keep)+len(other) != len(as) {
+		t.Errorf("%d + %d terms for %d", len(keep), len(other), len(as))
+	}
+	one := build(scenarios.Overrides{Node: "dgx-h100", Nodes: 1})
+	_, other = splitAssumptions(as, []*model.Cluster{one}, nil)
+	if o := names(other); !slices.Contains(o, "net.eff.ib") || !slices.Contains(o, "lat.step.net.ll") {
+		t.Errorf("one node keeps network terms; collapsed: %q", o)
+	}
+	// Two designs: a term stays if it applies to either.
+	roce := build(scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "2x100G-roce"})
+	keep, _ = splitAssumptions(as, []*model.Cluster{h100, roce}, nil)
+	if k := names(keep); !slices.Contains(k, "net.eff.roce") || !slices.Contains(k, "nvlink.eff.3") {
+		t.Errorf("terms of the second design collapsed: %q", k)
+	}
+}
+
+// TestReportTopologyEverywhere: every report of a cluster carries the
+// topology picture, with the bottleneck named where the report has one.
+func TestReportTopologyEverywhere(t *testing.T) {
+	moc := corpus + "/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt"
+	snellius := corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt"
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"predict", "--engine", "analytic", "-b", "1M", "-e", "64M", "-f", "8"}, ExitOK, "bottleneck: node0/nic0-&gt;fabric/switch (NIC), 99.7% busy"},
+		{compareArgs, ExitOK, "Topology of ib with the bottleneck at 512M"},
+		{[]string{"scale", "--node", "dgx-h100", "--nics", "4x400G-roce", "--max-nodes", "4"}, ExitOK, "Topology at 4 nodes"},
+		{[]string{"validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc}, ExitFailed, "the red link is the model&#39;s bottleneck"},
+		{[]string{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius}, ExitOK, "The cluster the measurements come from"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.args[0], func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.html")
+			if code, _, stderr := runAt(t, append(append([]string{}, tc.args...), "--report", out)...); code != tc.code {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			page := readFile(t, out)
+			if !strings.Contains(page, "NVLink domain") || !strings.Contains(page, tc.want) {
+				t.Errorf("no topology picture with %q", tc.want)
+			}
+		})
+	}
+	// A bottleneck that is no link is named in the caption, not claimed in
+	// the title.
+	ceil := &sim.Point{BottleneckClass: "channel ceiling", Bottleneck: "per-channel host-memory read ceiling"}
+	spec, err := scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 1}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := topologyPicture("Topology", "at 64M", c, ceil)
+	if tp.Title != "Topology" || tp.Bottleneck != "" || !strings.Contains(tp.Caption, "No link is the bottleneck: the per-channel host-memory read ceiling is.") {
+		t.Errorf("title %q, bottleneck %q, caption %q", tp.Title, tp.Bottleneck, tp.Caption)
 	}
 }

@@ -59,16 +59,19 @@ func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params s
 		reports.KV{Key: "tolerance", Value: "±" + pct(v.Tolerance) + " on busbw in the gate regime"},
 		reports.KV{Key: "engine", Value: v.Engine},
 	)
+	modelTerms, other := splitAssumptions(modelAssumptions(params, in.version, in.versionFrom, in.engine, in.files.Profile, nil), []*model.Cluster{cl}, nil)
+	doc.OtherAssumptions = other
 	doc.Assumptions = append([]reports.Assumption{
 		{Term: "error", Value: "model busbw / measured busbw - 1", Source: "= measured time / model time - 1; positive: the cluster is slower than the model"},
 		{Term: "gate regime", Value: "sizes >= 64 MiB", Source: "where bandwidth, not latency, sets the time; runs that stop earlier are judged on their sizes >= 8 MiB (mid regime)"},
 		{Term: "latency regime", Value: "sizes < 64 KiB", Source: "reported, not judged"},
 		{Term: "measured busbw", Value: "recomputed from the measured time", Source: "size x nccl-tests factor / time: equals the printed busbw and stays meaningful where nccl-tests prints 0.00"},
-	}, modelAssumptions(params, in.version, in.versionFrom, in.engine, in.files.Profile, nil)...)
+	}, modelTerms...)
 
 	for _, s := range v.Series {
 		doc.Sections = append(doc.Sections, seriesSection(s, v.Tolerance))
 	}
+	doc.Sections = append(doc.Sections, reports.Section{Title: "Topology", Blocks: []reports.Block{validateTopology(v, cl)}})
 	ds := reports.Section{Title: "Diagnosis"}
 	if len(v.Diagnoses) == 0 {
 		ds.Blocks = append(ds.Blocks, reports.Paragraph{Text: "Nothing to report: no cause of a gap was found."})
@@ -83,7 +86,16 @@ func validateReport(e *env, v *calibrate.Validation, cl *model.Cluster, params s
 		for i := range fs {
 			fs[i].Line = 0 // the evidence already names file and line
 		}
-		doc.Sections = append(doc.Sections, reports.Section{Title: "What the files show", Blocks: []reports.Block{reportFindings("", fs)}})
+		found := reportFindings("", fs)
+		for i, f := range v.Findings {
+			// A finding that is evidence of a diagnosis is graded once:
+			// with the diagnosis's severity, pointing to it.
+			if d := diagnosisCiting(v.Diagnoses, f); d != nil {
+				found[i].Severity = findingSeverity(d.Severity)
+				found[i].Title += "; see Diagnosis: " + d.Code
+			}
+		}
+		doc.Sections = append(doc.Sections, reports.Section{Title: "What the files show", Blocks: []reports.Block{found}})
 	}
 	var mats []reports.Block
 	for _, a := range arts {
@@ -130,8 +142,8 @@ func validateSummary(v *calibrate.Validation) (string, *reports.Verdict) {
 		fmt.Fprintf(&b, "FAIL: %d of the %d bandwidth-regime points of %d measured series are outside ±%s of the model.", fails, gate, len(v.Series), pct(v.Tolerance))
 	}
 	if worst != nil && worst.ModelBusBW > 0 {
-		fmt.Fprintf(&b, " The largest gap is %s at %s: measured %s, model %s (measured %s the model).", worstS.Collective, fmtBytes(worst.Size),
-			gbps(worst.MeasuredBusBW), gbps(worst.ModelBusBW), relWord(worst.MeasuredBusBW/worst.ModelBusBW-1))
+		fmt.Fprintf(&b, " The largest gap is %s at %s: measured %s, model %s, error %s (%s).", worstS.Collective, fmtBytes(worst.Size),
+			gbps(worst.MeasuredBusBW), gbps(worst.ModelBusBW), signedPct(worst.Error), errorMeaning(worst.Error))
 	}
 	for _, d := range v.Diagnoses {
 		if d.Severity == ingest.SevInfo {
@@ -153,13 +165,17 @@ func validateSummary(v *calibrate.Validation) (string, *reports.Verdict) {
 	return b.String(), vd
 }
 
-// relWord describes a relative difference: "38% below", "4.1% above".
-func relWord(d float64) string {
-	w := "above"
-	if d < 0 {
-		w, d = "below", -d
+// errorMeaning says what a validation error (model busbw / measured busbw
+// - 1, the sign convention of docs/calibrate.md used in every table) means
+// for the cluster.
+func errorMeaning(e float64) string {
+	switch {
+	case e > 0:
+		return "the cluster is slower than the model: the model's busbw is " + sig3(1+e) + "x the measured"
+	case e < 0:
+		return "the cluster is faster than the model: the measured busbw is " + sig3(1/(1+e)) + "x the model's"
 	}
-	return sig3(100*d) + "% " + w
+	return "the cluster matches the model"
 }
 
 // seriesSection shows one measured series against the model.
@@ -249,6 +265,43 @@ func diagnosisFindings(ds []calibrate.Diagnosis) reports.Findings {
 		out = append(out, reports.Finding{Severity: findingSeverity(d.Severity), Title: d.Title + " (" + d.Code + ")", Evidence: ev, Fix: d.Fix})
 	}
 	return out
+}
+
+// validateTopology draws the healthy cluster with the model's bottleneck
+// at the largest gate point of the first series (its utilisation is not
+// part of a validation, so none is shown).
+func validateTopology(v *calibrate.Validation, cl *model.Cluster) reports.TopologyPlot {
+	var pt *sim.Point
+	for _, s := range v.Series {
+		for i := len(s.Points) - 1; i >= 0; i-- {
+			if p := s.Points[i]; p.Regime == s.Gate && p.Bottleneck != "" {
+				pt = &sim.Point{Bottleneck: p.Bottleneck, BottleneckClass: p.BottleneckClass}
+				break
+			}
+		}
+		if pt != nil {
+			break
+		}
+	}
+	tp := topologyPicture("The cluster as it should be: "+v.Cluster, "", cl, pt)
+	if tp.Bottleneck != "" {
+		tp.Caption = "The healthy cluster as the model built it; the red link is the model's bottleneck at the largest measured size of the bandwidth regime. Hover over a part for its name."
+	}
+	return tp
+}
+
+// diagnosisCiting returns the first diagnosis that quotes file finding f as
+// evidence (calibrate quotes it as "message [evidence]"), or nil.
+func diagnosisCiting(ds []calibrate.Diagnosis, f ingest.Finding) *calibrate.Diagnosis {
+	quote := f.Message + " [" + f.Evidence + "]"
+	for i := range ds {
+		for _, ev := range ds[i].Evidence {
+			if ev == quote {
+				return &ds[i]
+			}
+		}
+	}
+	return nil
 }
 
 // finiteNonNeg reports whether v is a finite number >= 0.

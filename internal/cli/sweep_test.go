@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/collsim/collsim/scenarios"
 )
@@ -110,11 +111,14 @@ func TestSweepWorkloadEfficiency(t *testing.T) {
 func TestSweepBadInput(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.yaml")
-	var nodes []string
-	for i := 1; i <= 50; i++ {
+	var nodes, ch []string
+	for i := 1; i <= 1024; i++ {
 		nodes = append(nodes, strconv.Itoa(i))
 	}
-	writeFile(t, big, "base: dgx-h100\naxes:\n  gpus_per_node: [1, 2, 4, 8]\n  nodes: ["+strings.Join(nodes, ", ")+"]\n  nics: [1xNDR, 2xNDR, 4xNDR, 8xNDR, 1x400G-roce, 2x400G-roce, 4x400G-roce, 8x400G-roce, 8x200G-roce, 4x200G-roce, 2x200G-roce]\nmetric: {collective: allreduce}\n")
+	for i := 1; i <= 32; i++ {
+		ch = append(ch, strconv.Itoa(i))
+	}
+	writeFile(t, big, "base: dgx-h100\naxes:\n  gpus_per_node: [4, 8]\n  nodes: ["+strings.Join(nodes, ", ")+"]\n  env.NCCL_MIN_NCHANNELS: ["+strings.Join(ch, ", ")+"]\n  env.NCCL_MAX_NCHANNELS: ["+strings.Join(ch, ", ")+"]\nmetric: {collective: allreduce}\n")
 	empty := filepath.Join(dir, "empty.yaml")
 	writeFile(t, empty, "base: dgx-h100\naxes: {nodes: []}\nmetric: {collective: allreduce}\n")
 	dtype := filepath.Join(dir, "dtype.yaml")
@@ -126,7 +130,11 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"testdata/sweep/gpus.yaml", "--prices", "testdata/sweep/prices_no_b200.yaml"}, `design 2 (gpu=B200): no price for GPU "B200" in testdata/sweep/prices_no_b200.yaml`},
 		{[]string{"testdata/sweep/bad.yaml"}, `testdata/sweep/bad.yaml:4:21: nics: "8x999G-roce"`},
 		{[]string{empty}, "empty.yaml:2:15: nodes: the list is empty, so the grid is empty"},
-		{[]string{big}, "big.yaml:2:1: axes: the grid has 2200 designs (gpus_per_node 4 x nodes 50 x nics 11); collsim sweeps at most 2000"},
+		{[]string{big}, "big.yaml:2:1: axes: the grid has 2097152 designs (gpus_per_node 2 x nodes 1024 x env.NCCL_MIN_NCHANNELS 32 x env.NCCL_MAX_NCHANNELS 32); collsim sweeps at most 1048576"},
+		{[]string{"testdata/sweep/fabric.yaml", "--shard", "0/4"}, "--shard \"0/4\": want I/N"},
+		{[]string{"testdata/sweep/fabric.yaml", "--shard", "2/4", "--format", "csv"}, "--shard writes a JSON slice"},
+		{[]string{"testdata/sweep/fabric.yaml", "--shard", "1/99"}, "99 shards for 6 designs"},
+		{[]string{"testdata/sweep/fabric.yaml", "-j", "0"}, "-j 0: want at least 1"},
 		{[]string{dtype}, "dtype.yaml:3:43: metric.datatype: unknown \"float3\""},
 		{[]string{"/nonexistent/sweep.yaml"}, "no such file"},
 		{[]string{}, "give one sweep YAML file"},
@@ -139,5 +147,122 @@ func TestSweepBadInput(t *testing.T) {
 		if code != ExitBadInput || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q (want %q)", tc.args, code, out, errs, tc.want)
 		}
+	}
+}
+
+// TestSweepJobsIdentity: -j 1, 2 and 7 give the same bytes.
+func TestSweepJobsIdentity(t *testing.T) {
+	for _, f := range []string{"table", "json"} {
+		var first string
+		for _, j := range []string{"1", "2", "7"} {
+			code, out, errs := runCLI(t, "sweep", "testdata/sweep/fabric.yaml", "-j", j, "--format", f)
+			if code != 0 {
+				t.Fatalf("-j %s: exit %d: %s", j, code, errs)
+			}
+			if first == "" {
+				first = out
+			} else if out != first {
+				t.Errorf("%s: -j %s differs from -j 1", f, j)
+			}
+		}
+	}
+}
+
+// TestSweepShardMerge: the slices of --shard I/N, joined by collsim merge
+// in any order, print exactly what one run prints, in every format; a
+// missing slice, a repeated one and a slice of another grid are refused.
+func TestSweepShardMerge(t *testing.T) {
+	dir := t.TempDir()
+	for _, grid := range []string{"fabric", "train"} {
+		var parts []string
+		for i := 1; i <= 3; i++ {
+			code, out, errs := runCLI(t, "sweep", "testdata/sweep/"+grid+".yaml", "--shard", strconv.Itoa(i)+"/3", "-j", strconv.Itoa(i))
+			if code != 0 {
+				t.Fatalf("%s shard %d: exit %d: %s", grid, i, code, errs)
+			}
+			p := filepath.Join(dir, grid+strconv.Itoa(i)+".json")
+			writeFile(t, p, out)
+			parts = append(parts, p)
+		}
+		for _, f := range []string{"table", "json", "csv"} {
+			_, whole, _ := runCLI(t, "sweep", "testdata/sweep/"+grid+".yaml", "--format", f)
+			code, merged, errs := runCLI(t, "merge", parts[2], parts[0], parts[1], "--format", f)
+			if code != 0 || merged != whole || whole == "" {
+				t.Errorf("%s %s: merge (exit %d, %s) differs from one run", grid, f, code, errs)
+			}
+		}
+	}
+	other := filepath.Join(dir, "train2.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{filepath.Join(dir, "fabric1.json"), filepath.Join(dir, "fabric2.json")}, "slice(s) [3] of 3 missing"},
+		{[]string{filepath.Join(dir, "fabric1.json"), filepath.Join(dir, "fabric1.json"), filepath.Join(dir, "fabric3.json")}, "given twice"},
+		{[]string{filepath.Join(dir, "fabric1.json"), other, filepath.Join(dir, "fabric3.json")}, "of a different sweep"},
+		{[]string{"testdata/sweep/fabric.yaml"}, "not a sweep slice"},
+		{[]string{}, "give the slice files"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"merge"}, tc.args...)...)
+		if code != ExitBadInput || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("merge %v: exit %d, stderr %q (want %q)", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// TestProgress: on a terminal the bar shows the count, the rate and the
+// ETA and ends its line; off a terminal (a pipe, --quiet) it writes
+// nothing; the sweep command itself, whose stderr here is a buffer, stays
+// quiet.
+func TestProgress(t *testing.T) {
+	var buf strings.Builder
+	clock := time.Unix(0, 0)
+	p := newProgress(&buf, 10, true, func() time.Time { return clock })
+	for i := 1; i <= 10; i++ {
+		clock = clock.Add(time.Second)
+		p.update(i, 10)
+	}
+	p.finish()
+	out := buf.String()
+	if !strings.Contains(out, "\r[==============================] 10/10 designs  1.0/s  ETA 0:00") || !strings.Contains(out, "5/10 designs  1.0/s  ETA 0:05") || !strings.HasSuffix(out, "\n") {
+		t.Errorf("bar %q", out)
+	}
+	buf.Reset()
+	q := newProgress(&buf, 10, false, nil)
+	q.update(5, 10)
+	q.finish()
+	if buf.Len() != 0 {
+		t.Errorf("quiet bar wrote %q", buf.String())
+	}
+	if isTerminal(&buf) {
+		t.Error("a buffer is not a terminal")
+	}
+	_, _, errs := runCLI(t, "sweep", "testdata/sweep/fabric.yaml")
+	if errs != "" {
+		t.Errorf("piped sweep wrote to stderr: %q", errs)
+	}
+}
+
+// TestSweepRankCheck: --rank-check models designs again with the DES and
+// states Spearman's rho between the engines' rankings.
+func TestSweepRankCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("models six designs with the DES (~3 s)")
+	}
+	code, out, errs := runCLI(t, "sweep", "testdata/sweep/fabric.yaml", "--rank-check", "6", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Rank struct {
+			Designs int     `json:"designs"`
+			Rho     float64 `json:"spearman_rho"`
+		} `json:"rank_check"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Rank.Designs != 6 || doc.Rank.Rho < 0.8 || doc.Rank.Rho > 1 {
+		t.Errorf("rank check %+v", doc.Rank)
 	}
 }

@@ -18,9 +18,9 @@ func workloadFlags() []cli.Flag {
 		&cli.IntFlag{Name: "grad-bytes", Usage: "bytes per gradient element `B` (2 bf16, 4 fp32; default 2)"},
 		&cli.StringFlag{Name: "bucket", Usage: "DDP gradient bucket or FSDP unit `SIZE` (default 25M, PyTorch DDP's bucket_cap_mb=25)"},
 		&cli.Float64Flag{Name: "compute-ms", Usage: "forward + backward compute time of one step on one GPU in `MS`"},
-		&cli.StringFlag{Name: "overlap", Usage: "`FRACTION` of communication hidden behind compute, 0..1 or 0..100% (default 0)"},
 		&cli.IntFlag{Name: "batch-per-gpu", Usage: "samples per GPU per step `N` (for samples/s)"},
 		&cli.IntFlag{Name: "seq-len", Usage: "tokens per sample `N` (for tokens/s)"},
+		&cli.StringFlag{Name: "overlap", Hidden: true, Usage: "removed: DDP overlap is computed as a timeline"},
 		&cli.StringFlag{Name: "strategy", Usage: "ddp (gradient AllReduce) or fsdp (parameter AllGather + gradient ReduceScatter)"},
 	}
 }
@@ -30,9 +30,12 @@ func workloadFlags() []cli.Flag {
 // are an error).
 func workloadFrom(c *cli.Context, cmd string) (*scenarios.Workload, error) {
 	var w scenarios.Workload
+	if c.IsSet("overlap") {
+		return nil, badInputf("%s: --overlap: a fixed hidden fraction is no longer an input; DDP overlap is computed as a timeline of buckets against backward (docs/sweep.md)", cmd)
+	}
 	file := c.String("workload")
 	if file == "" && !c.IsSet("params") {
-		for _, n := range []string{"grad-bytes", "bucket", "compute-ms", "overlap", "batch-per-gpu", "seq-len", "strategy"} {
+		for _, n := range []string{"grad-bytes", "bucket", "compute-ms", "batch-per-gpu", "seq-len", "strategy"} {
 			if c.IsSet(n) {
 				return nil, badInputf("%s: --%s needs --params or --workload FILE", cmd, n)
 			}
@@ -58,14 +61,12 @@ func workloadFrom(c *cli.Context, cmd string) (*scenarios.Workload, error) {
 		if w.Bucket, err = model.ParseBytes(c.String("bucket")); err != nil {
 			return nil, badInputf("%s: --bucket: %w", cmd, err)
 		}
+		if w.Bucket <= 0 {
+			return nil, badInputf("%s: --bucket %s is not a bucket size (give e.g. 25M; PyTorch DDP's default is 25 MiB)", cmd, c.String("bucket"))
+		}
 	}
 	if c.IsSet("compute-ms") {
 		w.ComputeMs = c.Float64("compute-ms")
-	}
-	if c.IsSet("overlap") {
-		if w.Overlap, err = scenarios.ParseFraction(c.String("overlap")); err != nil {
-			return nil, badInputf("%s: --overlap: %w", cmd, err)
-		}
 	}
 	if c.IsSet("batch-per-gpu") {
 		w.BatchPerGPU = c.Int("batch-per-gpu")

@@ -6,6 +6,8 @@ package cuda
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 // Function pointers into libcudart. cudaError_t and the enums are ints;
 // streams and events are opaque pointers.
@@ -41,7 +43,25 @@ typedef struct {
 	int (*getLastError)(void);
 	const char *(*getErrorString)(int);
 	const char *(*getErrorName)(int);
+	int (*hostAlloc)(void **, size_t, unsigned int);
+	int (*hostGetDevicePointer)(void **, void *, unsigned int);
 } hb_cuda;
+
+// Function pointers into libcuda (the driver API): the DMA-BUF export and
+// the module and launch calls the spin kernel needs. CUresult, CUdevice and
+// the enums are ints; CUdeviceptr is an unsigned 64-bit integer; modules,
+// functions and streams are opaque pointers. A NULL entry was not found.
+typedef struct {
+	int (*init)(unsigned int);
+	int (*deviceGet)(int *, int);
+	int (*deviceGetAttribute)(int *, int, int);
+	int (*getErrorString)(int, const char **);
+	int (*memGetHandleForAddressRange)(void *, unsigned long long, size_t, int, unsigned long long);
+	int (*moduleLoadData)(void **, const void *);
+	int (*moduleGetFunction)(void **, void *, const char *);
+	int (*launchKernel)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+	                    unsigned int, void *, void **, void **);
+} hb_cu;
 
 #define P(x) ((void *)(uintptr_t)(x))
 
@@ -83,14 +103,92 @@ static int hb_free(hb_cuda *f, int dev, uintptr_t p) {
 	int e = f->setDevice(dev); if (e) return e;
 	return f->free_(P(p));
 }
+// cudaMemset runs on the legacy default stream, which does not order with
+// the non-blocking streams the probes use, and may return before it is
+// done: wait for the device before any stream touches the memory.
 static int hb_memset(hb_cuda *f, int dev, uintptr_t p, int v, size_t n) {
 	int e = f->setDevice(dev); if (e) return e;
-	return f->memset_(P(p), v, n);
+	e = f->memset_(P(p), v, n); if (e) return e;
+	return f->deviceSynchronize();
 }
 static int hb_malloc_host(hb_cuda *f, uintptr_t *p, size_t n) {
 	void *q = NULL; int e = f->mallocHost(&q, n); *p = (uintptr_t)q; return e;
 }
 static int hb_free_host(hb_cuda *f, uintptr_t p) { return f->freeHost(P(p)); }
+
+// hb_malloc_host_numa allocates pinned host memory whose pages come from
+// NUMA node numa: the calling thread's memory policy is set to that node
+// (set_mempolicy MPOL_BIND) around cudaHostAlloc, which faults and pins the
+// pages, and reset to the default afterwards, all in this one call on one
+// thread. numa < 0 allocates without a policy. *bound is 1 when the policy
+// took, 0 when the kernel refused it (then the memory is wherever it fell).
+static int hb_malloc_host_numa(hb_cuda *f, uintptr_t *p, size_t n, int numa, int *bound) {
+	*bound = 0;
+	unsigned long mask[16];
+	if (numa >= 0 && numa < (int)(sizeof mask * 8)) {
+		memset(mask, 0, sizeof mask);
+		mask[numa / (8 * sizeof(unsigned long))] |= 1UL << (numa % (8 * sizeof(unsigned long)));
+		if (syscall(SYS_set_mempolicy, 2, mask, sizeof mask * 8) == 0) *bound = 1; // MPOL_BIND
+	}
+	void *q = NULL;
+	int e = f->hostAlloc(&q, n, 0); // cudaHostAllocDefault
+	if (*bound) syscall(SYS_set_mempolicy, 0, NULL, 0); // MPOL_DEFAULT
+	*p = (uintptr_t)q;
+	return e;
+}
+
+// hb_mapped_flag allocates one mapped, portable pinned word for the spin
+// kernel and returns its host and device addresses.
+static int hb_mapped_flag(hb_cuda *f, uintptr_t *host, uintptr_t *dev) {
+	void *q = NULL, *d = NULL;
+	int e = f->hostAlloc(&q, 64, 1 | 2); // cudaHostAllocPortable | cudaHostAllocMapped
+	if (e) return e;
+	memset(q, 0, 64);
+	e = f->hostGetDevicePointer(&d, q, 0);
+	*host = (uintptr_t)q;
+	*dev = (uintptr_t)d;
+	return e;
+}
+static int hb_close_fd(int fd) { return close(fd); }
+static void *hb_ptr(uintptr_t p) { return P(p); }
+static void hb_flag_set(uintptr_t host, uint32_t v) {
+	__atomic_store_n((volatile uint32_t *)P(host), v, __ATOMIC_SEQ_CST);
+}
+
+static int hb_cu_init(hb_cu *d) { return d->init(0); }
+static const char *hb_cu_error(hb_cu *d, int code) {
+	const char *s = NULL;
+	if (d->getErrorString(code, &s) != 0) return NULL;
+	return s;
+}
+static int hb_cu_attribute(hb_cu *d, int *v, int attr, int ordinal) {
+	int dev = 0;
+	int e = d->deviceGet(&dev, ordinal); if (e) return e;
+	return d->deviceGetAttribute(v, attr, dev);
+}
+static int hb_cu_dmabuf(hb_cu *d, int *fd, uintptr_t ptr, size_t n, int type) {
+	int h = -1;
+	int e = d->memGetHandleForAddressRange(&h, (unsigned long long)ptr, n, type, 0);
+	*fd = h;
+	return e;
+}
+// hb_cu_load_delay makes dev current through the runtime (which creates
+// its primary context) and loads the spin kernel into that context.
+static int hb_cu_load_delay(hb_cuda *f, hb_cu *d, int dev, const char *ptx, const char *name, uintptr_t *fn, int *rt) {
+	*rt = f->setDevice(dev); if (*rt) return 0;
+	*rt = f->free_(NULL); if (*rt) return 0; // initialise the primary context
+	void *mod = NULL, *fun = NULL;
+	int e = d->moduleLoadData(&mod, ptx); if (e) return e;
+	e = d->moduleGetFunction(&fun, mod, name);
+	*fn = (uintptr_t)fun;
+	return e;
+}
+static int hb_cu_launch_delay(hb_cuda *f, hb_cu *d, int dev, uintptr_t fn, uintptr_t s, uintptr_t flag, unsigned long long timeout, int *rt) {
+	*rt = f->setDevice(dev); if (*rt) return 0;
+	unsigned long long fl = flag, to = timeout;
+	void *args[2] = { &fl, &to };
+	return d->launchKernel(P(fn), 1, 1, 1, 1, 1, 1, 0, P(s), args, NULL);
+}
 static int hb_memcpy(hb_cuda *f, int dev, uintptr_t dst, uintptr_t src, size_t n, int kind) {
 	int e = f->setDevice(dev); if (e) return e;
 	return f->memcpy_(P(dst), P(src), n, kind);
@@ -147,7 +245,9 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/collsim/collsim/hwbench/internal/dl"
 )
@@ -156,6 +256,16 @@ import (
 type Runtime struct {
 	lib *dl.Library
 	f   *C.hb_cuda
+
+	drvOnce sync.Once
+	drv     *dl.Library
+	d       *C.hb_cu
+	drvErr  error
+
+	drvSonames []string
+
+	mu    sync.Mutex
+	delay map[int]C.uintptr_t // spin kernel per device
 }
 
 // symbols lists every runtime function the binding calls, in hb_cuda order.
@@ -192,15 +302,33 @@ var symbols = []dl.Sym{
 	{Name: "cudaGetLastError"},
 	{Name: "cudaGetErrorString"},
 	{Name: "cudaGetErrorName"},
+	{Name: "cudaHostAlloc"},
+	{Name: "cudaHostGetDevicePointer"},
+}
+
+// driverSymbols are the driver API functions; the optional ones came in
+// later drivers (cuMemGetHandleForAddressRange: CUDA 11.7).
+var driverSymbols = []dl.Sym{
+	{Name: "cuInit"},
+	{Name: "cuDeviceGet"},
+	{Name: "cuDeviceGetAttribute"},
+	{Name: "cuGetErrorString"},
+	{Name: "cuMemGetHandleForAddressRange", Optional: true},
+	{Name: "cuModuleLoadData"},
+	{Name: "cuModuleGetFunction"},
+	{Name: "cuLaunchKernel"},
 }
 
 // Load opens the newest CUDA runtime in Sonames and resolves every function
-// the binding uses. A missing library is an error wrapping
+// the binding uses; the driver (DriverSonames) is loaded when first needed. A missing library is an error wrapping
 // dl.ErrLibraryNotFound; a missing function wraps dl.ErrSymbolNotFound.
 func Load() (*Runtime, error) { return LoadFrom(Sonames) }
 
 // LoadFrom is Load with an explicit list of sonames or paths.
-func LoadFrom(sonames []string) (*Runtime, error) {
+func LoadFrom(sonames []string) (*Runtime, error) { return LoadWith(sonames, DriverSonames) }
+
+// LoadWith is LoadFrom with an explicit list of driver sonames or paths.
+func LoadWith(sonames, driverSonames []string) (*Runtime, error) {
 	lib, err := dl.Open(sonames, symbols)
 	if err != nil {
 		return nil, err
@@ -238,7 +366,9 @@ func LoadFrom(sonames []string) (*Runtime, error) {
 	f.getLastError = a("cudaGetLastError")
 	f.getErrorString = a("cudaGetErrorString")
 	f.getErrorName = a("cudaGetErrorName")
-	return &Runtime{lib: lib, f: f}, nil
+	f.hostAlloc = a("cudaHostAlloc")
+	f.hostGetDevicePointer = a("cudaHostGetDevicePointer")
+	return &Runtime{lib: lib, f: f, delay: map[int]C.uintptr_t{}, drvSonames: driverSonames}, nil
 }
 
 // Soname returns the library that was loaded, e.g. "libcudart.so.12".
@@ -466,4 +596,155 @@ func (r *Runtime) EventElapsed(start, end Event) (time.Duration, error) {
 // EventDestroy destroys e.
 func (r *Runtime) EventDestroy(e Event) error {
 	return r.check("cudaEventDestroy", C.hb_event_destroy(r.f, C.uintptr_t(e)))
+}
+
+// MallocHostNUMA allocates n bytes of pinned host memory on NUMA node numa
+// (numa < 0: no binding). bound is false when the kernel refused the
+// binding; the memory is then wherever the kernel placed it.
+func (r *Runtime) MallocHostNUMA(n uint64, numa int) (p Ptr, bound bool, err error) {
+	var q C.uintptr_t
+	var b C.int
+	code := locked(func() C.int { return C.hb_malloc_host_numa(r.f, &q, C.size_t(n), C.int(numa), &b) })
+	return Ptr(q), b != 0, r.check("cudaHostAlloc", code)
+}
+
+// MappedFlag allocates a word of mapped pinned host memory and returns its
+// host and device addresses (free it with FreeHost(host)).
+func (r *Runtime) MappedFlag() (host, dev Ptr, err error) {
+	var h, d C.uintptr_t
+	if err := r.check("cudaHostAlloc", C.hb_mapped_flag(r.f, &h, &d)); err != nil {
+		return 0, 0, err
+	}
+	return Ptr(h), Ptr(d), nil
+}
+
+// SetFlag stores v into the mapped word at host.
+func SetFlag(host Ptr, v uint32) { C.hb_flag_set(C.uintptr_t(host), C.uint32_t(v)) }
+
+// driver loads libcuda once.
+func (r *Runtime) driver() (*C.hb_cu, error) {
+	r.drvOnce.Do(func() {
+		lib, err := dl.Open(r.drvSonames, driverSymbols)
+		if err != nil {
+			r.drvErr = err
+			return
+		}
+		d := (*C.hb_cu)(C.calloc(1, C.sizeof_hb_cu))
+		a := func(n string) *[0]byte { return (*[0]byte)(lib.Addr(n)) }
+		d.init = a("cuInit")
+		d.deviceGet = a("cuDeviceGet")
+		d.deviceGetAttribute = a("cuDeviceGetAttribute")
+		d.getErrorString = a("cuGetErrorString")
+		d.memGetHandleForAddressRange = a("cuMemGetHandleForAddressRange")
+		d.moduleLoadData = a("cuModuleLoadData")
+		d.moduleGetFunction = a("cuModuleGetFunction")
+		d.launchKernel = a("cuLaunchKernel")
+		if code := C.hb_cu_init(d); code != 0 {
+			r.drvErr = r.cuError(d, "cuInit", code)
+			return
+		}
+		r.drv, r.d = lib, d
+	})
+	return r.d, r.drvErr
+}
+
+func (r *Runtime) cuError(d *C.hb_cu, op string, code C.int) error {
+	e := &DriverError{Op: op, Code: int(code)}
+	if s := C.hb_cu_error(d, code); s != nil {
+		e.Msg = C.GoString(s)
+	}
+	return e
+}
+
+// DriverAttribute returns cuDeviceGetAttribute(attr) of CUDA ordinal dev.
+func (r *Runtime) DriverAttribute(attr, dev int) (int, error) {
+	d, err := r.driver()
+	if err != nil {
+		return 0, err
+	}
+	var v C.int
+	if code := C.hb_cu_attribute(d, &v, C.int(attr), C.int(dev)); code != 0 {
+		return 0, r.cuError(d, "cuDeviceGetAttribute", code)
+	}
+	return int(v), nil
+}
+
+// DMABufFD exports n bytes of device memory at p as a DMA-BUF file
+// descriptor (cuMemGetHandleForAddressRange with
+// CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD); p and n must be page-aligned. The
+// caller closes the descriptor. A driver older than CUDA 11.7 lacks the
+// function: the error wraps dl.ErrSymbolNotFound.
+func (r *Runtime) DMABufFD(p Ptr, n uint64) (int, error) {
+	d, err := r.driver()
+	if err != nil {
+		return -1, err
+	}
+	if !r.drv.Has("cuMemGetHandleForAddressRange") {
+		return -1, fmt.Errorf("%s: %w: cuMemGetHandleForAddressRange (the driver predates CUDA 11.7)", r.drv.Soname(), dl.ErrSymbolNotFound)
+	}
+	var fd C.int
+	if code := C.hb_cu_dmabuf(d, &fd, C.uintptr_t(p), C.size_t(n), RangeHandleDMABufFD); code != 0 {
+		return -1, r.cuError(d, "cuMemGetHandleForAddressRange", code)
+	}
+	return int(fd), nil
+}
+
+// LaunchDelay queues the spin kernel (DelayPTX) on stream s of device dev:
+// it holds the stream until the word at flagDev (a MappedFlag) becomes
+// non-zero or timeoutClocks GPU clock cycles pass. The kernel is loaded
+// into dev's primary context on first use.
+func (r *Runtime) LaunchDelay(dev int, s Stream, flagDev Ptr, timeoutClocks uint64) error {
+	d, err := r.driver()
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	fn, ok := r.delay[dev]
+	r.mu.Unlock()
+	if !ok {
+		ptx := C.CString(DelayPTX)
+		name := C.CString(DelayKernelName)
+		var rt C.int
+		code := locked(func() C.int { return C.hb_cu_load_delay(r.f, d, C.int(dev), ptx, name, &fn, &rt) })
+		C.free(unsafe.Pointer(ptx))
+		C.free(unsafe.Pointer(name))
+		if rt != 0 {
+			return r.check("cudaSetDevice", rt)
+		}
+		if code != 0 {
+			return r.cuError(d, "cuModuleLoadData", code)
+		}
+		r.mu.Lock()
+		r.delay[dev] = fn
+		r.mu.Unlock()
+	}
+	var rt C.int
+	code := locked(func() C.int {
+		return C.hb_cu_launch_delay(r.f, d, C.int(dev), fn, C.uintptr_t(s), C.uintptr_t(flagDev), C.ulonglong(timeoutClocks), &rt)
+	})
+	if rt != 0 {
+		return r.check("cudaSetDevice", rt)
+	}
+	if code != 0 {
+		return r.cuError(d, "cuLaunchKernel", code)
+	}
+	return nil
+}
+
+// CloseFD closes a file descriptor DMABufFD returned.
+func CloseFD(fd int) error {
+	if C.hb_close_fd(C.int(fd)) != 0 {
+		return fmt.Errorf("cuda: close of DMA-BUF descriptor %d failed", fd)
+	}
+	return nil
+}
+
+// HostSlice returns the n bytes of host memory at p (pinned or pageable
+// memory this package allocated) as a slice; it must not be used after the
+// memory is freed.
+func HostSlice(p Ptr, n int) []byte {
+	if p == 0 || n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(C.hb_ptr(C.uintptr_t(p))), n)
 }

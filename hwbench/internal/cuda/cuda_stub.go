@@ -124,3 +124,31 @@ func (r *Runtime) EventElapsed(start, end Event) (time.Duration, error) {
 
 // EventDestroy fails with dl.ErrUnsupported.
 func (r *Runtime) EventDestroy(e Event) error { return dl.ErrUnsupported }
+
+// MallocHostNUMA fails with dl.ErrUnsupported.
+func (r *Runtime) MallocHostNUMA(n uint64, numa int) (Ptr, bool, error) {
+	return 0, false, dl.ErrUnsupported
+}
+
+// MappedFlag fails with dl.ErrUnsupported.
+func (r *Runtime) MappedFlag() (host, dev Ptr, err error) { return 0, 0, dl.ErrUnsupported }
+
+// SetFlag does nothing in this build.
+func SetFlag(host Ptr, v uint32) {}
+
+// DriverAttribute fails with dl.ErrUnsupported.
+func (r *Runtime) DriverAttribute(attr, dev int) (int, error) { return 0, dl.ErrUnsupported }
+
+// DMABufFD fails with dl.ErrUnsupported.
+func (r *Runtime) DMABufFD(p Ptr, n uint64) (int, error) { return -1, dl.ErrUnsupported }
+
+// LaunchDelay fails with dl.ErrUnsupported.
+func (r *Runtime) LaunchDelay(dev int, s Stream, flagDev Ptr, timeoutClocks uint64) error {
+	return dl.ErrUnsupported
+}
+
+// CloseFD fails with dl.ErrUnsupported.
+func CloseFD(fd int) error { return dl.ErrUnsupported }
+
+// HostSlice returns nil in this build.
+func HostSlice(p Ptr, n int) []byte { return nil }

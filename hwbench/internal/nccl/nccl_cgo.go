@@ -26,6 +26,9 @@ typedef struct {
 	int (*broadcast)(const void *, void *, size_t, int, int, void *, void *);
 	int (*groupStart)(void);
 	int (*groupEnd)(void);
+	int (*reduce)(const void *, void *, size_t, int, int, int, void *, void *);
+	int (*send)(const void *, size_t, int, int, void *, void *);
+	int (*recv)(void *, size_t, int, int, void *, void *);
 } hb_nccl;
 
 #define P(x) ((void *)(uintptr_t)(x))
@@ -70,6 +73,15 @@ static int hb_reduce_scatter(hb_nccl *f, uintptr_t s, uintptr_t r, size_t n, int
 static int hb_broadcast(hb_nccl *f, uintptr_t s, uintptr_t r, size_t n, int dt, int root, uintptr_t c, uintptr_t st) {
 	return f->broadcast(P(s), P(r), n, dt, root, P(c), P(st));
 }
+static int hb_reduce(hb_nccl *f, uintptr_t s, uintptr_t r, size_t n, int dt, int op, int root, uintptr_t c, uintptr_t st) {
+	return f->reduce(P(s), P(r), n, dt, op, root, P(c), P(st));
+}
+static int hb_send(hb_nccl *f, uintptr_t s, size_t n, int dt, int peer, uintptr_t c, uintptr_t st) {
+	return f->send(P(s), n, dt, peer, P(c), P(st));
+}
+static int hb_recv(hb_nccl *f, uintptr_t r, size_t n, int dt, int peer, uintptr_t c, uintptr_t st) {
+	return f->recv(P(r), n, dt, peer, P(c), P(st));
+}
 static int hb_group_start(hb_nccl *f) { return f->groupStart(); }
 static int hb_group_end(hb_nccl *f) { return f->groupEnd(); }
 */
@@ -103,6 +115,9 @@ var symbols = []dl.Sym{
 	{Name: "ncclBroadcast"},
 	{Name: "ncclGroupStart"},
 	{Name: "ncclGroupEnd"},
+	{Name: "ncclReduce"},
+	{Name: "ncclSend", Optional: true}, // NCCL 2.7+
+	{Name: "ncclRecv", Optional: true},
 }
 
 // Load opens libnccl.so.2 and resolves every function the binding uses.
@@ -131,6 +146,9 @@ func LoadFrom(sonames []string) (*Lib, error) {
 	f.broadcast = a("ncclBroadcast")
 	f.groupStart = a("ncclGroupStart")
 	f.groupEnd = a("ncclGroupEnd")
+	f.reduce = a("ncclReduce")
+	f.send = a("ncclSend")
+	f.recv = a("ncclRecv")
 	return &Lib{lib: lib, f: f}, nil
 }
 
@@ -230,4 +248,28 @@ func (l *Lib) ReduceScatter(send, recv uint64, recvcount uint64, dt DataType, op
 // Broadcast enqueues ncclBroadcast of count elements from root.
 func (l *Lib) Broadcast(send, recv uint64, count uint64, dt DataType, root int, c Comm, stream uintptr) error {
 	return l.check("ncclBroadcast", C.hb_broadcast(l.f, C.uintptr_t(send), C.uintptr_t(recv), C.size_t(count), C.int(dt), C.int(root), C.uintptr_t(c), C.uintptr_t(stream)), c)
+}
+
+// Reduce enqueues ncclReduce of count elements to root.
+func (l *Lib) Reduce(send, recv uint64, count uint64, dt DataType, op RedOp, root int, c Comm, stream uintptr) error {
+	return l.check("ncclReduce", C.hb_reduce(l.f, C.uintptr_t(send), C.uintptr_t(recv), C.size_t(count), C.int(dt), C.int(op), C.int(root), C.uintptr_t(c), C.uintptr_t(stream)), c)
+}
+
+// HasP2P reports whether the library has ncclSend and ncclRecv (2.7+).
+func (l *Lib) HasP2P() bool { return l.lib.Has("ncclSend") && l.lib.Has("ncclRecv") }
+
+// Send enqueues ncclSend of count elements to peer.
+func (l *Lib) Send(send uint64, count uint64, dt DataType, peer int, c Comm, stream uintptr) error {
+	if !l.HasP2P() {
+		return &Error{Op: "ncclSend", Code: 5, Msg: l.Soname() + " predates ncclSend/ncclRecv (NCCL 2.7)"}
+	}
+	return l.check("ncclSend", C.hb_send(l.f, C.uintptr_t(send), C.size_t(count), C.int(dt), C.int(peer), C.uintptr_t(c), C.uintptr_t(stream)), c)
+}
+
+// Recv enqueues ncclRecv of count elements from peer.
+func (l *Lib) Recv(recv uint64, count uint64, dt DataType, peer int, c Comm, stream uintptr) error {
+	if !l.HasP2P() {
+		return &Error{Op: "ncclRecv", Code: 5, Msg: l.Soname() + " predates ncclSend/ncclRecv (NCCL 2.7)"}
+	}
+	return l.check("ncclRecv", C.hb_recv(l.f, C.uintptr_t(recv), C.size_t(count), C.int(dt), C.int(peer), C.uintptr_t(c), C.uintptr_t(stream)), c)
 }

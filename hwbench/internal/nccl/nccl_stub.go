@@ -66,3 +66,21 @@ func (l *Lib) ReduceScatter(send, recv uint64, recvcount uint64, dt DataType, op
 func (l *Lib) Broadcast(send, recv uint64, count uint64, dt DataType, root int, c Comm, stream uintptr) error {
 	return dl.ErrUnsupported
 }
+
+// Reduce fails with dl.ErrUnsupported.
+func (l *Lib) Reduce(send, recv uint64, count uint64, dt DataType, op RedOp, root int, c Comm, stream uintptr) error {
+	return dl.ErrUnsupported
+}
+
+// HasP2P reports false in this build.
+func (l *Lib) HasP2P() bool { return false }
+
+// Send fails with dl.ErrUnsupported.
+func (l *Lib) Send(send uint64, count uint64, dt DataType, peer int, c Comm, stream uintptr) error {
+	return dl.ErrUnsupported
+}
+
+// Recv fails with dl.ErrUnsupported.
+func (l *Lib) Recv(recv uint64, count uint64, dt DataType, peer int, c Comm, stream uintptr) error {
+	return dl.ErrUnsupported
+}

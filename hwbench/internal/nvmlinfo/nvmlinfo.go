@@ -26,6 +26,8 @@ type GPU struct {
 	// BusID is the PCI address in sysfs form, e.g. "0000:18:00.0".
 	BusID       string `json:"bus_id"`
 	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+	// FreeBytes is the free device memory (nvmlDeviceGetMemoryInfo).
+	FreeBytes uint64 `json:"free_bytes,omitempty"`
 	// NUMA is the NUMA node, -1 when NVML does not know.
 	NUMA                int `json:"numa"`
 	CCMajor, CCMinor    int `json:"-"`

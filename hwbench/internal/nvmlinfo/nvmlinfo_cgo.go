@@ -65,7 +65,7 @@ func Query() (*Info, error) {
 		byBus[g.BusID] = i
 		g.UUID, _ = d.GetUUID()
 		if m, r := d.GetMemoryInfo(); r == nvml.SUCCESS {
-			g.MemoryBytes = m.Total
+			g.MemoryBytes, g.FreeBytes = m.Total, m.Free
 		}
 		if v, r := d.GetNumaNodeId(); r == nvml.SUCCESS {
 			g.NUMA = v

@@ -161,6 +161,9 @@ typedef struct {
 	void *(*create_qp)(void *, struct hb_qp_init_attr *);
 	int (*modify_qp)(void *, struct hb_qp_attr *, int);
 	int (*destroy_qp)(void *);
+	// ibv_reg_dmabuf_mr(pd, offset, length, iova, fd, access): rdma-core
+	// v34+ (IBVERBS_1.12); NULL when the library predates it.
+	void *(*reg_dmabuf_mr)(void *, uint64_t, size_t, uint64_t, int, int);
 } hb_verbs;
 
 #define P(x) ((void *)(uintptr_t)(x))
@@ -213,11 +216,14 @@ static int hb_query_gid(hb_verbs *f, uintptr_t ctx, int port, int idx, uint8_t *
 	return e;
 }
 
-// A loopback pair: one PD, one CQ, two RC QPs on one port connected to
-// each other.
+// An endpoint: one PD, one CQ and nqp RC QPs on one port. A loopback pair
+// is an endpoint of two QPs connected to each other; a remote endpoint's
+// QPs connect to another node's.
+#define HB_MAX_QP 16
 typedef struct {
-	void *pd, *cq, *qp[2];
-	uint32_t qpn[2];
+	void *pd, *cq, *qp[HB_MAX_QP];
+	uint32_t qpn[HB_MAX_QP];
+	int nqp;
 } hb_lb;
 
 static int modify(hb_verbs *f, void *qp, struct hb_qp_attr *a, int mask, char *err, size_t n, const char *what) {
@@ -228,21 +234,23 @@ static int modify(hb_verbs *f, void *qp, struct hb_qp_attr *a, int mask, char *e
 }
 
 static void hb_lb_destroy(hb_verbs *f, hb_lb *lb) {
-	for (int i = 0; i < 2; i++) if (lb->qp[i]) { f->destroy_qp(lb->qp[i]); lb->qp[i] = NULL; }
+	for (int i = 0; i < HB_MAX_QP; i++) if (lb->qp[i]) { f->destroy_qp(lb->qp[i]); lb->qp[i] = NULL; }
 	if (lb->cq) { f->destroy_cq(lb->cq); lb->cq = NULL; }
 	if (lb->pd) { f->dealloc_pd(lb->pd); lb->pd = NULL; }
 }
 
-static int hb_lb_create(hb_verbs *f, uintptr_t ctx, int port, int use_gid, int gid_index, const uint8_t *gid,
-                        int lid, int mtu, hb_lb *lb, char *err, size_t n) {
+// hb_ep_create makes the PD, the CQ and nqp QPs in state INIT on port.
+static int hb_ep_create(hb_verbs *f, uintptr_t ctx, int port, int nqp, hb_lb *lb, char *err, size_t n) {
 	memset(lb, 0, sizeof *lb);
+	if (nqp < 1 || nqp > HB_MAX_QP) { snprintf(err, n, "%d queue pairs (1..%d)", nqp, HB_MAX_QP); return -1; }
+	lb->nqp = nqp;
 	errno = 0;
 	lb->pd = f->alloc_pd(P(ctx));
 	if (!lb->pd) { seterr(err, n, "ibv_alloc_pd"); return -1; }
 	errno = 0;
 	lb->cq = f->create_cq(P(ctx), HB_CQE, NULL, NULL, 0);
 	if (!lb->cq) { seterr(err, n, "ibv_create_cq"); hb_lb_destroy(f, lb); return -1; }
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < nqp; i++) {
 		struct hb_qp_init_attr ia;
 		memset(&ia, 0, sizeof ia);
 		ia.send_cq = lb->cq;
@@ -256,8 +264,6 @@ static int hb_lb_create(hb_verbs *f, uintptr_t ctx, int port, int use_gid, int g
 		lb->qp[i] = f->create_qp(lb->pd, &ia);
 		if (!lb->qp[i]) { seterr(err, n, "ibv_create_qp"); hb_lb_destroy(f, lb); return -1; }
 		lb->qpn[i] = ((struct hb_qp *)lb->qp[i])->qp_num;
-	}
-	for (int i = 0; i < 2; i++) {
 		struct hb_qp_attr a;
 		memset(&a, 0, sizeof a);
 		a.qp_state = HB_QPS_INIT;
@@ -267,42 +273,56 @@ static int hb_lb_create(hb_verbs *f, uintptr_t ctx, int port, int use_gid, int g
 		// IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS
 		if (modify(f, lb->qp[i], &a, 1 | 16 | 32 | 8, err, n, "ibv_modify_qp(INIT)")) { hb_lb_destroy(f, lb); return -1; }
 	}
-	for (int i = 0; i < 2; i++) {
-		struct hb_qp_attr a;
-		memset(&a, 0, sizeof a);
-		a.qp_state = HB_QPS_RTR;
-		a.path_mtu = mtu;
-		a.dest_qp_num = lb->qpn[1 - i];
-		a.rq_psn = 0;
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 12;
-		a.ah_attr.port_num = (uint8_t)port;
-		a.ah_attr.dlid = (uint16_t)lid;
-		if (use_gid) {
-			a.ah_attr.is_global = 1;
-			memcpy(a.ah_attr.grh.dgid.raw, gid, 16);
-			a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-			a.ah_attr.grh.hop_limit = 64;
-		}
-		// STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER
-		int mask = 1 | (1 << 7) | (1 << 8) | (1 << 20) | (1 << 12) | (1 << 17) | (1 << 15);
-		if (modify(f, lb->qp[i], &a, mask, err, n, "ibv_modify_qp(RTR)")) { hb_lb_destroy(f, lb); return -1; }
+	return 0;
+}
+
+// hb_ep_connect moves QP i to RTR towards remote_qpn at lid (InfiniBand)
+// or gid (RoCE, use_gid), then to RTS.
+static int hb_ep_connect(hb_verbs *f, hb_lb *lb, int i, int port, uint32_t remote_qpn, int use_gid, int gid_index,
+                         const uint8_t *gid, int lid, int mtu, char *err, size_t n) {
+	struct hb_qp_attr a;
+	memset(&a, 0, sizeof a);
+	a.qp_state = HB_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = remote_qpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.port_num = (uint8_t)port;
+	a.ah_attr.dlid = (uint16_t)lid;
+	if (use_gid) {
+		a.ah_attr.is_global = 1;
+		memcpy(a.ah_attr.grh.dgid.raw, gid, 16);
+		a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
+		a.ah_attr.grh.hop_limit = 64;
 	}
+	// STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER
+	int mask = 1 | (1 << 7) | (1 << 8) | (1 << 20) | (1 << 12) | (1 << 17) | (1 << 15);
+	if (modify(f, lb->qp[i], &a, mask, err, n, "ibv_modify_qp(RTR)")) return -1;
+	memset(&a, 0, sizeof a);
+	a.qp_state = HB_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 0;
+	a.max_rd_atomic = 1;
+	// STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC
+	mask = 1 | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 16) | (1 << 13);
+	return modify(f, lb->qp[i], &a, mask, err, n, "ibv_modify_qp(RTS)");
+}
+
+static int hb_lb_create(hb_verbs *f, uintptr_t ctx, int port, int use_gid, int gid_index, const uint8_t *gid,
+                        int lid, int mtu, hb_lb *lb, char *err, size_t n) {
+	if (hb_ep_create(f, ctx, port, 2, lb, err, n)) return -1;
 	for (int i = 0; i < 2; i++) {
-		struct hb_qp_attr a;
-		memset(&a, 0, sizeof a);
-		a.qp_state = HB_QPS_RTS;
-		a.timeout = 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.sq_psn = 0;
-		a.max_rd_atomic = 1;
-		// STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC
-		int mask = 1 | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 16) | (1 << 13);
-		if (modify(f, lb->qp[i], &a, mask, err, n, "ibv_modify_qp(RTS)")) { hb_lb_destroy(f, lb); return -1; }
+		if (hb_ep_connect(f, lb, i, port, lb->qpn[1 - i], use_gid, gid_index, gid, lid, mtu, err, n)) {
+			hb_lb_destroy(f, lb);
+			return -1;
+		}
 	}
 	return 0;
 }
+static uint32_t hb_ep_qpn(hb_lb *lb, int i) { return lb->qpn[i]; }
 
 static uintptr_t hb_reg_mr(hb_verbs *f, hb_lb *lb, uintptr_t addr, size_t len, uint32_t *lkey, uint32_t *rkey, char *err, size_t n) {
 	errno = 0;
@@ -314,13 +334,25 @@ static uintptr_t hb_reg_mr(hb_verbs *f, hb_lb *lb, uintptr_t addr, size_t len, u
 }
 static int hb_dereg_mr(hb_verbs *f, uintptr_t mr) { return f->dereg_mr(P(mr)); }
 
+// hb_reg_dmabuf_mr registers len bytes at offset off of the DMA-BUF fd,
+// addressed by RDMA at iova.
+static uintptr_t hb_reg_dmabuf_mr(hb_verbs *f, hb_lb *lb, uint64_t off, size_t len, uint64_t iova, int fd,
+                                  uint32_t *lkey, uint32_t *rkey, char *err, size_t n) {
+	errno = 0;
+	struct hb_mr *mr = f->reg_dmabuf_mr(lb->pd, off, len, iova, fd, HB_ACCESS);
+	if (!mr) { seterr(err, n, "ibv_reg_dmabuf_mr"); return 0; }
+	*lkey = mr->lkey;
+	*rkey = mr->rkey;
+	return (uintptr_t)mr;
+}
+
 static int64_t now_ns(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int post_write(hb_lb *lb, uint64_t id, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t size) {
+static int post_write(hb_lb *lb, int q, uint64_t id, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t size) {
 	struct hb_sge sge = { laddr, size, lkey };
 	struct hb_send_wr wr, *bad = NULL;
 	memset(&wr, 0, sizeof wr);
@@ -331,7 +363,7 @@ static int post_write(hb_lb *lb, uint64_t id, uint64_t laddr, uint32_t lkey, uin
 	wr.send_flags = HB_SEND_SIGNALED;
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	struct hb_qp *qp = lb->qp[0];
+	struct hb_qp *qp = lb->qp[q];
 	return qp->context->post_send(qp, &wr, &bad);
 }
 
@@ -352,15 +384,16 @@ static int hb_poll(hb_lb *lb, char *err, size_t n) {
 }
 
 // hb_write_bw keeps up to depth signalled RDMA WRITEs of size bytes in
-// flight from QP 0 until iters have completed, and returns the time from
-// the first post to the last completion in *ns.
-static int hb_write_bw(hb_lb *lb, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t size,
+// flight, spread round robin over QPs 0..nsend-1, until iters have
+// completed, and returns the time from the first post to the last
+// completion in *ns.
+static int hb_write_bw(hb_lb *lb, int nsend, uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t size,
                        long iters, int depth, int64_t *ns, char *err, size_t n) {
 	long posted = 0, done = 0;
 	int64_t t0 = now_ns();
 	while (done < iters) {
 		while (posted < iters && posted - done < depth) {
-			int e = post_write(lb, (uint64_t)posted, laddr, lkey, raddr, rkey, size);
+			int e = post_write(lb, (int)(posted % nsend), (uint64_t)posted, laddr, lkey, raddr, rkey, size);
 			if (e) { errno = e; seterr(err, n, "ibv_post_send"); return -1; }
 			posted++;
 		}
@@ -378,7 +411,7 @@ static int hb_write_lat(hb_lb *lb, uint64_t laddr, uint32_t lkey, uint64_t raddr
                         long iters, int64_t *ns, char *err, size_t n) {
 	int64_t t0 = now_ns();
 	for (long i = 0; i < iters; i++) {
-		int e = post_write(lb, (uint64_t)i, laddr, lkey, raddr, rkey, size);
+		int e = post_write(lb, 0, (uint64_t)i, laddr, lkey, raddr, rkey, size);
 		if (e) { errno = e; seterr(err, n, "ibv_post_send"); return -1; }
 		int k;
 		do { k = hb_poll(lb, err, n); } while (k == 0);
@@ -405,13 +438,13 @@ type Lib struct {
 	f   *C.hb_verbs
 }
 
-var symbols = dl.Syms(
+var symbols = append(dl.Syms(
 	"ibv_get_device_list", "ibv_free_device_list", "ibv_get_device_name",
 	"ibv_open_device", "ibv_close_device", "ibv_query_device",
 	"ibv_query_port", // the exported compat symbol; see the package comment
 	"ibv_query_gid", "ibv_alloc_pd", "ibv_dealloc_pd", "ibv_reg_mr", "ibv_dereg_mr",
 	"ibv_create_cq", "ibv_destroy_cq", "ibv_create_qp", "ibv_modify_qp", "ibv_destroy_qp",
-)
+), dl.Sym{Name: "ibv_reg_dmabuf_mr", Optional: true})
 
 // Load opens libibverbs.so.1. A missing library is an error wrapping
 // dl.ErrLibraryNotFound.
@@ -442,6 +475,7 @@ func LoadFrom(sonames []string) (*Lib, error) {
 	f.create_qp = a("ibv_create_qp")
 	f.modify_qp = a("ibv_modify_qp")
 	f.destroy_qp = a("ibv_destroy_qp")
+	f.reg_dmabuf_mr = a("ibv_reg_dmabuf_mr")
 	return &Lib{lib: lib, f: f}, nil
 }
 
@@ -634,6 +668,26 @@ func (lb *Loopback) Register(addr, n uint64) (*MR, error) {
 	return &MR{lb: lb, mr: mr, addr: addr, size: n, lkey: uint32(lkey), rkey: uint32(rkey)}, nil
 }
 
+// HasDMABuf reports whether the library has ibv_reg_dmabuf_mr (rdma-core
+// v34 and later).
+func (l *Lib) HasDMABuf() bool { return l.lib.Has("ibv_reg_dmabuf_mr") }
+
+// RegisterDMABuf registers n bytes at offset off of DMA-BUF descriptor fd
+// (GPU memory exported by cuMemGetHandleForAddressRange) for local and
+// remote access at virtual address iova, which is how writes address it.
+func (lb *Loopback) RegisterDMABuf(off, n, iova uint64, fd int) (*MR, error) {
+	if !lb.c.l.HasDMABuf() {
+		return nil, &Error{Op: "ibv_reg_dmabuf_mr", Msg: lb.c.l.Soname() + " predates it (rdma-core v34+)"}
+	}
+	buf := make([]C.char, errLen)
+	var lkey, rkey C.uint32_t
+	mr := C.hb_reg_dmabuf_mr(lb.c.l.f, lb.lb, C.uint64_t(off), C.size_t(n), C.uint64_t(iova), C.int(fd), &lkey, &rkey, &buf[0], errLen)
+	if mr == 0 {
+		return nil, &Error{Op: "ibv_reg_dmabuf_mr", Msg: fmt.Sprintf("%d bytes at offset %d of fd %d: %s", n, off, fd, cerr(buf))}
+	}
+	return &MR{lb: lb, mr: mr, addr: iova, size: n, lkey: uint32(lkey), rkey: uint32(rkey)}, nil
+}
+
 // Close deregisters the region.
 func (m *MR) Close() error {
 	if m.mr == 0 {
@@ -665,7 +719,7 @@ func (lb *Loopback) WriteBandwidth(src, dst *MR, size uint64, iters, depth int) 
 	}
 	buf := make([]C.char, errLen)
 	var ns C.int64_t
-	if C.hb_write_bw(lb.lb, C.uint64_t(src.addr), C.uint32_t(src.lkey), C.uint64_t(dst.addr), C.uint32_t(dst.rkey),
+	if C.hb_write_bw(lb.lb, 1, C.uint64_t(src.addr), C.uint32_t(src.lkey), C.uint64_t(dst.addr), C.uint32_t(dst.rkey),
 		C.uint32_t(size), C.long(iters), C.int(depth), &ns, &buf[0], errLen) != 0 {
 		return 0, &Error{Op: "rdma write", Msg: cerr(buf)}
 	}
@@ -686,3 +740,97 @@ func (lb *Loopback) WriteLatency(src, dst *MR, size uint64, iters int) (time.Dur
 	}
 	return time.Duration(ns), nil
 }
+
+// MaxQPs is the most queue pairs an Endpoint has.
+const MaxQPs = C.HB_MAX_QP
+
+// Endpoint is nqp RC queue pairs on one port, with their protection domain
+// and completion queue, to be connected to another node's endpoint.
+type Endpoint struct {
+	lb *Loopback
+}
+
+// Endpoint creates qps queue pairs on port in state INIT.
+func (c *Context) Endpoint(port, qps int) (*Endpoint, error) {
+	lb := (*C.hb_lb)(C.calloc(1, C.sizeof_hb_lb))
+	buf := make([]C.char, errLen)
+	if C.hb_ep_create(c.l.f, c.ctx, C.int(port), C.int(qps), lb, &buf[0], errLen) != 0 {
+		C.free(unsafe.Pointer(lb))
+		return nil, &Error{Op: "endpoint", Msg: fmt.Sprintf("%s port %d: %s", c.name, port, cerr(buf))}
+	}
+	return &Endpoint{lb: &Loopback{c: c, lb: lb}}, nil
+}
+
+// QPNs returns the queue pair numbers the peer connects to.
+func (e *Endpoint) QPNs() []uint32 {
+	out := make([]uint32, int(e.lb.lb.nqp))
+	for i := range out {
+		out[i] = uint32(C.hb_ep_qpn(e.lb.lb, C.int(i)))
+	}
+	return out
+}
+
+// Connect connects queue pair i to the peer's queue pair remoteQPN; r
+// gives this port, the peer's LID or GID, the local GID index and the MTU.
+func (e *Endpoint) Connect(i int, remoteQPN uint32, r Route) error {
+	buf := make([]C.char, errLen)
+	useGID := C.int(0)
+	if r.UseGID {
+		useGID = 1
+	}
+	gid := r.GID
+	if C.hb_ep_connect(e.lb.c.l.f, e.lb.lb, C.int(i), C.int(r.Port), C.uint32_t(remoteQPN), useGID, C.int(r.GIDIndex),
+		(*C.uint8_t)(unsafe.Pointer(&gid[0])), C.int(r.LID), C.int(r.MTU), &buf[0], errLen) != 0 {
+		return &Error{Op: "connect", Msg: fmt.Sprintf("%s QP %d: %s", e.lb.c.name, i, cerr(buf))}
+	}
+	return nil
+}
+
+// Register registers host or GPU (peermem) memory; see Loopback.Register.
+func (e *Endpoint) Register(addr, n uint64) (*MR, error) { return e.lb.Register(addr, n) }
+
+// RegisterDMABuf registers GPU memory through its DMA-BUF descriptor.
+func (e *Endpoint) RegisterDMABuf(off, n, iova uint64, fd int) (*MR, error) {
+	return e.lb.RegisterDMABuf(off, n, iova, fd)
+}
+
+// Keys returns a region's address and remote key, for the peer.
+func (m *MR) Keys() (addr uint64, rkey uint32) { return m.addr, m.rkey }
+
+// WriteBandwidth writes size bytes from src to the peer's region (raddr,
+// rkey) iters times, keeping depth writes in flight over every queue pair,
+// and returns the time from the first post to the last completion.
+func (e *Endpoint) WriteBandwidth(src *MR, raddr uint64, rkey uint32, size uint64, iters, depth int) (time.Duration, error) {
+	if size == 0 || size > src.size || size > 1<<31 {
+		return 0, &Error{Op: "rdma write", Msg: fmt.Sprintf("size %d does not fit the region (%d bytes)", size, src.size)}
+	}
+	if depth < 1 || depth > C.HB_CQE {
+		depth = 128
+	}
+	buf := make([]C.char, errLen)
+	var ns C.int64_t
+	if C.hb_write_bw(e.lb.lb, e.lb.lb.nqp, C.uint64_t(src.addr), C.uint32_t(src.lkey), C.uint64_t(raddr), C.uint32_t(rkey),
+		C.uint32_t(size), C.long(iters), C.int(depth), &ns, &buf[0], errLen) != 0 {
+		return 0, &Error{Op: "rdma write", Msg: cerr(buf)}
+	}
+	return time.Duration(ns), nil
+}
+
+// WriteLatency writes size bytes to the peer's region iters times, one at
+// a time on queue pair 0, each waiting for its completion (which comes
+// with the peer's acknowledgement), and returns the total time.
+func (e *Endpoint) WriteLatency(src *MR, raddr uint64, rkey uint32, size uint64, iters int) (time.Duration, error) {
+	if size == 0 || size > src.size {
+		return 0, &Error{Op: "rdma write", Msg: fmt.Sprintf("size %d does not fit the region (%d bytes)", size, src.size)}
+	}
+	buf := make([]C.char, errLen)
+	var ns C.int64_t
+	if C.hb_write_lat(e.lb.lb, C.uint64_t(src.addr), C.uint32_t(src.lkey), C.uint64_t(raddr), C.uint32_t(rkey),
+		C.uint32_t(size), C.long(iters), &ns, &buf[0], errLen) != 0 {
+		return 0, &Error{Op: "rdma write", Msg: cerr(buf)}
+	}
+	return time.Duration(ns), nil
+}
+
+// Close destroys the queue pairs, completion queue and protection domain.
+func (e *Endpoint) Close() error { return e.lb.Close() }

@@ -61,6 +61,14 @@ type MR struct{}
 // Register fails with dl.ErrUnsupported.
 func (lb *Loopback) Register(addr, n uint64) (*MR, error) { return nil, dl.ErrUnsupported }
 
+// HasDMABuf reports false in this build.
+func (l *Lib) HasDMABuf() bool { return false }
+
+// RegisterDMABuf fails with dl.ErrUnsupported.
+func (lb *Loopback) RegisterDMABuf(off, n, iova uint64, fd int) (*MR, error) {
+	return nil, dl.ErrUnsupported
+}
+
 // Close does nothing.
 func (m *MR) Close() error { return nil }
 
@@ -73,3 +81,42 @@ func (lb *Loopback) WriteBandwidth(src, dst *MR, size uint64, iters, depth int) 
 func (lb *Loopback) WriteLatency(src, dst *MR, size uint64, iters int) (time.Duration, error) {
 	return 0, dl.ErrUnsupported
 }
+
+// MaxQPs is the most queue pairs an Endpoint has.
+const MaxQPs = 16
+
+// Endpoint is queue pairs to connect to another node's.
+type Endpoint struct{}
+
+// Endpoint fails with dl.ErrUnsupported.
+func (c *Context) Endpoint(port, qps int) (*Endpoint, error) { return nil, dl.ErrUnsupported }
+
+// QPNs returns nil.
+func (e *Endpoint) QPNs() []uint32 { return nil }
+
+// Connect fails with dl.ErrUnsupported.
+func (e *Endpoint) Connect(i int, remoteQPN uint32, r Route) error { return dl.ErrUnsupported }
+
+// Register fails with dl.ErrUnsupported.
+func (e *Endpoint) Register(addr, n uint64) (*MR, error) { return nil, dl.ErrUnsupported }
+
+// RegisterDMABuf fails with dl.ErrUnsupported.
+func (e *Endpoint) RegisterDMABuf(off, n, iova uint64, fd int) (*MR, error) {
+	return nil, dl.ErrUnsupported
+}
+
+// Keys returns zeros.
+func (m *MR) Keys() (addr uint64, rkey uint32) { return 0, 0 }
+
+// WriteBandwidth fails with dl.ErrUnsupported.
+func (e *Endpoint) WriteBandwidth(src *MR, raddr uint64, rkey uint32, size uint64, iters, depth int) (time.Duration, error) {
+	return 0, dl.ErrUnsupported
+}
+
+// WriteLatency fails with dl.ErrUnsupported.
+func (e *Endpoint) WriteLatency(src *MR, raddr uint64, rkey uint32, size uint64, iters int) (time.Duration, error) {
+	return 0, dl.ErrUnsupported
+}
+
+// Close does nothing.
+func (e *Endpoint) Close() error { return nil }
