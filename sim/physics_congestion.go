@@ -346,3 +346,32 @@ func (e *Env) portBuffer(l model.LinkID) float64 {
 	}
 	return b
 }
+
+// fabricMechanism names what loads a fabric link that bounds a call: how
+// many flows the routing put on it ("carries 3 ECMP flows"), or for an
+// adaptive bundle how many member links spread them. It returns "" for
+// links that are not in the fabric.
+func (e *Env) fabricMechanism(pr *prog, l model.LinkID) string {
+	f := e.Cluster.Fabric
+	if f == nil || e.netLinkRole(l) != 2 {
+		return ""
+	}
+	var n int32
+	for _, fc := range pr.classes {
+		for _, x := range fc.route {
+			if x == l {
+				n += max(fc.weight, 1)
+				break
+			}
+		}
+	}
+	switch {
+	case int(l) >= int(f.BundleBase()):
+		return fmt.Sprintf("carries %d flows spread adaptively over %d links", n, len(f.Bundles()[int(l)-int(f.BundleBase())].Links))
+	case f.Plan.Routing == model.RoutingECMP:
+		return fmt.Sprintf("carries %d ECMP flows", n)
+	case f.Plan.Routing == model.RoutingStatic:
+		return fmt.Sprintf("carries %d statically routed flows", n)
+	}
+	return fmt.Sprintf("carries %d flows", n)
+}

@@ -152,6 +152,17 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		pt.BusBW = pt.AlgBW * req.Coll.BusBWFactor(n)
 	}
 	e.bottleneck(&pt, loads, t)
+	if len(pt.Utilisation) > 0 {
+		// Name the fabric mechanism behind a fabric bottleneck.
+		for l := range loads {
+			if e.LinkName(model.LinkID(l)) == pt.Bottleneck {
+				if m := e.fabricMechanism(pr, model.LinkID(l)); m != "" {
+					pt.Bottleneck += " (" + m + ")"
+				}
+				break
+			}
+		}
+	}
 	if capBound.rate > 0 {
 		pt.BottleneckClass = "channel ceiling"
 		pt.Bottleneck = e.capLabel(capBound, choice.Proto)

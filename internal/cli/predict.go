@@ -95,12 +95,16 @@ func predictFlags() []cli.Flag {
 		formatFlag(),
 		datatypeFlag(),
 		reportFlag(),
-		&cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds of the fabric's randomness (--seed, --seed+1, ...) and report the expected (mean time) and the worst case per size"},
 	)
 }
 
+// seedsFlag is predict's --seeds.
+func seedsFlag() cli.Flag {
+	return &cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds of the fabric's randomness (--seed, --seed+1, ...) and report the expected (mean time) and the worst case per size"}
+}
+
 func predictCommand(e *env) *cli.Command {
-	flags := append(clusterFlags(), predictFlags()...)
+	flags := append(append(clusterFlags(), predictFlags()...), seedsFlag())
 	return &cli.Command{
 		Name:      "predict",
 		Usage:     "predict nccl-tests results for a cluster",
