@@ -278,3 +278,24 @@ func TestBackgroundJobCompetes(t *testing.T) {
 		t.Errorf("analytic with a background job %.1f is above the ring alone %.1f", an, base)
 	}
 }
+
+// TestQPsInDES: the per-QP routes are simulated, not only summed: for one
+// seed the DES times the scattered ECMP ring within 2% of the analytic
+// engine with 1 and with 4 QPs per connection, and 4 QPs run faster.
+func TestQPsInDES(t *testing.T) {
+	f := model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, Placement: "scattered", Routing: "ecmp"}
+	des := map[int]float64{}
+	for _, q := range []int{1, 4} {
+		qp := fmt.Sprintf("NCCL_IB_QPS_PER_CONNECTION=%d", q)
+		spec := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, NICs: "8x400G-roce", Set: []string{"NCCL_ALGO=Ring", qp}})
+		spec.Fabric, spec.Seed = f, 3
+		e := specEnv(t, spec)
+		a := predict(t, e, model.AllReduce, sim.EngineAnalytic, "", 1<<28).BusBW
+		d := predict(t, e, model.AllReduce, sim.EngineDES, "", 1<<28).BusBW
+		ratioWithin(t, qp+" DES vs analytic", d/a, 0.98, 1.02)
+		des[q] = d
+	}
+	if des[4] <= des[1] {
+		t.Errorf("DES: 4 QPs %.1f GB/s, 1 QP %.1f", des[4], des[1])
+	}
+}
