@@ -89,7 +89,7 @@ func SeriesFromRun(r *ingest.Run, file string, spec model.ClusterSpec) Series {
 		s.ElemSize = 4
 	}
 	for _, row := range r.Rows {
-		if row.Size <= 0 || !row.OOP.Valid || !(row.OOP.TimeUs > 0) || math.IsInf(row.OOP.TimeUs, 0) {
+		if row.Size <= 0 || !row.OOP.Valid || !(row.OOP.TimeUs > 0) || math.IsInf(row.OOP.TimeUs, 0) || row.OOP.BusBW > maxPlausibleBusBW {
 			continue
 		}
 		s.Points = append(s.Points, MeasuredPoint{Size: row.Size, TimeUs: row.OOP.TimeUs, BusBW: row.OOP.BusBW, Line: row.Line})
@@ -137,31 +137,100 @@ type runSeries struct {
 	// the run behind series[i].
 	series []Series
 	runs   []*ingest.Run
-	// rankErrs are the CheckRun errors of runs set aside because their rank
-	// count differs from the cluster's (see skippedNotes).
-	rankErrs []error
-	// notes name runs without a usable row.
+	// notes name runs measured at another node count than the cluster's
+	// (inferred from their rank count), rows that were not used and runs
+	// without a usable row.
 	notes []string
+	// partial are the errors of runs on fewer GPUs than one node holds,
+	// set aside: the caller skips them with a note when another run is
+	// used, and refuses the measurements otherwise.
+	partial []error
 }
 
-// seriesOfRuns turns the nccl-tests runs of a into series measured on cl
-// (built from spec). A run of another rank count is set aside in rankErrs,
-// for the caller to skip with a note or refuse when nothing else matches;
-// any other CheckRun mismatch is returned as the error.
+// errPartialNode marks a run on fewer ranks than one node's GPUs.
+var errPartialNode = errors.New("fewer ranks than one node's GPUs")
+
+// specForRanks returns the cluster a run of ranks was measured on: spec
+// itself when the rank counts agree, else spec with the node count the
+// rank count implies (ranks / GPUs per node). Ranks that do not fill whole
+// nodes are an error wrapping ErrMismatch.
+func specForRanks(r *ingest.Run, file string, cl *model.Cluster, spec model.ClusterSpec) (model.ClusterSpec, *model.Cluster, string, error) {
+	if r.Ranks == cl.NumRanks() {
+		return spec, cl, "", nil
+	}
+	where := fmt.Sprintf("%s:%d (%s)", file, r.Line, runLabel(r))
+	G := cl.GPUsPerNode()
+	if r.Ranks > 0 && r.Ranks < G {
+		return spec, nil, "", fmt.Errorf("calibrate: %s: rank count: the run has %d ranks, the cluster has %d (%d node(s) x %d GPUs): a run on fewer GPUs than one node: %w (%w)", where, r.Ranks, cl.NumRanks(), cl.NumNodes(), G, ErrMismatch, errPartialNode)
+	}
+	if G <= 0 || r.Ranks <= 0 || r.Ranks%G != 0 {
+		return spec, nil, "", fmt.Errorf("calibrate: %s: rank count: the run has %d ranks, the cluster has %d (%d node(s) x %d GPUs), and %d ranks do not fill whole nodes of %d GPUs: %w",
+			where, r.Ranks, cl.NumRanks(), cl.NumNodes(), G, r.Ranks, G, ErrMismatch)
+	}
+	s := spec
+	s.Nodes = r.Ranks / G
+	c, err := s.Build()
+	if err != nil {
+		return spec, nil, "", fmt.Errorf("calibrate: %s: %d nodes (from %d ranks of %d GPUs per node): %w", where, s.Nodes, r.Ranks, G, err)
+	}
+	note := fmt.Sprintf("%s: %d ranks = %d nodes x %d GPUs: modelled at %d nodes (the cluster's node count is %d)", where, r.Ranks, s.Nodes, G, s.Nodes, cl.NumNodes())
+	return s, c, note, nil
+}
+
+// maxPlausibleBusBW bounds a plausible busbw in GB/s: more than ten times
+// the fastest per-GPU interconnect of any catalogued part (NVLink5, 900
+// GB/s each way) is a misprint or a broken timer.
+const maxPlausibleBusBW = 9000
+
+// rowNotes names the rows of a run that SeriesFromRun does not use.
+func rowNotes(r *ingest.Run, file string) []string {
+	var notes []string
+	base := path.Base(file)
+	for _, row := range r.Rows {
+		at := fmt.Sprintf("%s:%d", base, row.Line)
+		switch {
+		case row.Size <= 0:
+			notes = append(notes, fmt.Sprintf("%s: size %d is not positive, row not used", at, row.Size))
+		case !row.OOP.Valid:
+			notes = append(notes, fmt.Sprintf("%s: size %d has no out-of-place result, row not used", at, row.Size))
+		case !(row.OOP.TimeUs > 0) || math.IsInf(row.OOP.TimeUs, 0):
+			notes = append(notes, fmt.Sprintf("%s: size %d: time %g us is not a positive finite time, row not used", at, row.Size, row.OOP.TimeUs))
+		case row.OOP.BusBW > maxPlausibleBusBW:
+			notes = append(notes, fmt.Sprintf("%s: size %d: busbw %g GB/s is beyond any interconnect (> %d), row not used", at, row.Size, row.OOP.BusBW, maxPlausibleBusBW))
+		}
+	}
+	return notes
+}
+
+// seriesOfRuns turns the nccl-tests runs of a into series: each on cl
+// (built from spec), or, when its rank count differs, on spec at the node
+// count the rank count implies. Ranks that do not fill whole nodes, or any
+// other CheckRun mismatch, are the error.
 func seriesOfRuns(a *ingest.Artifact, cl *model.Cluster, spec model.ClusterSpec) (runSeries, error) {
 	var rs runSeries
 	for _, r := range a.Runs {
-		if err := CheckRun(r, a.Log, a.File, cl); err != nil {
-			if strings.Contains(err.Error(), "rank count") {
-				rs.rankErrs = append(rs.rankErrs, err)
-				continue
-			}
+		rspec, rcl, note, err := specForRanks(r, a.File, cl, spec)
+		if errors.Is(err, errPartialNode) {
+			rs.partial = append(rs.partial, err)
+			continue
+		}
+		if err != nil {
 			return runSeries{}, err
 		}
-		s := SeriesFromRun(r, a.File, spec)
-		if len(s.Points) == 0 {
+		if err := CheckRun(r, a.Log, a.File, rcl); err != nil {
+			return runSeries{}, err
+		}
+		if note != "" {
+			rs.notes = append(rs.notes, note)
+		}
+		rs.notes = append(rs.notes, rowNotes(r, a.File)...)
+		s := SeriesFromRun(r, a.File, rspec)
+		switch len(s.Points) {
+		case 0:
 			rs.notes = append(rs.notes, fmt.Sprintf("%s: no out-of-place row with a positive time", s.Name))
 			continue
+		case 1:
+			rs.notes = append(rs.notes, fmt.Sprintf("%s: a single usable row: it weighs as one point", s.Name))
 		}
 		rs.series = append(rs.series, s)
 		rs.runs = append(rs.runs, r)
@@ -169,11 +238,10 @@ func seriesOfRuns(a *ingest.Artifact, cl *model.Cluster, spec model.ClusterSpec)
 	return rs, nil
 }
 
-// skippedNotes turns the rank-count errors of runs that were skipped into
-// notes ("skipped: file:12 (all_reduce_perf): rank count: ...").
-func skippedNotes(rankErrs []error) []string {
+// skippedNotes turns the errors of runs that were set aside into notes.
+func skippedNotes(errs []error) []string {
 	var notes []string
-	for _, e := range rankErrs {
+	for _, e := range errs {
 		notes = append(notes, "skipped: "+strings.TrimPrefix(e.Error(), "calibrate: "))
 	}
 	return notes
@@ -182,16 +250,18 @@ func skippedNotes(rankErrs []error) []string {
 // BuildDataset collects the measurements of arts that can calibrate the
 // cluster spec describes: nccl-tests runs (any collective and sizes),
 // GPU-GPU and host-GPU bandwidth matrices, and perftest bandwidths. A run
-// whose rank count differs is skipped (with a note) only when another run
-// matches; a GPU model that differs, or a dataset with nothing usable, is
-// an error (wrapping ErrMismatch for mismatches).
+// of another rank count is modelled at the node count it implies (ranks /
+// GPUs per node, with a note), so runs at several scales fit together;
+// ranks that do not fill whole nodes, a GPU model that differs, or a
+// dataset with nothing usable, is an error (wrapping ErrMismatch for
+// mismatches). Rows not used get a note each.
 func BuildDataset(arts []*ingest.Artifact, spec model.ClusterSpec) (*Dataset, error) {
 	cl, err := spec.Build()
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: cluster: %w", err)
 	}
 	ds := &Dataset{}
-	var rankErrs []error
+	var partial []error
 	for _, a := range arts {
 		if a == nil {
 			continue
@@ -201,8 +271,8 @@ func BuildDataset(arts []*ingest.Artifact, spec model.ClusterSpec) (*Dataset, er
 		if err != nil {
 			return nil, err
 		}
-		rankErrs = append(rankErrs, rs.rankErrs...)
 		ds.Notes = append(ds.Notes, rs.notes...)
+		partial = append(partial, rs.partial...)
 		ds.Series = append(ds.Series, rs.series...)
 		for i, s := range rs.series {
 			src.Points += len(s.Points)
@@ -221,11 +291,11 @@ func BuildDataset(arts []*ingest.Artifact, spec model.ClusterSpec) (*Dataset, er
 		}
 		ds.Sources = append(ds.Sources, src)
 	}
-	if len(rankErrs) > 0 {
+	if len(partial) > 0 {
 		if len(ds.Series) == 0 {
-			return nil, rankErrs[0]
+			return nil, partial[0]
 		}
-		ds.Notes = append(ds.Notes, skippedNotes(rankErrs)...)
+		ds.Notes = append(ds.Notes, skippedNotes(partial)...)
 	}
 	if ds.Points() == 0 {
 		return nil, fmt.Errorf("calibrate: no measurement to fit in %d file(s): give nccl-tests results, bandwidth matrices or perftest output", len(arts))

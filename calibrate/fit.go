@@ -411,6 +411,19 @@ func Fit(ctx context.Context, series []Series, links []LinkObs, base sim.Params,
 		cands[i].norm = norm2(cands[i].col)
 	}
 	r0 = rowUsed(r0)
+	if len(opt.Terms) > 0 {
+		// Refuse, rather than hold silently, terms the user named that the
+		// points affect but cannot all determine.
+		affected := 0
+		for _, c := range cands {
+			if c.norm >= minSensitivity {
+				affected++
+			}
+		}
+		if len(r0) < affected {
+			return nil, fmt.Errorf("calibrate: %d measured points cannot determine the %d terms --terms names that affect them: give more sizes or name fewer terms", len(r0), affected)
+		}
+	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].norm > cands[j].norm })
 	var chosen []cand
 	var basis [][]float64

@@ -245,8 +245,8 @@ func TestBuildDatasetMismatch(t *testing.T) {
 		o    scenarios.Overrides
 		want string
 	}{
-		// The file has 8 ranks on 2 hosts (device lines); one node has 4 GPUs.
-		{"rank count", scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1}, "rank count: the run has 8 ranks, the cluster has 4"},
+		// The file has 8 ranks; nodes of 3 GPUs cannot hold them evenly.
+		{"rank count", scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1, GPUsPerNode: 3}, "rank count: the run has 8 ranks, the cluster has 3 (1 node(s) x 3 GPUs), and 8 ranks do not fill whole nodes of 3 GPUs"},
 		// 8 ranks of "NVIDIA H100" against A100s.
 		{"GPU type", scenarios.Overrides{Node: "dgx-a100", Nodes: 2, GPUsPerNode: 4}, "GPU type"},
 		// 8 ranks on 2 hosts against 1 node of 8 GPUs.
@@ -262,38 +262,39 @@ func TestBuildDatasetMismatch(t *testing.T) {
 	}
 }
 
-// TestRunsSkippedWithNotes: BuildDataset and Validate skip, with a note, a
-// run of another rank count when another run matches, and a run with no
-// usable row; with only runs of another rank count, that mismatch is the
-// error.
-func TestRunsSkippedWithNotes(t *testing.T) {
+// TestRunsAtOtherScales: BuildDataset and Validate model a run of another
+// rank count at the node count it implies (ranks / GPUs per node), with a
+// note, so that runs at several scales are used together; a run without a
+// usable row gets a note, and ranks that do not fill whole nodes are the
+// error, never a silent skip.
+func TestRunsAtOtherScales(t *testing.T) {
 	spec := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1})
 	good := synthetic(t, spec, sim.DefaultParams(), model.AllReduce, powersOfTwo(64<<20, 1<<30))
-	// The same table claimed by 8 ranks, and one without a usable row.
-	other := synthetic(t, spec, sim.DefaultParams(), model.AllReduce, powersOfTwo(64<<20, 1<<30))
+	// The same cluster at 2 nodes (8 ranks), and a table without a usable row.
+	spec2 := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 2})
+	other := synthetic(t, spec2, sim.DefaultParams(), model.AllReduce, powersOfTwo(64<<20, 1<<30))
 	other.File = "eight.txt"
-	other.Runs[0].Ranks = 8
 	empty := synthetic(t, spec, sim.DefaultParams(), model.AllReduce, powersOfTwo(64<<20, 1<<30))
 	empty.File = "empty.txt"
 	for i := range empty.Runs[0].Rows {
 		empty.Runs[0].Rows[i].OOP.Valid = false
 	}
 	arts := []*ingest.Artifact{good, other, empty}
-	wantNotes := []string{"skipped: eight.txt:1 (all_reduce_perf): rank count: the run has 8 ranks, the cluster has 4", "empty.txt:1 all_reduce_perf: no out-of-place row with a positive time"}
+	wantNotes := []string{"eight.txt:1 (all_reduce_perf): 8 ranks = 2 nodes x 4 GPUs: modelled at 2 nodes", "empty.txt:1 all_reduce_perf: no out-of-place row with a positive time", "has no out-of-place result, row not used"}
 
 	ds, err := calibrate.BuildDataset(arts, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ds.Series) != 1 || ds.Series[0].File != "synthetic.txt" {
-		t.Errorf("dataset series %+v, want only synthetic.txt's", ds.Series)
+	if len(ds.Series) != 2 || ds.Series[0].Spec.Nodes != 1 || ds.Series[1].Spec.Nodes != 2 {
+		t.Errorf("dataset series %+v, want synthetic.txt at 1 node and eight.txt at 2", ds.Series)
 	}
 	v, err := calibrate.Validate(context.Background(), arts, spec, sim.DefaultParams(), calibrate.ValidateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Series) != 1 {
-		t.Errorf("validated %d series, want 1", len(v.Series))
+	if len(v.Series) != 2 || !v.Pass {
+		t.Errorf("validated %d series (pass %v), want 2 passing: the model made both", len(v.Series), v.Pass)
 	}
 	for _, notes := range [][]string{ds.Notes, v.Notes} {
 		joined := strings.Join(notes, "\n")
@@ -304,12 +305,13 @@ func TestRunsSkippedWithNotes(t *testing.T) {
 		}
 	}
 
+	odd := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1, GPUsPerNode: 3})
 	only := []*ingest.Artifact{other}
-	if _, err := calibrate.BuildDataset(only, spec); !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), "rank count") {
-		t.Errorf("BuildDataset of an 8-rank run alone: err = %v, want the rank-count mismatch", err)
+	if _, err := calibrate.BuildDataset(only, odd); !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), "do not fill whole nodes") {
+		t.Errorf("BuildDataset of an 8-rank run on 3-GPU nodes: err = %v, want the rank-count mismatch", err)
 	}
-	if _, err := calibrate.Validate(context.Background(), only, spec, sim.DefaultParams(), calibrate.ValidateOptions{}); !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), "rank count") {
-		t.Errorf("Validate of an 8-rank run alone: err = %v, want the rank-count mismatch", err)
+	if _, err := calibrate.Validate(context.Background(), arts, odd, sim.DefaultParams(), calibrate.ValidateOptions{}); !errors.Is(err, calibrate.ErrMismatch) || !strings.Contains(err.Error(), "rank count") {
+		t.Errorf("Validate of 4- and 8-rank runs on 3-GPU nodes: err = %v, want the rank-count mismatch", err)
 	}
 }
 
@@ -397,5 +399,40 @@ func TestBuildDatasetHWBench(t *testing.T) {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
+	}
+}
+
+// TestFitAcrossScales: the ABCI A100 runs at 2 and 4 nodes (16 and 32
+// ranks of 8 A100s; MANIFEST rows 7 and 8) calibrate one cluster
+// description together: each is modelled at the node count its rank count
+// implies, and one fit uses every point of both.
+func TestFitAcrossScales(t *testing.T) {
+	two, four := rawFile(t, "nccltests_a100sxm40_2x8_ib-hdr200x4_abci_1.txt"), rawFile(t, "nccltests_a100sxm40_4x8_ib-hdr200x4_abci_1.txt")
+	spec := clusterOf(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "4xHDR-ib", Set: []string{"NCCL_NET_GDR_LEVEL=2"}, NCCLVersion: "2.8"})
+	ds, err := calibrate.BuildDataset([]*ingest.Artifact{two, four}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Series) != 2 || ds.Series[0].Spec.Nodes != 2 || ds.Series[1].Spec.Nodes != 4 {
+		t.Fatalf("series %d, want the 2-node and the 4-node run at 2 and 4 nodes", len(ds.Series))
+	}
+	if !strings.Contains(strings.Join(ds.Notes, "\n"), "32 ranks = 4 nodes x 8 GPUs") {
+		t.Errorf("no note on the 4-node run's inferred node count: %v", ds.Notes)
+	}
+	fr, err := calibrate.Fit(context.Background(), ds.Series, ds.Links, sim.DefaultParams(), calibrate.FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(ds.Series[0].Points) + len(ds.Series[1].Points); fr.Points != want {
+		t.Errorf("fit on %d points, want %d (both scales)", fr.Points, want)
+	}
+	if fr.MedianAbsAfter > fr.MedianAbsBefore {
+		t.Errorf("median |error| %.3f after the fit, %.3f before", fr.MedianAbsAfter, fr.MedianAbsBefore)
+	}
+	// Naming more terms than there are points is refused.
+	short := ds.Series[0]
+	short.Points = short.Points[:1]
+	if _, err := calibrate.Fit(context.Background(), []calibrate.Series{short}, nil, sim.DefaultParams(), calibrate.FitOptions{Terms: []string{"lat.*"}}); err == nil || !strings.Contains(err.Error(), "cannot determine") {
+		t.Errorf("1 point, lat.* terms: err = %v, want a refusal", err)
 	}
 }

@@ -271,7 +271,7 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 	}
 	v := &Validation{Cluster: DescribeCluster(cl), Engine: string(opt.Engine), Tolerance: opt.Tolerance, Profile: opt.Profile, Pass: true}
 	var series []Series
-	var rankErrs []error
+	var partial []error
 	var logs []*ingest.NCCLLog
 	for _, a := range arts {
 		if a == nil {
@@ -284,8 +284,8 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 		if err != nil {
 			return nil, err
 		}
-		rankErrs = append(rankErrs, rs.rankErrs...)
 		v.Notes = append(v.Notes, rs.notes...)
+		partial = append(partial, rs.partial...)
 		series = append(series, rs.series...)
 		v.Findings = append(v.Findings, prefixFindings(a)...)
 		if a.Log != nil {
@@ -299,15 +299,26 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 		}
 	}
 	if len(series) == 0 {
-		if len(rankErrs) > 0 {
-			return nil, rankErrs[0]
+		if len(partial) > 0 {
+			return nil, partial[0]
 		}
 		return nil, fmt.Errorf("calibrate: no nccl-tests results in %d measured file(s)", len(arts))
 	}
-	v.Notes = append(v.Notes, skippedNotes(rankErrs)...)
+	v.Notes = append(v.Notes, skippedNotes(partial)...)
 	var gated []Series
 	for _, s := range series {
-		sc, err := CheckSeries(ctx, env, s, opt.Engine, opt.Tolerance)
+		senv := env
+		if s.Spec.Nodes != spec.Nodes {
+			// A run at another scale (seriesOfRuns inferred its node count).
+			scl, err := s.Spec.Build()
+			if err != nil {
+				return nil, fmt.Errorf("calibrate: %s: %w", s.Name, err)
+			}
+			if senv, err = sim.NewEnv(scl, params); err != nil {
+				return nil, fmt.Errorf("calibrate: %s: %w", s.Name, err)
+			}
+		}
+		sc, err := CheckSeries(ctx, senv, s, opt.Engine, opt.Tolerance)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("calibrate: %w", ctx.Err())

@@ -144,7 +144,7 @@ func TestValidateMismatch(t *testing.T) {
 		o    scenarios.Overrides
 		want string
 	}{
-		{"rank count", scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 4}, "the run has 8 ranks, the cluster has 16"},
+		{"rank count", scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 4, GPUsPerNode: 3}, "the run has 8 ranks, the cluster has 12"},
 		{"GPU type", scenarios.Overrides{Node: "v100-4gpu-nvlink", Nodes: 2}, "GPU type: rank 0 runs on"},
 	}
 	for _, tc := range tests {

@@ -275,8 +275,9 @@ func (r *Resolution) NCCLLog(tu *Tuner) []string {
 	} else if c.GPUModel().SM >= 90 {
 		out = append(out, "NVLS multicast support is not available on dev 0")
 	}
+	p2p := tu.P2PChannels()
 	out = append(out, fmt.Sprintf("%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels, %d p2p channels per peer",
-		comm, 0, nvls, pow2Up(comm), 2))
+		comm, 0, nvls, p2p.Total, p2p.PerPeer))
 	return out
 }
 

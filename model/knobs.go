@@ -195,6 +195,9 @@ type Knobs struct {
 	IBAdaptiveRouting int
 	// CollNetEnable is NCCL_COLLNET_ENABLE (0 or 1; unset is off).
 	CollNetEnable bool
+	// NChannelsPerNetPeer is NCCL_NCHANNELS_PER_NET_PEER (0 = NCCL's
+	// version-dependent default, see Tuner.P2PChannels).
+	NChannelsPerNetPeer int
 }
 
 // SplitDataOnQPs resolves NCCL_IB_SPLIT_DATA_ON_QPS for NCCL version v: the
@@ -280,6 +283,7 @@ var knobDefs = []knobDef{
 		k.ProtoSet = true
 		return nil
 	}},
+	{"NCCL_NCHANNELS_PER_NET_PEER", "p2p channels per network peer (send/recv, alltoall)", intKnob(1, 64, func(k *Knobs) *int { return &k.NChannelsPerNetPeer })},
 	{"NCCL_MIN_NCHANNELS", "minimum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MinChannels })},
 	{"NCCL_MAX_NCHANNELS", "maximum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MaxChannels })},
 	{"NCCL_CROSS_NIC", "0 rings stay on one rail, 1 any NIC, 2 try rails first", intKnob(0, 2, func(k *Knobs) *int { return &k.CrossNIC })},

@@ -450,7 +450,13 @@ func (t *Tuner) channelsFor(coll Collective, a Algo, p Proto, nBytes Bytes) (nc,
 	case AlgoNVLS, AlgoNVLSTree:
 		return t.NVLSChannels, 640
 	case AlgoDirect:
-		return t.CommChannels, 512
+		// The channels one rank's operations occupy: each peer operation's
+		// (P2POpFor), over every peer of an AlltoAll, within the p2p channels.
+		per, peers := int64(nBytes), 1
+		if coll == AlltoAll && t.NRanks > 1 {
+			per, peers = int64(nBytes)/int64(t.NRanks), t.NRanks-1
+		}
+		return min(t.P2PChannels().Total, t.P2POpFor(per).Channels*peers), 512
 	}
 	nc = t.CommChannels
 	switch p {

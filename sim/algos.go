@@ -43,6 +43,10 @@ type prog struct {
 	slices int
 	steps  int // ring steps per loop, or pipeline depth in hops
 	latHop model.Time
+	// syncAfterStep is true for rings: each step's synchronisation
+	// follows its slices instead of hiding under them (see the analytic
+	// ring in predict.go).
+	syncAfterStep bool
 	// latPath is the sum of hop latencies along the critical path of one
 	// pipeline unit (tree, chain); 0 means steps x latHop.
 	latPath model.Time

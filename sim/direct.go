@@ -41,8 +41,12 @@ func (b *builder) direct() (*prog, error) {
 	if reduced {
 		srcNodes = 1
 	}
-	// Two p2p channels per peer at least.
-	ccap := ceiling{rate: e.channelCap(model.ProtoSimple) * 2, kind: ceilPeerChannels}
+	// NCCL spreads each send over a number of p2p channels that grows with
+	// its size (model.Tuner.P2POpFor); each channel is one CTA whose warps
+	// serve a send and a receive, and over the network one connection.
+	op := e.Tuner.P2POpFor(int64(block))
+	pr.Note = fmt.Sprintf("%d p2p channels per peer operation of %s (chunk %s)", op.Channels, model.FormatBytes(model.Bytes(block)), model.FormatBytes(model.Bytes(op.ChunkBytes)))
+	ctaRate := e.channelCap(model.ProtoSimple) * e.params.P2PChanShare
 	type flow struct {
 		route []model.LinkID
 		cap   ceiling
@@ -52,7 +56,14 @@ func (b *builder) direct() (*prog, error) {
 	var flows []flow
 	addFlow := func(route []model.LinkID, w int32) {
 		r, capv := e.decorate(route)
-		f := flow{r, minCeiling(capv, ccap), w, e.stepLat(e.routeClass(r), model.ProtoSimple)}
+		class := e.routeClass(r)
+		ch := ceiling{rate: ctaRate, kind: ceilPeerChannels}
+		if class == model.LatNet {
+			ch = minCeiling(ch, ceiling{rate: e.params.NetChanGBps * 1e-3, kind: ceilNetChannel})
+		}
+		ch = minCeiling(ch, capv)
+		ch.rate *= float64(op.Channels)
+		f := flow{r, ch, w, e.stepLat(class, model.ProtoSimple)}
 		flows = append(flows, f)
 		pr.latHop = max(pr.latHop, f.lat)
 		pr.classes = append(pr.classes, flowClass{f.route, block, f.w, f.cap})

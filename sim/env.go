@@ -191,7 +191,8 @@ const (
 	ceilHostRead                 // GPU reads out of host memory (hostread.gbps)
 	ceilSocket                   // NET/Socket, one TCP stream per channel (socket.gbps)
 	ceilChannel                  // one CTA's copy rate (chan.cap.*)
-	ceilPeerChannels             // the p2p channels of one peer pair
+	ceilPeerChannels             // the p2p channels of one peer pair (p2p.chan.share)
+	ceilNetChannel               // one channel's network connection (net.chan.gbps)
 )
 
 // ceiling is a per-member rate cap in bytes/ps (0 = none) and what it is.
@@ -223,6 +224,10 @@ func (e *Env) capLabel(c ceiling, p model.Proto) string {
 		return fmt.Sprintf("per-channel NET/Socket ceiling (%.3g GB/s per TCP stream)", e.params.SocketGBps)
 	case ceilChannel:
 		return fmt.Sprintf("per-channel copy ceiling of one CTA (%.3g GB/s %s)", c.rate*1e3*model.ProtoPayload(p), p)
+	case ceilPeerChannels:
+		return fmt.Sprintf("p2p channels of one peer operation (%.3g GB/s in all)", c.rate*1e3)
+	case ceilNetChannel:
+		return fmt.Sprintf("network connections of one peer operation (%.3g GB/s per channel, net.chan.gbps)", e.params.NetChanGBps)
 	}
 	return fmt.Sprintf("per-channel ceiling (%.3g GB/s)", c.rate*1e3)
 }

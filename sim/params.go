@@ -52,6 +52,11 @@ type Params struct {
 	BaseLatUs [model.NumProtos]float64
 	// NVLSLatUs is the latency of one NVLS call in µs.
 	NVLSLatUs float64
+	// P2PChanShare is the share of one channel's (one CTA's) Simple copy
+	// rate that a point-to-point send gets.
+	P2PChanShare float64
+	// NetChanGBps caps what one channel's network connection carries.
+	NetChanGBps float64
 	// ChannelCapGBps caps one channel's (one CTA's) copy rate by protocol and
 	// architecture index (Volta, Ampere, Hopper, Blackwell).
 	ChannelCapGBps [model.NumProtos][model.NumArchs]float64
@@ -196,6 +201,12 @@ func buildTermTable() []termDef {
 				model.Cite("tuning.cc hwLat; nccl-facts §2.4", "NCCL's per-hop Ring latency for "+classKeys[c]+" and "+pr.String()), false})
 		}
 	}
+	add(termDef{"p2p.chan.share", func(p *Params) *float64 { return &p.P2PChanShare }, 0.5, 0.1, 1, "fraction", "share of one channel's Simple copy rate a point-to-point send gets",
+		model.Assume("a p2p channel is one CTA whose warps are split between the send and the receive it serves (NCCL device/sendrecv.h), so a send gets half of the per-CTA Simple rate (chan.cap.simple); " +
+			"checked on two runs: 8x H100 sendrecv 79.5-81.8 GB/s on 4 channels = 19.9-20.5 per channel against 38.7/2 = 19.4 (nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt), " +
+			"8x A100 sendrecv 110.8 GB/s at 128 MiB on 8 channels = 13.9 against 24.0/2 = 12.0 (li-plus/playground cuda/nccl.md)"), false})
+	add(termDef{"net.chan.gbps", func(p *Params) *float64 { return &p.NetChanGBps }, 18.3, 1, 100, "GB/s", "rate one channel's network connection carries",
+		model.Cite("nccl#1272; paths.cc NCCL_P2P_PER_CHANNEL_NET_BW", fmt.Sprintf("18.3 GB/s sendrecv with 1 channel per network peer (NCCL 2.20.5, 8 nodes x 4 GH200, Slingshot) against 24.2 with 2; NCCL itself sizes p2p channels at %g GB/s each", model.P2PPerChannelNetGBps())), false})
 	// Per-channel (per-CTA) copy ceilings by protocol and architecture.
 	llCap := [model.NumArchs]float64{10, 10, 12, 23.5}
 	for pr := model.Proto(0); pr < model.NumProtos; pr++ {

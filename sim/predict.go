@@ -206,9 +206,21 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
 	var total float64
 	switch pr.kind {
 	case "ring":
+		// Each step moves its slices, then pays the step's synchronisation
+		// (the sender's fence and flag, the receiver's poll before it
+		// forwards; across nodes the proxy's completion): the next step
+		// waits for it, so it adds to the transfer instead of hiding under
+		// the other slices, as NCCL's own model adds nsteps x hwLat to
+		// bytes/bw (tuning.cc ncclTopoGetAlgoTime). It shows at mid sizes:
+		// 8x H100 AllGather at 64 MiB takes 205 us where the transfer
+		// alone takes 174 (xxrjun file); 8x A100 AllReduce at 32 MiB 378
+		// against 253 (thanos file).
 		for _, u := range pr.units {
 			st := u / float64(pr.slices) / eff / rate
 			step := math.Max(float64(pr.slices)*st, st+lat)
+			if pr.syncAfterStep {
+				step = float64(pr.slices)*st + lat
+			}
 			total += float64(pr.steps) * step
 		}
 	case "chain", "tree":

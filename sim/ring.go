@@ -89,6 +89,7 @@ func (b *builder) ring() (*prog, error) {
 	}
 	pr.perMemb = total / model.ProtoPayload(proto)
 	hopLat := model.Time(0)
+	pr.syncAfterStep = true
 	for g := range chans {
 		for j := 0; j < nsim; j++ {
 			h := &hops[g][j]
@@ -136,6 +137,11 @@ func (b *builder) ring() (*prog, error) {
 					for j := 0; j < nsim; j++ {
 						lastA[j*slices+k] = b.add(Op{Kind: OpDelay, Latency: hops[g][j].lat, Channel: int32(g), Step: int32(s), Rank: int32(j)}, prevT[j])
 					}
+				}
+				// The step's synchronisation follows its last slice: the
+				// rank's next push waits for it (see the analytic ring).
+				for j := 0; pr.syncAfterStep && j < nsim; j++ {
+					prevT[j] = lastA[j*slices+slices-1]
 				}
 			}
 		}

@@ -50,6 +50,102 @@ type Case struct {
 	Caveat string `yaml:"caveat"`
 	// Points are [size bytes, out-of-place busbw GB/s] as printed.
 	Points [][]float64 `yaml:"points"`
+
+	// derived marks a case PointToPointCases added.
+	derived bool
+}
+
+// Group returns the case's mechanism group: "p2p" for AlltoAll and
+// SendRecv (NCCL's grouped point-to-point operations) or "collective",
+// and what carries the data: the network kind between nodes ("net ib",
+// "net efa", "net roce", "net socket"), or one node's intra-node fabric
+// ("nvswitch", "nvlink", "pcie").
+func (c *Case) Group() string {
+	kind := "collective"
+	if coll, err := model.ParseCollective(c.Collective); err == nil && (coll == model.AlltoAll || coll == model.SendRecv) {
+		kind = "p2p"
+	}
+	var over string
+	if c.Nodes > 1 {
+		t := strings.ToLower(c.NIC.Type)
+		switch {
+		case strings.Contains(t, "efa"):
+			over = "net efa"
+		case strings.Contains(t, "roce"):
+			over = "net roce"
+		case strings.Contains(t, "tcp"), strings.Contains(t, "socket"):
+			over = "net socket"
+		default:
+			over = "net ib"
+		}
+	} else {
+		t := strings.ToLower(c.Intra)
+		switch {
+		case strings.Contains(t, "nvswitch"):
+			over = "nvswitch"
+		case strings.Contains(t, "nvlink"):
+			over = "nvlink"
+		case strings.Contains(t, "pcie"):
+			over = "pcie"
+		default:
+			over = "intra"
+		}
+	}
+	return kind + ", " + over
+}
+
+// PointToPointCases returns a case for every AlltoAll and SendRecv table of
+// the cases' raw files that no case lists, so that the point-to-point
+// collectives are scored wherever the corpus measured them. Each copies
+// the hardware of the file's first case; its ID replaces that case's
+// collective suffix (or appends one), with the table index when a file
+// holds several such tables.
+func PointToPointCases(cases []Case, dir string) ([]Case, error) {
+	listed := map[string]map[int]bool{}
+	var files []string
+	first := map[string]*Case{}
+	ids := map[string]bool{}
+	for i := range cases {
+		c := &cases[i]
+		ids[c.ID] = true
+		if listed[c.File] == nil {
+			listed[c.File] = map[int]bool{}
+			files = append(files, c.File)
+			first[c.File] = c
+		}
+		listed[c.File][c.TableIndex] = true
+	}
+	var out []Case
+	for _, f := range files {
+		a, err := ingest.ParseFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: case %s: %w", first[f].ID, err)
+		}
+		var want []int
+		for i, r := range a.Runs {
+			if (r.Collective == model.AlltoAll || r.Collective == model.SendRecv) && !listed[f][i] {
+				want = append(want, i)
+			}
+		}
+		base := first[f]
+		stem := strings.TrimSuffix(base.ID, "_"+base.Collective)
+		for _, i := range want {
+			r := a.Runs[i]
+			c := *base
+			c.TableIndex, c.Collective, c.TotalRanks, c.Points, c.derived = i, r.Collective.TestName(), r.Ranks, nil, true
+			c.ID = stem + "_" + c.Collective
+			if ids[c.ID] {
+				c.ID = fmt.Sprintf("%s_t%d", c.ID, i)
+			}
+			if r.Ranks%max(c.Nodes, 1) != 0 {
+				return nil, fmt.Errorf("calibrate: %s: table %d (%s) has %d ranks, which %d nodes cannot hold evenly", f, i, r.CollectiveName, r.Ranks, c.Nodes)
+			}
+			c.Caveat = fmt.Sprintf("table %d of the file (%s), not listed in the cases file; hardware as case %s", i, r.CollectiveName, base.ID)
+			ids[c.ID] = true
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // CaseNIC is the network adapters of a case.

@@ -115,7 +115,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"rank count", []string{"--node", "hgx-h100-4gpu", "--nodes", "1", "--measured", snellius2x4[0]}, "rank count: the run has 8 ranks, the cluster has 4"},
+		{"rank count", []string{"--node", "hgx-h100-4gpu", "--gpus-per-node", "3", "--measured", snellius2x4[0]}, "rank count: the run has 8 ranks, the cluster has 3"},
 		{"GPU type", []string{"--node", "dgx-a100", "--nodes", "2", "--gpus-per-node", "4", "--measured", snellius2x4[0]}, "GPU type"},
 		{"no file", []string{"--node", "hgx-h100-4gpu"}, "at least one measurement file"},
 		{"unknown term", []string{"--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius2x4[0], "--terms", "warp.speed"}, "warp.speed"},
@@ -150,11 +150,13 @@ func TestCalibrateListTerms(t *testing.T) {
 // TestAccuracyCommand runs the harness on two cases (the full corpus is
 // calibrate's TestAccuracyHarness).
 func TestAccuracyCommand(t *testing.T) {
+	// Two cases miss the corpus-wide bandwidth targets (their median is
+	// 13%), so the command says so and exits 1.
 	code, out, errs := collsim(t, "accuracy", "--cases", "../../ingest/testdata/cases.yaml", "--only", "moc_,bcm_")
-	if code != ExitOK {
+	if code != ExitFailed || !strings.Contains(errs, "target is not met") {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
-	for _, want := range []string{"moc_h100_2x1_roce400_nogdr", "bcm_v100_2x1_tcp_socket", "names no-gpudirect-rdma", "names socket-instead-of-ib", "target:"} {
+	for _, want := range []string{"moc_h100_2x1_roce400_nogdr", "bcm_v100_2x1_tcp_socket", "names no-gpudirect-rdma", "names socket-instead-of-ib", "target:", "NOT MET", "mid 64 KiB - 64 MiB", "collective, net socket"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

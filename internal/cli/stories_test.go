@@ -117,7 +117,7 @@ func TestStoryDDPPCIe(t *testing.T) {
 // parameter: 101e9 x 16 / 16 GPUs = 101 GB, more than 80); on 2x 100GbE
 // the parameter AllGathers of every micro-batch bind on the NICs (8.6%
 // efficiency); 8x 400G (IB or RoCE alike) moves the limit to the PCIe
-// Gen4 switch the GPU and its NIC share (67.3%).
+// Gen4 switch the GPU and its NIC share (62.0%).
 func TestStory100B(t *testing.T) {
 	slow := story(t, "100b-4x8-2x100g")
 	ib := story(t, "100b-4x8-8x400g-ib")
@@ -130,7 +130,7 @@ func TestStory100B(t *testing.T) {
 	if e := eff(slow[32]); math.Abs(e-0.086) > 0.005 || slow[32].BottleneckClass != "NIC" || !strings.Contains(slow[32].Bottleneck, "DP parameter AllGather") {
 		t.Errorf("2x100G: efficiency %.4f, %s / %s", e, slow[32].BottleneckClass, slow[32].Bottleneck)
 	}
-	if e := eff(ib[32]); math.Abs(e-0.673) > 0.005 || ib[32].BottleneckClass != "PCIe" {
+	if e := eff(ib[32]); math.Abs(e-0.620) > 0.005 || ib[32].BottleneckClass != "PCIe" {
 		t.Errorf("8x400G IB: efficiency %.4f, %s", e, ib[32].BottleneckClass)
 	}
 	if eff(roce[32]) != eff(ib[32]) {
