@@ -5,10 +5,10 @@ import "math"
 // This file is NCCL's CollNet (SHARP in-network reduction) in the tuning
 // model: when NCCL considers CollNetDirect and CollNetChain, their bus
 // bandwidth and their latency (NCCL v2.30.7 src/graph/tuning.cc,
-// src/enqueue.cc, src/init.cc; sharp-collnet §3).
+// src/enqueue.cc, src/init.cc).
 
-// CollNet hardware latencies in µs, Simple protocol (tuning.cc hwLat
-// NVLINK and NET rows; sharp-collnet §3): CollNetDirect 3.7 / 31,
+// CollNet hardware latencies in µs, Simple protocol (NCCL tuning.cc hwLat
+// NVLINK and NET rows): CollNetDirect 3.7 / 31,
 // CollNetChain 2.8 / 30. LL and LL128 are not used by CollNet.
 var collNetLat = map[Algo][2]float64{
 	AlgoCollNetDirect: {3.7, 31},
@@ -21,7 +21,7 @@ var collNetLat = map[Algo][2]float64{
 func CollNetNetLatUs(a Algo) float64 { return collNetLat[a][1] }
 
 // collNetNodeThreshold is NCCL_COLLNET_NODE_THRESHOLD's default: fewer
-// nodes disable CollNet (init.cc; sharp-collnet §3).
+// nodes disable CollNet (NCCL init.cc).
 const collNetNodeThreshold = 2
 
 // collNetMaxLocalRanks is NCCL_MAX_DIRECT_ARITY+1: CollNet is considered
@@ -35,7 +35,7 @@ func (fb *Fabric) SHARP() bool { return fb != nil && fb.sharp }
 // cluster, and why not: NCCL_COLLNET_ENABLE=1 (a SHARP plugin), switches
 // that reduce (fabric sharp: true, InfiniBand), at least 2 nodes, at most 8
 // GPUs per node, and for CollNetDirect an NVSwitch in the node
-// (sharp-collnet §3-4).
+// (NCCL init.cc, enqueue.cc, tuning.cc).
 func (c *Cluster) CollNetAble(a Algo) (bool, string) {
 	switch {
 	case !c.Knobs.CollNetEnable:
@@ -64,7 +64,7 @@ func (t *Tuner) collNetSupported(coll Collective, a Algo, p Proto) bool {
 // collNetBusBW is NCCL's CollNet bus bandwidth: channels x bwIntra (CollNet
 // uses the intra-node bandwidth even across nodes); CollNetDirect divides
 // by the GPU:NIC factor r - (r-1)/2 with r = ppn / channels and takes 0.85
-// of it on SM90+ (tuning.cc; sharp-collnet §3). collsim has no CollNet
+// of it on SM90+ (NCCL tuning.cc). collsim has no CollNet
 // graph search: the tree graph's channels and bwIntra stand in
 // (assumption: NCCL's CollNet graphs are searched with the same NVLink
 // speeds as the tree graph).
@@ -83,7 +83,7 @@ func (t *Tuner) collNetBusBW(a Algo, arch int) float64 {
 }
 
 // collNetLatency is NCCL's CollNet latency, independent of the node count
-// (tuning.cc; sharp-collnet §3): CollNetDirect 2(min(1, ppn-1) intra +
+// (NCCL tuning.cc): CollNetDirect 2(min(1, ppn-1) intra +
 // (ppn-1) 0.4) + inter, CollNetChain 2(ppn-1) intra + inter, base 0.
 func (t *Tuner) collNetLatency(a Algo, intraFloor float64) float64 {
 	l := collNetLat[a]

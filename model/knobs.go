@@ -184,7 +184,7 @@ type Knobs struct {
 	// IBGIDIndex is NCCL_IB_GID_INDEX (-1 auto).
 	IBGIDIndex int
 	// IBQPsPerConn is NCCL_IB_QPS_PER_CONNECTION: RC QPs per connection
-	// (default 1 since 2.10.3, connect.cc; per-qp-rates §1.1). Each QP is
+	// (default 1 since 2.10.3, NCCL src/transport/net_ib/connect.cc). Each QP is
 	// its own flow for ECMP hashing.
 	IBQPsPerConn int
 	// IBSplitDataOnQPs is NCCL_IB_SPLIT_DATA_ON_QPS: -1 unset (1 in
@@ -201,7 +201,7 @@ type Knobs struct {
 }
 
 // SplitDataOnQPs resolves NCCL_IB_SPLIT_DATA_ON_QPS for NCCL version v: the
-// value given, else 1 in 2.18-2.19 and 0 from 2.20 (per-qp-rates §1.1:
+// value given, else 1 in 2.18-2.19 and 0 from 2.20 (NCCL
 // v2.19.3 net_ib.cc:1005 = 1, v2.20.3 net_ib.cc:1301 = 0).
 func (k Knobs) SplitDataOnQPs(v Version) bool {
 	if k.IBSplitDataOnQPs >= 0 {
@@ -311,7 +311,7 @@ var knobDefs = []knobDef{
 	{"NCCL_IB_ADAPTIVE_ROUTING", "1/0 adaptive-routing-safe transfers (default: on for InfiniBand, off for RoCE); 0 on an adaptive IB fabric routes statically", intKnob(0, 1, func(k *Knobs) *int { return &k.IBAdaptiveRouting })},
 	{"NCCL_COLLNET_ENABLE", "1 enables CollNet (SHARP in-network reduction) where the fabric has sharp: true; any value but 1 leaves it off", func(k *Knobs, v string) error {
 		// NCCL accepts only 0 or 1 and forces anything else to 0 with an
-		// INFO line (init.cc; sharp-collnet §3); collsim does the same.
+		// INFO line (NCCL init.cc); collsim does the same.
 		k.CollNetEnable = strings.TrimSpace(v) == "1"
 		return nil
 	}},
@@ -366,8 +366,8 @@ func ParseKnobs(env map[string]string) (Knobs, error) {
 		}
 		k.Raw[full] = env[n]
 	}
-	// CollNet runs only when NCCL_COLLNET_ENABLE=1 initialised it (init.cc;
-	// sharp-collnet §3): off by default, and NCCL_ALGO=CollNetDirect alone
+	// CollNet runs only when NCCL_COLLNET_ENABLE=1 initialised it (NCCL
+	// init.cc): off by default, and NCCL_ALGO=CollNetDirect alone
 	// does not turn it on. The fabric's sharp: true is checked by the tuner.
 	k.Algos[AlgoCollNetDirect] = k.Algos[AlgoCollNetDirect] && k.CollNetEnable
 	k.Algos[AlgoCollNetChain] = k.Algos[AlgoCollNetChain] && k.CollNetEnable

@@ -79,7 +79,7 @@ func (e *Env) sharpPortOf(v int, g model.ElemID) (sharpPort, error) {
 // it to its peers (all-gather over NVLink). The network carries each byte
 // once each way, with no 2(n-1)/n factor; NVLink carries 2(G-1)/G of the
 // buffer out of each GPU, which is what caps busbw on DGX nodes
-// (sharp-collnet §3.2, nccl#320). Chain (direct=false): the node's GPUs
+// (nccl#320). Chain (direct=false): the node's GPUs
 // reduce along a chain to one head per channel, which uses its NIC, and
 // the result goes back down the chain.
 //

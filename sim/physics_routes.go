@@ -9,7 +9,7 @@ import (
 // This file gives every network hop of a schedule the routes its real
 // flows take. NCCL opens one connection per (channel, peer, direction) and
 // NCCL_IB_QPS_PER_CONNECTION RC QPs per connection (fabric-facts §2.3,
-// per-qp-rates §1.1); an ECMP fabric hashes each QP on its own (RoCEv2
+// NCCL src/transport/net_ib/connect.cc); an ECMP fabric hashes each QP on its own (RoCEv2
 // entropy is the UDP source port the NIC derives per QP). So a hop that a
 // schedule models as one op of w channels becomes w x Q member flows, each
 // carrying 1/Q of the channel's bytes, grouped by the route they hash to.

@@ -23,8 +23,8 @@ func seededBusBW(t *testing.T, n int, f model.FabricSpec, seed uint64, eng sim.E
 
 // TestQPsRecoverECMPLoss: on a scattered ring every inter-node hop crosses
 // the leaves; ECMP hashes each QP onto an uplink and a downlink, and the
-// ring waits for its busiest link. Balls into bins (ecmp-pfc-loss §1,
-// exact E[max load]) says k flows on m links run at (k/m)/E[max]: 0.385
+// ring waits for its busiest link. Balls into bins (exact E[max load] of
+// k balls in m bins) says k flows on m links run at (k/m)/E[max]: 0.385
 // for 8 on 8, 0.476 (Q=2), 0.568 (Q=4), 0.654 (Q=8) — more QPs per
 // connection recover part of the loss, never all of it. Averaged over
 // seeds the simulated ratios to adaptive routing must rise with Q and
@@ -65,10 +65,10 @@ func ibSharpEnv(t *testing.T, n int, env ...string) *sim.Env {
 
 // TestCollNetCoreWeave: CoreWeave's 8 x 8 H100 SHARP run through
 // nccl-rdma-sharp-plugins measured AllReduce busbw 356 GB/s at 512 MiB
-// and 387 GB/s at 8 GiB (coreweave/nccl-tests README; sharp-collnet §1).
+// and 387 GB/s at 8 GiB (coreweave/nccl-tests README).
 // CollNetDirect on a SHARP fabric simulates within 10% of it; the NVLink
 // reduce-scatter and all-gather inside the node, not the network, bound it
-// (sharp-collnet §3.2).
+// (nccl#320: NVLink carries ~2x the data).
 func TestCollNetCoreWeave(t *testing.T) {
 	e := ibSharpEnv(t, 8, "NCCL_COLLNET_ENABLE=1", "NCCL_ALGO=CollNetDirect")
 	for _, c := range []struct {
@@ -88,7 +88,7 @@ func TestCollNetCoreWeave(t *testing.T) {
 }
 
 // TestCollNetChosenAtScale: NCCL's CollNet latency is flat in the node
-// count (tuning.cc; sharp-collnet §3.1: 44 us for CollNetDirect against a
+// count (NCCL tuning.cc: 44 us for CollNetDirect against a
 // tree's ~260 us at 128 nodes), so with NCCL_COLLNET_ENABLE=1 on a SHARP
 // fabric NCCL picks it for mid-size AllReduce at scale and the call is
 // faster than without; without the variable, or without sharp: true, it
@@ -238,7 +238,7 @@ func TestCongestionLossWithoutPFC(t *testing.T) {
 // TestMTUMismatch: a host path MTU of 4096 over switches with a 1500-byte
 // MTU cannot work (every full packet is dropped) and is refused; lowering
 // the RoCE MTU to 1024 fits and costs the header arithmetic on a NIC-bound
-// ring: (1024/(1024+82)) / (4096/(4096+82)) = 0.944 (per-qp-rates §3).
+// ring: (1024/(1024+82)) / (4096/(4096+82)) = 0.944 (linux include/rdma/ib_pack.h header sizes).
 func TestMTUMismatch(t *testing.T) {
 	bad := model.RoCEParams{PFC: true, MTU: 4096, GIDIndex: -1, SwitchMTU: 1500}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "switch_mtu") {
