@@ -73,7 +73,7 @@ type algorithm interface {
 
 // algorithms lists every modelled algorithm; the first that applies builds
 // the call.
-var algorithms = [...]algorithm{ringAlgo{}, chainAlgo{}, treeAlgo{}, nvlsAlgo{}, nvlsTreeAlgo{}, directAlgo{}}
+var algorithms = [...]algorithm{ringAlgo{}, chainAlgo{}, treeAlgo{}, nvlsAlgo{}, nvlsTreeAlgo{}, directAlgo{}, collNetDirectAlgo{}, collNetChainAlgo{}}
 
 // lookupAlgorithm returns the builder of a call.
 func lookupAlgorithm(a model.Algo, coll model.Collective) (algorithm, error) {
@@ -152,8 +152,12 @@ func (b *builder) reserve(ops, deps int64) error {
 // baseLat is NCCL's base latency of a call of the chosen algorithm and
 // protocol (tuning.cc's baseLat; NVLS and NVLSTree have their own).
 func (e *Env) baseLat(ch model.Choice) model.Time {
-	if ch.Algo == model.AlgoNVLS || ch.Algo == model.AlgoNVLSTree {
+	switch ch.Algo {
+	case model.AlgoNVLS, model.AlgoNVLSTree:
 		return model.Micros(e.params.NVLSLatUs)
+	case model.AlgoCollNetDirect, model.AlgoCollNetChain:
+		// NCCL's CollNet base latency is 0 (tuning.cc); the launch remains.
+		return model.Micros(launchOverheadUs)
 	}
 	return model.Micros(e.params.BaseLatUs[ch.Proto])
 }

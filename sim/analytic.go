@@ -20,10 +20,10 @@ import (
 // demand is one entry of an algorithm's traffic matrix: members identical
 // flows, each carrying bytes (wire bytes) over route, capped at ceil.
 type demand struct {
-	route []model.LinkID
-	bytes float64
-	w     int32
-	ceil  ceiling
+	route  []model.LinkID
+	bytes  float64
+	weight int32
+	ceil   ceiling
 }
 
 // shape is an algorithm's pipeline structure for the closed form.
@@ -47,10 +47,18 @@ type form struct {
 	// note is what the prediction should say about the call, empty if
 	// nothing.
 	note string
+	// caps are the call's link capacities when the congestion physics
+	// changed them (nil: the Env's); the DES runs with the same.
+	caps []float64
 }
 
 // closedForm builds the analytic form of a call.
-func (e *Env) closedForm(call Call) (*form, error) {
+func (e *Env) closedForm(call Call) (*form, error) { return e.closedFormOf(call, false) }
+
+// closedFormOf builds the analytic form of a call; with every set it
+// routes every rank's traffic even where symmetry lets fewer stand for
+// the rest (the congestion physics needs every port's offered load).
+func (e *Env) closedFormOf(call Call, every bool) (*form, error) {
 	c := e.Cluster
 	if c.NumRanks() == 1 {
 		return &form{shape: shape{kind: "direct"}}, nil
@@ -68,7 +76,9 @@ func (e *Env) closedForm(call Call) (*form, error) {
 	case a == model.AlgoNVLSTree:
 		return e.formNVLSTree(call)
 	case a == model.AlgoDirect:
-		return e.formDirect(call)
+		return e.formDirect(call, every)
+	case a == model.AlgoCollNetDirect || a == model.AlgoCollNetChain:
+		return e.formCollNet(call, a == model.AlgoCollNetDirect)
 	}
 	return nil, fmt.Errorf("sim: algorithm %s is not modelled", a)
 }
@@ -113,16 +123,38 @@ func (e *Env) formRing(call Call) (*form, error) {
 	f.perMemb = sumUnits(f.units) * float64(steps) / model.ProtoPayload(proto)
 	ccap := e.channelCeiling(proto)
 	chans, weights := channelGroups(e.Tuner.Graphs.Ring, nc)
+	members := channelMembers(e.Tuner.Graphs.Ring, nc)
 	for g, ch := range chans {
 		for i := 0; i < n; i++ {
 			na, ga := ringRank(ch, G, i)
 			nb, gb := ringRank(ch, G, (i+1)%n)
-			route, ceil, err := e.gpuHop(c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb], ch.NetOut, ch.NetIn)
+			x, y := c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb]
+			route, ceil, err := e.gpuHop(x, y, ch.NetOut, ch.NetIn)
 			if err != nil {
 				return nil, err
 			}
 			f.latHop = max(f.latHop, e.stepLat(e.routeClass(route), proto))
-			f.demands = append(f.demands, demand{route, f.perMemb, weights[g], minCeiling(ceil, ccap)})
+			ceil = minCeiling(ceil, ccap)
+			if na != nb {
+				// Over the network each runtime channel's connection is
+				// spread over its queue pairs, each hashed onto its own
+				// ECMP route: each QP carries 1/Q of the channel's bytes
+				// at 1/Q of its rate cap (physics_routes.go).
+				ps, err := e.netPaths(x, ch.NetOut, y, ch.NetIn, members[g])
+				if err != nil {
+					return nil, err
+				}
+				if q := e.qps(); len(ps) > 1 || q > 1 {
+					qc := ceil
+					qc.rate /= float64(q)
+					for _, p := range ps {
+						r, _ := e.decorate(p.route)
+						f.demands = append(f.demands, demand{r, f.perMemb / float64(q), p.n, qc})
+					}
+					continue
+				}
+			}
+			f.demands = append(f.demands, demand{route, f.perMemb, weights[g], ceil})
 		}
 	}
 	// Every rank's next step waits for its own step's synchronisation and
@@ -366,7 +398,7 @@ func (e *Env) railOf(g model.ElemID) (int, error) {
 // rail (PXN). On a symmetric cluster every node's links carry what node
 // 0's do, so only the blocks node 0 sends or receives are routed: node 0's
 // links then carry their whole load and no link carries more.
-func (e *Env) formDirect(call Call) (*form, error) {
+func (e *Env) formDirect(call Call, every bool) (*form, error) {
 	c := e.Cluster
 	n, G := c.NumRanks(), c.GPUsPerNode()
 	block := float64(call.Bytes) / float64(n)
@@ -388,7 +420,7 @@ func (e *Env) formDirect(call Call) (*form, error) {
 		ch.rate *= float64(op.Channels)
 		return ch
 	}
-	sym := e.symmetric()
+	sym := e.symmetric() && !every
 	for s := 0; s < n; s++ {
 		src := c.Nodes[s/G].GPUs[s%G]
 		for d := 0; d < n; d++ {
@@ -424,16 +456,72 @@ func (e *Env) formDirect(call Call) (*form, error) {
 	return f, nil
 }
 
+// formCollNet: CollNet AllReduce over SHARP (nccl-facts, CollNet rows of
+// the bandwidth table; NCCL src/graph/tuning.cc). Direct:
+// every GPU of a node is a head; it sends 1/G of the buffer to each peer
+// over NVLink (reduce-scatter), its own part up its NIC into the SHARP
+// tree, gets the reduced part back and sends it to each peer (all-gather).
+// Chain: one head per usable NIC; the node's GPUs reduce along a chain to
+// it over NVLink and the result comes back down. The network carries each
+// byte once each way (no 2(n-1)/n factor, NCCL's CollNet bandwidth in
+// tuning.cc); a head's port streams at the SHARP aggregation rate. The
+// latency is NCCL's flat CollNet form: the NVLink hops of one part and
+// the switches' aggregation (sharp.lat.us), paid once per pipeline unit
+// in and out, shared between the two directions.
+func (e *Env) formCollNet(call Call, direct bool) (*form, error) {
+	pl, err := e.planCollNet(call, direct)
+	if err != nil {
+		return nil, err
+	}
+	c := e.Cluster
+	N, G := c.NumNodes(), c.GPUsPerNode()
+	S := float64(call.Bytes)
+	// Wire bytes per member flow over the call: a head's part, S / heads.
+	part := S / float64(pl.heads)
+	f := &form{shape: shape{kind: "nvls", slices: 1, steps: 4, units: chunked(S, collNetChunk), perMemb: part}}
+	port := func(p sharpPort) {
+		f.demands = append(f.demands, demand{p.up, part, 1, ceiling{rate: p.cap}}, demand{p.down, part, 1, ceiling{rate: p.cap}})
+	}
+	if direct {
+		f.latHop = (2*pl.intraLat + pl.sharpLat) / 2
+		for v := 0; v < N; v++ {
+			for i := 0; i < G; i++ {
+				for j := 0; j < G; j++ {
+					if i != j {
+						in, out := pl.nvl(v, j, i), pl.nvl(v, i, j)
+						f.demands = append(f.demands, demand{in.route, part, 1, in.cap}, demand{out.route, part, 1, in.cap})
+					}
+				}
+				port(pl.ports[v][i])
+			}
+		}
+		return f, nil
+	}
+	// Chain: G-1 NVLink hops each way around the head, per chain.
+	f.latHop = (2*model.Time(G-1)*pl.intraLat + pl.sharpLat) / 2
+	for v := 0; v < N; v++ {
+		for h := 0; h < pl.heads; h++ {
+			for k := 0; k+1 < G; k++ {
+				a, b := e.chainGPU(h, k, G), e.chainGPU(h, k+1, G)
+				f.demands = append(f.demands, demand{pl.nvl(v, b, a).route, part, 1, ceiling{}}, demand{pl.nvl(v, a, b).route, part, 1, ceiling{}})
+			}
+			port(pl.ports[v][h])
+		}
+	}
+	return f, nil
+}
+
 // analytic returns the closed-form time of a call, the per-link load
 // (bytes) its traffic matrix puts on every link, and the binding
 // per-member rate cap when a cap rather than a link limits the call (0
 // otherwise). base is NCCL's per-call base latency.
 func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling) {
-	loads := make([]float64, len(e.caps))
+	caps := e.capsOf(f)
+	loads := make([]float64, len(caps))
 	var tCap float64
 	var bindCap ceiling
 	for _, d := range f.demands {
-		w := float64(max(d.w, 1))
+		w := float64(max(d.weight, 1))
 		for _, l := range d.route {
 			loads[l] += d.bytes * w
 		}
@@ -443,8 +531,8 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 	}
 	var tBW float64
 	for l, ld := range loads {
-		if ld > 0 && e.caps[l] > 0 {
-			tBW = math.Max(tBW, ld/e.caps[l])
+		if ld > 0 && caps[l] > 0 {
+			tBW = math.Max(tBW, ld/caps[l])
 		}
 	}
 	tData := math.Max(tBW, tCap) // ps for one member's bytes
@@ -483,7 +571,7 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 				r = d.ceil.rate
 			}
 			for _, l := range d.route {
-				r = math.Min(r, e.caps[l]/float64(max(d.w, 1)))
+				r = math.Min(r, caps[l]/float64(max(d.weight, 1)))
 			}
 			return math.Max(r, rate)
 		}

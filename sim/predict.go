@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/collsim/collsim/model"
 )
@@ -127,19 +128,19 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		return pt, nil
 	}
 	call := Call{Coll: req.Coll, Bytes: size, Choice: choice}
-	f, err := e.closedForm(call)
+	f, ph, phys, err := e.physicalForm(call)
 	if err != nil {
 		return pt, err
 	}
 	t, loads, capBound := e.analytic(f, e.baseLat(choice))
-	pt.Note = f.note
+	pt.Note = joinNotes(f.note, phys)
 	pt.Engine = EngineAnalytic
 	if req.Engine == EngineDES {
-		run, err := e.runDES(ctx, req, call, false)
+		run, err := e.runDES(ctx, req, call, false, ph)
 		if err != nil {
 			return pt, err
 		}
-		t, pt.Note = run.time, run.note
+		t, pt.Note = run.time, joinNotes(run.note, phys)
 		pt.Events, pt.Ops = run.events, run.ops
 		pt.Engine = EngineDES
 	}
@@ -150,11 +151,56 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		pt.BusBW = pt.AlgBW * req.Coll.BusBWFactor(n)
 	}
 	e.bottleneck(&pt, loads, t)
+	if len(pt.Utilisation) > 0 {
+		// Name the fabric mechanism behind a fabric bottleneck.
+		for l := range loads {
+			if e.LinkName(model.LinkID(l)) == pt.Bottleneck {
+				if m := e.fabricMechanism(f, model.LinkID(l)); m != "" {
+					pt.Bottleneck += " (" + m + ")"
+				}
+				break
+			}
+		}
+	}
 	if capBound.rate > 0 {
 		pt.BottleneckClass = "channel ceiling"
 		pt.Bottleneck = e.capLabel(capBound, choice.Proto)
 	}
 	return pt, nil
+}
+
+// physicalForm builds the analytic form of a call with the fabric's
+// physics in it: the background flows as demands, and the congestion
+// physics' per-call capacities and extra latencies (physics_congestion.go),
+// which both engines use. It returns what the DES needs of the same physics
+// and the note that says what the physics did.
+func (e *Env) physicalForm(call Call) (*form, desPhysics, string, error) {
+	_, _, congestion := e.linkLayer()
+	f, err := e.closedFormOf(call, congestion)
+	if err != nil {
+		return nil, desPhysics{}, "", err
+	}
+	bg, bgNote, err := e.addBackground(f)
+	if err != nil {
+		return nil, desPhysics{}, "", err
+	}
+	t0, _, _ := e.analytic(f, e.baseLat(call.Choice))
+	cg := e.physics(f, t0)
+	if cg != nil {
+		f.caps = cg.caps
+		f.latHop += cg.maxExtraLat()
+	}
+	ph := desPhysics{caps: e.capsOf(f), cg: cg, bg: bg}
+	return f, ph, joinNotes(bgNote, strings.Join(cg.notesOf(), "; ")), nil
+}
+
+// desPhysics is what the fabric's physics gives every DES run of a call:
+// the per-call link capacities (nil: the Env's), the congestion's extra
+// latencies and the background flows.
+type desPhysics struct {
+	caps []float64
+	cg   *congestion
+	bg   []bgFlow
 }
 
 // desRun is one call timed by the DES.
@@ -184,7 +230,11 @@ const defaultWindow = 8
 // not needed. When they disagree the window
 // doubles, up to every unit (a full simulation). record keeps op times of
 // the run returned.
-func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (*desRun, error) {
+func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, ph desPhysics) (*desRun, error) {
+	caps := ph.caps
+	if caps == nil {
+		caps = e.caps
+	}
 	window := req.Window
 	if window == 0 {
 		// A unit's phases overlap the next units' only once the window
@@ -199,11 +249,20 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (
 		if err != nil {
 			return nil, err
 		}
-		res, err := Execute(ctx, pr.sched, e.caps, ExecOptions{RecordOpTimes: record, MaxEvents: req.Budget.events(), What: describe(e, call, int64(len(pr.sched.Ops)))})
+		nops := len(pr.sched.Ops)
+		ours := addBackgroundOps(pr.sched, ph.bg)
+		ph.cg.apply(pr.sched)
+		res, err := Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: record || ours >= 0, MaxEvents: req.Budget.events(), What: describe(e, call, int64(nops))})
 		if err != nil {
 			return nil, err
 		}
-		return &desRun{time: res.Makespan, res: res, pr: pr, ops: len(pr.sched.Ops), events: res.Events, note: pr.Note}, nil
+		t := res.Makespan
+		if ours >= 0 {
+			// Background flows outlast the call: its time is that of its
+			// own ops.
+			t = callMakespan(res, ours)
+		}
+		return &desRun{time: t, res: res, pr: pr, ops: nops, events: res.Events, note: pr.Note}, nil
 	}
 	for {
 		r0, err := one(window)
@@ -215,7 +274,7 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool) (
 		// before the pipeline has filled (its last phases do not yet
 		// overlap). A period equal to that bound is a saturated bottleneck,
 		// which every further unit crosses at the same cost.
-		bound := unitBound(r0.pr.sched, e.caps, int32(window-1))
+		bound := unitBound(r0.pr.sched, caps, int32(window-1))
 		if !record {
 			// Only the times are needed from here: free the schedule before
 			// the next run builds its own.
@@ -342,8 +401,11 @@ func (e *Env) bottleneck(pt *Point, loads []float64, t model.Time) {
 // "PCIe", "NIC", "fabric", "inter-socket", "host memory", "cross-socket P2P".
 func (e *Env) linkClassName(id model.LinkID) string {
 	t := e.Cluster.Topo
-	if int(id) >= len(t.Links) {
+	if id >= e.xsockBase {
 		return "cross-socket P2P"
+	}
+	if int(id) >= len(t.Links) {
+		return "fabric" // a bundle of parallel fabric links
 	}
 	l := &t.Links[id]
 	switch l.Kind {

@@ -47,16 +47,21 @@ func (b *builder) ring() (*prog, error) {
 	}
 	pr.units = units
 	ccap := e.channelCeiling(proto)
+	members := channelMembers(e.Tuner.Graphs.Ring, nc)
 	hops := make([][]hopInfo, len(chans))
+	multi := make([][]*multiHop, len(chans))
+	fan := 0 // DES ops per push, summed over the groups' ranks
 	for g, ch := range chans {
 		hops[g] = make([]hopInfo, nsim)
+		multi[g] = make([]*multiHop, nsim)
 		for j := 0; j < nsim; j++ {
-			route, capv, err := b.hop(ch, j, n, reduced)
+			route, capv, m, err := b.hopPaths(ch, members[g], j, n, reduced)
 			if err != nil {
 				return nil, err
 			}
-			lat := e.stepLat(e.routeClass(route), proto)
-			hops[g][j] = hopInfo{route, minCeiling(capv, ccap), lat}
+			hops[g][j] = hopInfo{route, minCeiling(capv, ccap), e.stepLat(e.routeClass(route), proto)}
+			multi[g][j] = m
+			fan += m.fan()
 		}
 	}
 	if !b.des {
@@ -65,8 +70,10 @@ func (b *builder) ring() (*prog, error) {
 	// DES: ops T (push) and A (arrival) per (group, loop, step, slice, rank).
 	sim, skipped := b.simUnits(units)
 	pr.skipped = skipped
-	nops := int64(len(chans)) * int64(len(sim)) * int64(steps) * int64(slices) * int64(nsim) * 2
-	if err := b.reserve(nops, nops*3/2); err != nil {
+	// Per (loop, step, slice) every rank's push (fan ops: one per QP route
+	// and a join where a hop has several) and its arrival.
+	nops := int64(len(sim)) * int64(steps) * int64(slices) * int64(fan+len(chans)*nsim)
+	if err := b.reserve(nops, nops*2); err != nil {
 		return nil, err
 	}
 	rank := make([]int32, nsim) // global rank at each ring position
@@ -92,9 +99,9 @@ func (b *builder) ring() (*prog, error) {
 						h := &hops[g][j]
 						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(s), Rank: rank[j]}
 						if s == 0 {
-							prevT[j] = b.add(op, prevT[j])
+							prevT[j] = b.addHop(op, multi[g][j], prevT[j])
 						} else {
-							prevT[j] = b.add(op, prevT[j], lastA[((j-1+nsim)%nsim)*slices+k])
+							prevT[j] = b.addHop(op, multi[g][j], prevT[j], lastA[((j-1+nsim)%nsim)*slices+k])
 						}
 					}
 					// Arrivals are recorded after every push of the slice, so

@@ -68,7 +68,11 @@ func (e *Env) Trace(ctx context.Context, req Request, requested model.Bytes, w i
 		return pt, TraceInfo{}, fmt.Errorf("sim: a call of 0 bytes has no timeline to trace")
 	}
 	call := Call{Coll: req.Coll, Bytes: pt.Size, Choice: pt.Choice}
-	run, err := e.runDES(ctx, req, call, true)
+	_, ph, _, err := e.physicalForm(call)
+	if err != nil {
+		return pt, TraceInfo{}, err
+	}
+	run, err := e.runDES(ctx, req, call, true, ph)
 	if err != nil {
 		return pt, TraceInfo{}, err
 	}

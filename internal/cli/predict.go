@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -101,8 +102,13 @@ func predictFlags() []cli.Flag {
 	)
 }
 
+// seedsFlag is predict's --seeds.
+func seedsFlag() cli.Flag {
+	return &cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds of the fabric's randomness (--seed, --seed+1, ...) and report the expected (mean time) and the worst case per size"}
+}
+
 func predictCommand(e *env) *cli.Command {
-	flags := append(append(clusterFlags(), predictFlags()...), traceFlags()...)
+	flags := append(append(append(clusterFlags(), predictFlags()...), traceFlags()...), seedsFlag())
 	return &cli.Command{
 		Name:      "predict",
 		Usage:     "predict nccl-tests results for a cluster",
@@ -120,13 +126,31 @@ func predictCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			envr, err := buildEnv(c)
-			if err != nil {
-				return err
-			}
-			pts, err := envr.Sweep(c.Context, req)
-			if err != nil {
-				return budgetInput(err)
+			var out *prediction
+			var envr *sim.Env
+			if k := c.Int("seeds"); k == 1 {
+				// One seed: rows print as their sizes finish.
+				if envr, err = buildEnv(c); err != nil {
+					return err
+				}
+				if out, err = streamPrediction(c.Context, e, envr, req, c.String("datatype"), format); err != nil {
+					return budgetInput(err)
+				}
+			} else {
+				// Several seeds: every seed's sweep runs before the
+				// expected and worst rows can be printed.
+				var pts []sim.Point
+				var worst []seededPoint
+				if envr, pts, worst, err = seededSweep(c, req); err != nil {
+					return budgetInput(err)
+				}
+				out = newPrediction(envr, req, pts, c.String("datatype"))
+				out.worst, out.seeds = worst, k
+				if format != "json" {
+					if err := out.writeRows(e.stdout, format); err != nil {
+						return err
+					}
+				}
 			}
 			if trace != nil {
 				info, err := writeTrace(c, envr, req, trace)
@@ -139,12 +163,88 @@ func predictCommand(e *env) *cli.Command {
 				}
 				fmt.Fprintf(e.stderr, "collsim: trace of %s written to %s: %d slices%s, %d counter samples\n", model.FormatBytes(trace.size), trace.path, info.Slices, sampled, info.Counters)
 			}
-			out := newPrediction(envr, req, pts, c.String("datatype"))
-			return printResult(e, out, format, "predict", rpath, func() (*reports.Document, error) {
+			report := func() (*reports.Document, error) {
 				return predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sizeOptions(c)})
-			})
+			}
+			if format == "json" {
+				return printResult(e, out, format, "predict", rpath, report)
+			}
+			if format == "table" {
+				out.writeTableFooter(e.stdout)
+			}
+			if rpath == "" {
+				return nil
+			}
+			doc, err := report()
+			if err != nil {
+				return err
+			}
+			return writeReport("predict", rpath, doc)
 		},
 	}
+}
+
+// streamPrediction predicts every size of req in order. For the table and
+// CSV formats it prints each row as soon as its size is done (the header
+// with the first row; the caller prints the table's footer), so a long sweep shows its
+// results as they come; on a terminal it shows "size k/N" on stderr while
+// a size runs. Interrupted (ctx cancelled), it returns an error that says
+// how many sizes finished.
+func streamPrediction(ctx context.Context, e *env, envr *sim.Env, req sim.Request, dtype, format string) (*prediction, error) {
+	if req.ElemSize <= 0 {
+		req.ElemSize = 4
+	}
+	p := &prediction{env: envr, req: req, dtype: strings.ToLower(dtype)}
+	cw := csv.NewWriter(e.stdout)
+	prog := e.progress("predict")
+	n := len(req.Sizes)
+	for k, s := range req.Sizes {
+		if ctx.Err() != nil {
+			prog.clear()
+			return nil, interruptedf("predict: interrupted after %d of %d sizes", k, n)
+		}
+		prog.show("size %d/%d (%s)", k+1, n, model.FormatBytes(s))
+		pt, err := envr.Predict(ctx, req, s)
+		prog.clear()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, interruptedf("predict: interrupted after %d of %d sizes", k, n)
+			}
+			return nil, fmt.Errorf("size %s: %w", model.FormatBytes(s), err)
+		}
+		// The header waits for the first row, so that a request the
+		// model refuses at once prints only its error.
+		first := len(p.pts) == 0
+		p.pts = append(p.pts, pt)
+		switch format {
+		case "table":
+			if first {
+				p.writeTableHeader(e.stdout)
+			}
+			p.writeTableRow(e.stdout, pt)
+		case "csv":
+			if first {
+				p.writeCSVHeader(cw)
+			}
+			p.writeCSVRow(cw, pt)
+			cw.Flush()
+			if err := cw.Error(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(p.pts) == 0 {
+		// No size at all: the empty table still has its header.
+		switch format {
+		case "table":
+			p.writeTableHeader(e.stdout)
+		case "csv":
+			p.writeCSVHeader(cw)
+			cw.Flush()
+		}
+	}
+	p.summary = transportSummary(envr, p.pts)
+	return p, nil
 }
 
 // predictOptions reads the options predict and compare share (predictFlags),
@@ -253,6 +353,68 @@ type prediction struct {
 	pts     []sim.Point
 	dtype   string
 	summary string
+	// worst is, with --seeds K > 1, the slowest seed's point per size (pts
+	// then hold the expected: the mean time over the seeds).
+	worst []seededPoint
+	seeds int
+}
+
+// seededPoint is one seed's result for a size.
+type seededPoint struct {
+	sim.Point
+	Seed uint64
+}
+
+// seededSweep runs the request for --seeds K seeds from --seed: with K = 1
+// the plain sweep; otherwise every seed's sweep, the expected point per
+// size (mean time; bandwidths from it) and the worst seed's point.
+func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seededPoint, error) {
+	k := c.Int("seeds")
+	if k < 1 || k > 1000 {
+		return nil, nil, nil, badInputf("--seeds must be in 1..1000, got %d", k)
+	}
+	spec, err := clusterSpec(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var first *sim.Env
+	var mean []sim.Point
+	var worst []seededPoint
+	for i := 0; i < k; i++ {
+		spec.Seed = c.Uint64("seed") + uint64(i)
+		envr, err := envFromSpec(c, spec)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		pts, err := envr.Sweep(c.Context, req)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if i == 0 {
+			first, mean = envr, pts
+			for _, p := range pts {
+				worst = append(worst, seededPoint{p, spec.Seed})
+			}
+			continue
+		}
+		for j, p := range pts {
+			mean[j].TimeUs += p.TimeUs
+			if p.TimeUs > worst[j].TimeUs {
+				worst[j] = seededPoint{p, spec.Seed}
+			}
+		}
+	}
+	if k == 1 {
+		return first, mean, nil, nil
+	}
+	for j := range mean {
+		t0 := worst[j].Point
+		m := mean[j].TimeUs / float64(k)
+		// Bandwidths scale inversely with time at a fixed size.
+		scale := t0.TimeUs / m
+		mean[j].TimeUs, mean[j].AlgBW, mean[j].BusBW = m, t0.AlgBW*scale, t0.BusBW*scale
+	}
+	return first, mean, worst, nil
 }
 
 func newPrediction(e *sim.Env, req sim.Request, pts []sim.Point, dtype string) *prediction {
@@ -317,6 +479,17 @@ type resultJSON struct {
 	// Engine is the engine that timed the row: "des" or "analytic".
 	Engine string `json:"engine"`
 	Note   string `json:"note,omitempty"`
+	// Worst is the slowest seed's result with --seeds K > 1 (the row's
+	// time and bandwidths are then the expected over the seeds).
+	Worst *worstJSON `json:"worst,omitempty"`
+}
+
+// worstJSON is the slowest seed's result for one size.
+type worstJSON struct {
+	Seed       uint64  `json:"seed"`
+	TimeUs     float64 `json:"time_us"`
+	BusBW      float64 `json:"busbw_gbps"`
+	Bottleneck string  `json:"bottleneck,omitempty"`
 }
 
 // pointJSON is pt as a row of the JSON results (times and bandwidths
@@ -339,13 +512,22 @@ func (p *prediction) writeJSON(w io.Writer) error {
 		Summary    string       `json:"summary"`
 		Results    []resultJSON `json:"results"`
 		AvgBusBW   float64      `json:"avg_busbw_gbps"`
+		Seeds      int          `json:"seeds,omitempty"`
 	}
 	d := doc{Cluster: clusterInfo(p.env), Collective: p.req.Coll.String(), Ranks: p.env.Cluster.NumRanks(),
 		Engine: string(p.req.Engine), Datatype: p.dtype, Summary: p.summary, Results: []resultJSON{}}
-	for _, pt := range p.pts {
-		d.Results = append(d.Results, pointJSON(pt))
+	for i, pt := range p.pts {
+		r := pointJSON(pt)
+		if p.worst != nil {
+			w := p.worst[i]
+			r.Worst = &worstJSON{Seed: w.Seed, TimeUs: round(w.TimeUs, 3), BusBW: round(w.BusBW, 3), Bottleneck: w.Bottleneck}
+		}
+		d.Results = append(d.Results, r)
 	}
 	d.AvgBusBW = round(avgBusBW(p.pts), 3)
+	if p.worst != nil {
+		d.Seeds = p.seeds
+	}
 	return writeJSONDoc(w, d)
 }
 
@@ -367,17 +549,25 @@ func avgBusBW(pts []sim.Point) float64 {
 
 func (p *prediction) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"size_bytes", "count", "type", "redop", "root", "time_us", "algbw_gbps", "busbw_gbps", "algo", "proto", "channels", "bottleneck"})
+	p.writeCSVHeader(cw)
 	for _, pt := range p.pts {
-		redop, root := p.redopRoot()
-		_ = cw.Write([]string{
-			strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10), p.dtype, redop, strconv.Itoa(root),
-			fmtF(pt.TimeUs, 3), fmtF(pt.AlgBW, 3), fmtF(pt.BusBW, 3),
-			pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.Bottleneck,
-		})
+		p.writeCSVRow(cw, pt)
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func (p *prediction) writeCSVHeader(cw *csv.Writer) {
+	_ = cw.Write([]string{"size_bytes", "count", "type", "redop", "root", "time_us", "algbw_gbps", "busbw_gbps", "algo", "proto", "channels", "bottleneck"})
+}
+
+func (p *prediction) writeCSVRow(cw *csv.Writer, pt sim.Point) {
+	redop, root := p.redopRoot()
+	_ = cw.Write([]string{
+		strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10), p.dtype, redop, strconv.Itoa(root),
+		fmtF(pt.TimeUs, 3), fmtF(pt.AlgBW, 3), fmtF(pt.BusBW, 3),
+		pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.Bottleneck,
+	})
 }
 
 func (p *prediction) redopRoot() (string, int) {
@@ -403,7 +593,30 @@ func ncclNum(v float64, width int) string {
 	return fmt.Sprintf("%*.1e", width, v)
 }
 
+// writeRows writes the header and every row of the table (its footer is
+// the caller's) or the whole CSV, for a prediction made before printing.
+func (p *prediction) writeRows(w io.Writer, format string) error {
+	if format == "csv" {
+		return p.writeCSV(w)
+	}
+	p.writeTableHeader(w)
+	for _, pt := range p.pts {
+		p.writeTableRow(w, pt)
+	}
+	return nil
+}
+
 func (p *prediction) writeTable(w io.Writer) error {
+	p.writeTableHeader(w)
+	for _, pt := range p.pts {
+		p.writeTableRow(w, pt)
+	}
+	p.writeTableFooter(w)
+	return nil
+}
+
+// writeTableHeader writes the table's comment lines and column heads.
+func (p *prediction) writeTableHeader(w io.Writer) {
 	c := p.env.Cluster
 	ci := clusterInfo(p.env)
 	fmt.Fprintf(w, "# collsim %s prediction (engine %s): %s_perf, %d ranks\n", Version, p.req.Engine, p.req.Coll.TestName(), c.NumRanks())
@@ -419,15 +632,29 @@ func (p *prediction) writeTable(w io.Writer) error {
 	fmt.Fprintf(w, "#%71s%s\n", "", "predicted")
 	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-6s  %-6s  %8s  %s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto", "channels", "engine")
 	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)")
+}
+
+// writeTableRow writes one size's row.
+func (p *prediction) writeTableRow(w io.Writer, pt sim.Point) {
 	redop, root := p.redopRoot()
-	for _, pt := range p.pts {
-		fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6d  %s  %s  %s  %-6s  %-6s  %8d  %s\n",
-			pt.Size, pt.Count, p.dtype, redop, root,
-			ncclNum(pt.TimeUs, 7), ncclNum(pt.AlgBW, 6), ncclNum(pt.BusBW, 6),
-			pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, pt.Engine)
-	}
+	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6d  %s  %s  %s  %-6s  %-6s  %8d  %s\n",
+		pt.Size, pt.Count, p.dtype, redop, root,
+		ncclNum(pt.TimeUs, 7), ncclNum(pt.AlgBW, 6), ncclNum(pt.BusBW, 6),
+		pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, pt.Engine)
+}
+
+// writeTableFooter writes the average, the transport summary and the notes.
+func (p *prediction) writeTableFooter(w io.Writer) {
 	fmt.Fprintf(w, "# Avg bus bandwidth    : %g\n", round(avgBusBW(p.pts), 4))
 	fmt.Fprintln(w, "#")
+	if p.worst != nil {
+		fmt.Fprintf(w, "# Over %d seeds (from --seed %d): rows above are the expected (mean time); the worst seed per size:\n", p.seeds, p.env.Cluster.Spec.Seed)
+		fmt.Fprintf(w, "# %10s  %7s  %6s  %6s  %s\n", "size(B)", "time", "busbw", "seed", "bottleneck")
+		for _, wp := range p.worst {
+			fmt.Fprintf(w, "# %10d  %s  %s  %6d  %s\n", wp.Size, ncclNum(wp.TimeUs, 7), ncclNum(wp.BusBW, 6), wp.Seed, wp.Bottleneck)
+		}
+		fmt.Fprintln(w, "#")
+	}
 	writeComments(w, 100, p.summary)
 	notes := map[string]bool{}
 	for _, pt := range p.pts {
@@ -436,7 +663,6 @@ func (p *prediction) writeTable(w io.Writer) error {
 			fmt.Fprintf(w, "# Note: %s (from %s)\n", pt.Note, model.FormatBytes(pt.Size))
 		}
 	}
-	return nil
 }
 
 // budgetInput marks an error that refuses a simulation beyond its budget

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +53,7 @@ func traceOptions(c *cli.Context, req sim.Request) (*traceRequest, error) {
 		}
 		size = b
 	}
-	if err := checkTracePath(path); err != nil {
+	if err := checkOutput("predict", "--trace", path); err != nil {
 		return nil, err
 	}
 	return &traceRequest{path: path, size: size}, nil
@@ -74,34 +72,6 @@ func sweepSizes(s []model.Bytes) string {
 		parts = append(parts, model.FormatBytes(b))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// checkTracePath refuses, before the simulation, a --trace path that could
-// not be written: a directory, or a directory that is missing or does not
-// take new files.
-func checkTracePath(path string) error {
-	bad := func(format string, a ...any) error {
-		return badInputf("predict: --trace %s: %s", path, fmt.Sprintf(format, a...))
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return bad("is a directory; give a file name")
-	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return bad("directory %s does not exist", dir)
-	case err != nil:
-		return bad("%v", err)
-	case !st.IsDir():
-		return bad("%s is not a directory", dir)
-	}
-	f, err := os.CreateTemp(dir, ".collsim-trace-*")
-	if err != nil {
-		return bad("cannot write in directory %s", dir)
-	}
-	name := f.Name()
-	return errors.Join(f.Close(), os.Remove(name))
 }
 
 // writeTrace simulates the traced call and writes the trace next to its
