@@ -142,29 +142,12 @@ func freeAddr(t *testing.T) string {
 // beta) writes its host's probes to <out>.rank2.json, rank 1 writes nothing.
 func TestRunMultiRank(t *testing.T) {
 	dir := t.TempDir()
-	coord := freeAddr(t)
-	hosts := []string{"alpha", "alpha", "beta"}
-	fakes := make([]*Fake, 3)
-	reps := make([]*Report, 3)
-	errs := make([]error, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
 	world := NewFakeWorld()
-	for r := range hosts {
-		fakes[r] = NewFake(FakeConfig{Hostname: hosts[r], GPUs: 2, NICs: 1, World: world})
-		o := fakeOptions(dir)
-		o.MaxBytes = 64 * model.KiB
-		o.CopyBytes = model.MiB
-		o.Probes = []string{"topo", "nccl", "copy"}
-		o.Rank, o.NRanks, o.Coordinator = r, 3, coord
-		wg.Add(1)
-		go func(r int, o Options) {
-			defer wg.Done()
-			reps[r], errs[r] = Run(ctx, fakes[r], o)
-		}(r, o)
+	var fakes []*Fake
+	for _, h := range []string{"alpha", "alpha", "beta"} {
+		fakes = append(fakes, NewFake(FakeConfig{Hostname: h, GPUs: 2, NICs: 1, World: world}))
 	}
-	wg.Wait()
+	reps, errs := runRanksIn(t, dir, fakes, nil, []string{"topo", "nccl", "copy"}, func(o *Options) { o.MaxBytes = 64 * model.KiB })
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
@@ -207,5 +190,58 @@ func TestRunMultiRank(t *testing.T) {
 	text, _ := os.ReadFile(filepath.Join(dir, "hwbench.json.nccl-tests.txt"))
 	if !strings.Contains(string(text), "nGpus 1 ") || !strings.Contains(string(text), "#  Rank  2 Group  0 Pid   4242 on       beta device  0") {
 		t.Errorf("nccl-tests text:\n%s", text)
+	}
+}
+
+// TestGatherNumbers exchanges a number per rank over two bootstrapped
+// ranks: every rank gets all values in rank order, and a rank that sends
+// something else is named in every rank's error.
+func TestGatherNumbers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := Listen("127.0.0.1:0", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var b1 *Bootstrap
+	var err1 error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b1, err1 = Dial(ctx, l.Addr(), 1, 2)
+	}()
+	b0, err := l.Accept(ctx)
+	<-done
+	if err != nil || err1 != nil {
+		t.Fatalf("bootstrap: %v, %v", err, err1)
+	}
+	defer b0.Close()
+	defer b1.Close()
+	runners := []*runner{{boot: b0}, {boot: b1}}
+	exchange := func(texts ...string) ([][]int64, []error) {
+		got, errs := make([][]int64, 2), make([]error, 2)
+		var wg sync.WaitGroup
+		for r := range runners {
+			wg.Add(1)
+			go func(r int) {
+				defer wg.Done()
+				got[r], errs[r] = gatherNumbers[int64](ctx, runners[r], texts[r], "size")
+			}(r)
+		}
+		wg.Wait()
+		return got, errs
+	}
+	got, errs := exchange("3", "5")
+	for r := range got {
+		if errs[r] != nil || len(got[r]) != 2 || got[r][0] != 3 || got[r][1] != 5 {
+			t.Errorf("rank %d got %v, %v; want [3 5]", r, got[r], errs[r])
+		}
+	}
+	_, errs = exchange("3", "x")
+	for r, err := range errs {
+		if err == nil || err.Error() != `rank 1 sent a bad size "x"` {
+			t.Errorf("rank %d: error %v, want rank 1's bad size named", r, err)
+		}
 	}
 }

@@ -49,6 +49,13 @@ func timeCopies(s Stream, dst, src Buffer, n int64, warmup, iters int) (time.Dur
 			return 0, err
 		}
 	}
+	return timeBetweenEvents(s, dst, src, n, iters, nil)
+}
+
+// timeBetweenEvents records an event, queues iters copies of n bytes and a
+// second event, calls release (when not nil) and only then waits for s,
+// and returns the time between the two events.
+func timeBetweenEvents(s Stream, dst, src Buffer, n int64, iters int, release func() error) (time.Duration, error) {
 	start, err := s.Record()
 	if err != nil {
 		return 0, err
@@ -64,6 +71,11 @@ func timeCopies(s Stream, dst, src Buffer, n int64, warmup, iters int) (time.Dur
 		return 0, err
 	}
 	defer end.Close()
+	if release != nil {
+		if err := release(); err != nil {
+			return 0, err
+		}
+	}
 	if err := s.Sync(); err != nil {
 		return 0, err
 	}
@@ -114,11 +126,7 @@ func (a *allocator) freeAll() error {
 }
 
 func (r *runner) probeCopy(ctx context.Context) error {
-	rt, err := r.b.Runtime()
-	if err != nil {
-		return err
-	}
-	devs, err := rt.Devices()
+	rt, devs, err := r.gpus()
 	if err != nil {
 		return err
 	}

@@ -179,11 +179,7 @@ func (r *runner) probeGDR(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rt, err := r.b.Runtime()
-	if err != nil {
-		return err
-	}
-	devs, err := rt.Devices()
+	rt, devs, err := r.gpus()
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,12 @@ func runRanks(t *testing.T, fakes []*Fake, envs []map[string]string, probes []st
 // runRanksWith is runRanks with a change to every rank's options.
 func runRanksWith(t *testing.T, fakes []*Fake, envs []map[string]string, probes []string, edit func(*Options)) ([]*Report, []error) {
 	t.Helper()
-	dir := t.TempDir()
+	return runRanksIn(t, t.TempDir(), fakes, envs, probes, edit)
+}
+
+// runRanksIn is runRanksWith writing every rank's output under dir.
+func runRanksIn(t *testing.T, dir string, fakes []*Fake, envs []map[string]string, probes []string, edit func(*Options)) ([]*Report, []error) {
+	t.Helper()
 	coord := freeAddr(t)
 	n := len(fakes)
 	reps, errs := make([]*Report, n), make([]error, n)

@@ -543,16 +543,9 @@ func (r nativeRDMA) HCAs() ([]HCA, error) {
 }
 
 func (r nativeRDMA) Loopback(dev string, rt Route) (Loopback, error) {
-	vr := verbs.Route{Port: rt.Port, LID: rt.LID, UseGID: rt.GIDIndex >= 0, GIDIndex: rt.GIDIndex, MTU: verbs.MTUEnum(rt.MTU)}
-	if vr.MTU == 0 {
-		vr.MTU = verbs.MTUEnum(1024)
-	}
-	if vr.UseGID {
-		ip := net.ParseIP(rt.GID)
-		if ip == nil {
-			return nil, fmt.Errorf("hwbench: GID %q is not an address", rt.GID)
-		}
-		copy(vr.GID[:], ip.To16())
+	vr, err := verbsRoute(rt)
+	if err != nil {
+		return nil, err
 	}
 	ctx, err := r.l.Open(dev)
 	if err != nil {
@@ -566,6 +559,23 @@ func (r nativeRDMA) Loopback(dev string, rt Route) (Loopback, error) {
 	return &nativeLoopback{ctx: ctx, lb: lb}, nil
 }
 
+// verbsRoute converts rt to the binding's route: MTU 1024 when unset, and
+// the GID parsed when a GID index is given.
+func verbsRoute(rt Route) (verbs.Route, error) {
+	vr := verbs.Route{Port: rt.Port, LID: rt.LID, UseGID: rt.GIDIndex >= 0, GIDIndex: rt.GIDIndex, MTU: verbs.MTUEnum(rt.MTU)}
+	if vr.MTU == 0 {
+		vr.MTU = verbs.MTUEnum(1024)
+	}
+	if vr.UseGID {
+		ip := net.ParseIP(rt.GID)
+		if ip == nil {
+			return vr, fmt.Errorf("hwbench: GID %q is not an address", rt.GID)
+		}
+		copy(vr.GID[:], ip.To16())
+	}
+	return vr, nil
+}
+
 type nativeLoopback struct {
 	ctx *verbs.Context
 	lb  *verbs.Loopback
@@ -575,20 +585,20 @@ type nativeRegion struct{ mr *verbs.MR }
 
 func (r nativeRegion) Close() error { return r.mr.Close() }
 
-func (l *nativeLoopback) Register(b Buffer) (Region, error) {
-	mr, err := l.lb.Register(b.Addr, uint64(b.Size))
+// asRegion wraps a registration's result as a Region.
+func asRegion(mr *verbs.MR, err error) (Region, error) {
 	if err != nil {
 		return nil, err
 	}
 	return nativeRegion{mr}, nil
 }
 
+func (l *nativeLoopback) Register(b Buffer) (Region, error) {
+	return asRegion(l.lb.Register(b.Addr, uint64(b.Size)))
+}
+
 func (l *nativeLoopback) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
-	mr, err := l.lb.RegisterDMABuf(d.Offset, uint64(b.Size), b.Addr, d.FD)
-	if err != nil {
-		return nil, err
-	}
-	return nativeRegion{mr}, nil
+	return asRegion(l.lb.RegisterDMABuf(d.Offset, uint64(b.Size), b.Addr, d.FD))
 }
 
 func regionMR(r Region) (*verbs.MR, error) {
@@ -599,12 +609,19 @@ func regionMR(r Region) (*verbs.MR, error) {
 	return nr.mr, nil
 }
 
-func (l *nativeLoopback) WriteBandwidth(src, dst Region, size int64, iters, depth int) (time.Duration, error) {
-	s, err := regionMR(src)
-	if err != nil {
-		return 0, err
+// regionMRs returns the memory regions behind src and dst.
+func regionMRs(src, dst Region) (s, d *verbs.MR, err error) {
+	if s, err = regionMR(src); err != nil {
+		return nil, nil, err
 	}
-	d, err := regionMR(dst)
+	if d, err = regionMR(dst); err != nil {
+		return nil, nil, err
+	}
+	return s, d, nil
+}
+
+func (l *nativeLoopback) WriteBandwidth(src, dst Region, size int64, iters, depth int) (time.Duration, error) {
+	s, d, err := regionMRs(src, dst)
 	if err != nil {
 		return 0, err
 	}
@@ -612,20 +629,20 @@ func (l *nativeLoopback) WriteBandwidth(src, dst Region, size int64, iters, dept
 }
 
 func (l *nativeLoopback) WriteLatency(src, dst Region, size int64, iters int) (time.Duration, error) {
-	s, err := regionMR(src)
-	if err != nil {
-		return 0, err
-	}
-	d, err := regionMR(dst)
+	s, d, err := regionMRs(src, dst)
 	if err != nil {
 		return 0, err
 	}
 	return l.lb.WriteLatency(s, d, uint64(size), iters)
 }
 
-func (l *nativeLoopback) Close() error {
-	err := l.lb.Close()
-	if cerr := l.ctx.Close(); err == nil {
+func (l *nativeLoopback) Close() error { return closeThenContext(l.lb, l.ctx) }
+
+// closeThenContext closes c, then the device context it was made on, and
+// returns the first error.
+func closeThenContext(c interface{ Close() error }, ctx *verbs.Context) error {
+	err := c.Close()
+	if cerr := ctx.Close(); err == nil {
 		err = cerr
 	}
 	return err
@@ -652,34 +669,19 @@ type nativeEndpoint struct {
 func (e *nativeEndpoint) QPNs() []uint32 { return e.ep.QPNs() }
 
 func (e *nativeEndpoint) Connect(i int, remoteQPN uint32, rt Route) error {
-	vr := verbs.Route{Port: rt.Port, LID: rt.LID, UseGID: rt.GIDIndex >= 0, GIDIndex: rt.GIDIndex, MTU: verbs.MTUEnum(rt.MTU)}
-	if vr.MTU == 0 {
-		vr.MTU = verbs.MTUEnum(1024)
-	}
-	if vr.UseGID {
-		ip := net.ParseIP(rt.GID)
-		if ip == nil {
-			return fmt.Errorf("hwbench: GID %q is not an address", rt.GID)
-		}
-		copy(vr.GID[:], ip.To16())
+	vr, err := verbsRoute(rt)
+	if err != nil {
+		return err
 	}
 	return e.ep.Connect(i, remoteQPN, vr)
 }
 
 func (e *nativeEndpoint) Register(b Buffer) (Region, error) {
-	mr, err := e.ep.Register(b.Addr, uint64(b.Size))
-	if err != nil {
-		return nil, err
-	}
-	return nativeRegion{mr}, nil
+	return asRegion(e.ep.Register(b.Addr, uint64(b.Size)))
 }
 
 func (e *nativeEndpoint) RegisterDMABuf(b Buffer, d DMABuf) (Region, error) {
-	mr, err := e.ep.RegisterDMABuf(d.Offset, uint64(b.Size), b.Addr, d.FD)
-	if err != nil {
-		return nil, err
-	}
-	return nativeRegion{mr}, nil
+	return asRegion(e.ep.RegisterDMABuf(d.Offset, uint64(b.Size), b.Addr, d.FD))
 }
 
 func (e *nativeEndpoint) Remote(r Region) RemoteRegion {
@@ -707,10 +709,4 @@ func (e *nativeEndpoint) WriteLatency(src Region, dst RemoteRegion, size int64, 
 	return e.ep.WriteLatency(s, dst.Addr, dst.RKey, uint64(size), iters)
 }
 
-func (e *nativeEndpoint) Close() error {
-	err := e.ep.Close()
-	if cerr := e.ctx.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func (e *nativeEndpoint) Close() error { return closeThenContext(e.ep, e.ctx) }

@@ -540,16 +540,12 @@ func (r *runner) broadcast(ctx context.Context, data []byte) ([]byte, error) {
 
 // meanOverRanks averages a per-process time over every process.
 func (r *runner) meanOverRanks(ctx context.Context, secs float64) (float64, error) {
-	all, err := r.boot.AllGather(ctx, []byte(fmt.Sprintf("%.17g", secs)))
+	all, err := gatherNumbers[float64](ctx, r, fmt.Sprintf("%.17g", secs), "time")
 	if err != nil {
 		return 0, err
 	}
 	var sum float64
-	for rank, b := range all {
-		var v float64
-		if _, err := fmt.Sscan(string(b), &v); err != nil {
-			return 0, fmt.Errorf("rank %d sent a bad time %q", rank, b)
-		}
+	for _, v := range all {
 		sum += v
 	}
 	return sum / float64(len(all)), nil
@@ -557,16 +553,29 @@ func (r *runner) meanOverRanks(ctx context.Context, secs float64) (float64, erro
 
 // agreeMin makes every rank use the smallest of the ranks' values.
 func (r *runner) agreeMin(ctx context.Context, v model.Bytes) (model.Bytes, error) {
-	all, err := r.boot.AllGather(ctx, []byte(fmt.Sprint(int64(v))))
+	all, err := gatherNumbers[int64](ctx, r, fmt.Sprint(int64(v)), "size")
 	if err != nil {
 		return 0, err
 	}
-	for rank, b := range all {
-		var x int64
-		if _, err := fmt.Sscan(string(b), &x); err != nil {
-			return 0, fmt.Errorf("rank %d sent a bad size %q", rank, b)
-		}
+	for _, x := range all {
 		v = min(v, model.Bytes(x))
 	}
 	return v, nil
+}
+
+// gatherNumbers sends text, a number, to every rank and returns every
+// rank's number in rank order; what names it in the error for a rank that
+// sent something else.
+func gatherNumbers[T int64 | float64](ctx context.Context, r *runner, text, what string) ([]T, error) {
+	all, err := r.boot.AllGather(ctx, []byte(text))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(all))
+	for rank, b := range all {
+		if _, err := fmt.Sscan(string(b), &out[rank]); err != nil {
+			return nil, fmt.Errorf("rank %d sent a bad %s %q", rank, what, b)
+		}
+	}
+	return out, nil
 }

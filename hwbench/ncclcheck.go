@@ -200,16 +200,12 @@ func (r *runner) checkColl(ctx context.Context, c *checker, coll Collectives, lo
 	if r.boot == nil {
 		return wrong, nil
 	}
-	all, err := r.boot.AllGather(ctx, []byte(fmt.Sprint(wrong)))
+	all, err := gatherNumbers[int64](ctx, r, fmt.Sprint(wrong), "#wrong")
 	if err != nil {
 		return 0, err
 	}
 	var total int64
-	for rank, b := range all {
-		var w int64
-		if _, err := fmt.Sscan(string(b), &w); err != nil {
-			return 0, fmt.Errorf("rank %d sent a bad #wrong %q", rank, b)
-		}
+	for _, w := range all {
 		total += w
 	}
 	return total, nil

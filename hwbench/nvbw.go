@@ -47,11 +47,7 @@ type NVBTest struct {
 const SMCopyNote = "SM copies (nvbandwidth's *_memcpy_sm tests) are not measured: they need a copy kernel, which this build does not ship; every figure here is a copy-engine copy"
 
 func (r *runner) probeNVBW(ctx context.Context) error {
-	rt, err := r.b.Runtime()
-	if err != nil {
-		return err
-	}
-	devs, err := rt.Devices()
+	rt, devs, err := r.gpus()
 	if err != nil {
 		return err
 	}

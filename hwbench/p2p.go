@@ -75,11 +75,7 @@ type p2pDev struct {
 }
 
 func (r *runner) probeP2P(ctx context.Context) error {
-	rt, err := r.b.Runtime()
-	if err != nil {
-		return err
-	}
-	devs, err := rt.Devices()
+	rt, devs, err := r.gpus()
 	if err != nil {
 		return err
 	}
@@ -288,28 +284,5 @@ func (r *runner) timeLatency(rt Runtime, res *P2PResult, s Stream, dst, src Buff
 // event, releases the stream (when held) and only then waits: waiting
 // first would wait for the spin kernel.
 func timeQueued(s Stream, dst, src Buffer, release func() error) (time.Duration, error) {
-	start, err := s.Record()
-	if err != nil {
-		return 0, err
-	}
-	defer start.Close()
-	for i := 0; i < p2pLatencyIters; i++ {
-		if err := s.Copy(dst, src, p2pLatencyBytes); err != nil {
-			return 0, err
-		}
-	}
-	end, err := s.Record()
-	if err != nil {
-		return 0, err
-	}
-	defer end.Close()
-	if release != nil {
-		if err := release(); err != nil {
-			return 0, err
-		}
-	}
-	if err := s.Sync(); err != nil {
-		return 0, err
-	}
-	return end.Since(start)
+	return timeBetweenEvents(s, dst, src, p2pLatencyBytes, p2pLatencyIters, release)
 }

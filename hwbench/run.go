@@ -318,6 +318,19 @@ func (r *runner) probeTopo(ctx context.Context) error {
 	return nil
 }
 
+// gpus returns the CUDA runtime and the GPUs it sees.
+func (r *runner) gpus() (Runtime, []DeviceInfo, error) {
+	rt, err := r.b.Runtime()
+	if err != nil {
+		return nil, nil, err
+	}
+	devs, err := rt.Devices()
+	if err != nil {
+		return nil, nil, err
+	}
+	return rt, devs, nil
+}
+
 func okText(e string) string {
 	if e == "" {
 		return "valid"

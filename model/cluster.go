@@ -121,7 +121,11 @@ func (s NodeSpec) WithNICs(count int, speed string, kind NICKind) NodeSpec {
 	}
 	out := s
 	out.NICSlots = slots
-	out.NICs = NICSpec{Count: count, Speed: speed, Kind: string(kind), RoCE: s.NICs.RoCE, GDR: s.NICs.GDR, Ports: s.NICs.Ports, PCIe: s.NICs.PCIe}
+	stack := s.NICs.Stack
+	if NICKind(s.NICs.Kind) != kind {
+		stack = "" // a stack belongs to its NIC kind: a new kind gets its default
+	}
+	out.NICs = NICSpec{Count: count, Speed: speed, Kind: string(kind), Stack: stack, RoCE: s.NICs.RoCE, GDR: s.NICs.GDR, Ports: s.NICs.Ports, PCIe: s.NICs.PCIe}
 	return out
 }
 

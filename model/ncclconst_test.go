@@ -29,3 +29,48 @@ func TestProtocolGeometry(t *testing.T) {
 		t.Error("protocol payload fractions")
 	}
 }
+
+// TestHWLatUsAt: the per-release hwLat rows as src/graph/tuning.cc has them
+// at v2.7.8-1, v2.8.4-1, v2.12.7-1, v2.14.3-1, v2.18.3-1, v2.19.3-1 and
+// v2.23.4-1; the newest release reads the current table.
+func TestHWLatUsAt(t *testing.T) {
+	for _, c := range []struct {
+		minor int
+		class LatClass
+		algo  Algo
+		proto Proto
+		want  float64
+	}{
+		{7, LatNet, AlgoTree, ProtoSimple, 50},
+		{8, LatNet, AlgoTree, ProtoSimple, 28},
+		{18, LatNet, AlgoTree, ProtoSimple, 14},
+		{18, LatPCI, AlgoTree, ProtoSimple, 6},
+		{18, LatNVLink, AlgoTree, ProtoSimple, 4},
+		{21, LatNet, AlgoTree, ProtoSimple, 28},
+		{21, LatNVLink, AlgoTree, ProtoSimple, 28},
+		{23, LatNet, AlgoTree, ProtoSimple, 14},
+		{23, LatPCI, AlgoTree, ProtoSimple, 4},
+		{11, LatNet, AlgoRing, ProtoSimple, 9.6},
+		{12, LatNet, AlgoRing, ProtoSimple, 28},
+		{14, LatNet, AlgoRing, ProtoSimple, 9.6},
+		{19, LatNet, AlgoRing, ProtoSimple, 14},
+		{9, LatNVLink, AlgoRing, ProtoLL, .47},
+		{9, LatNVLink, AlgoTree, ProtoLL, .52},
+		{7, LatNVLink, AlgoTree, ProtoLL128, 1.2},
+		{9, LatNet, AlgoTree, ProtoLL, 5.0},
+		{9, LatNet, AlgoRing, ProtoLL128, 4.0},
+	} {
+		if got := HWLatUsAt(Version{2, c.minor}, c.class, c.algo, c.proto); got != c.want {
+			t.Errorf("2.%d class %d %s/%s: %g, tuning.cc has %g", c.minor, c.class, c.algo, c.proto, got, c.want)
+		}
+	}
+	for cl := LatClass(0); cl < NumLatClasses; cl++ {
+		for _, a := range []Algo{AlgoTree, AlgoRing, AlgoNVLS} {
+			for p := Proto(0); p < NumProtos; p++ {
+				if got, want := HWLatUsAt(Newest(), cl, a, p), HWLatUs(cl, a, p); got != want {
+					t.Errorf("newest release, class %d %s/%s: %g, table %g", cl, a, p, got, want)
+				}
+			}
+		}
+	}
+}

@@ -82,6 +82,9 @@ type NICSpec struct {
 	Speed string `yaml:"speed,omitempty"`
 	// Kind is ib, roce, efa or tcp.
 	Kind string `yaml:"kind,omitempty"`
+	// Stack is the network stack driving the NICs (NetStacks lists the
+	// names); empty means the kind's default (DefaultStack).
+	Stack string `yaml:"stack,omitempty"`
 	// RoCE holds RoCEv2 fabric settings; nil means a well-configured lossless fabric.
 	RoCE *RoCEParams `yaml:"roce,omitempty"`
 	// GDR is false when the NICs cannot do GPUDirect RDMA. Default true for RDMA kinds.
@@ -243,6 +246,10 @@ func (s *NodeSpec) resolve() (*resolvedNode, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nics.speed: %w", err)
 		}
+		stack, err := ResolveStack(s.NICs.Stack, kind)
+		if err != nil {
+			return nil, fmt.Errorf("nics.stack: %w", err)
+		}
 		ports := max(s.NICs.Ports, 1)
 		if s.NICs.Ports < 0 || s.NICs.Ports > 8 {
 			return nil, fmt.Errorf("nics.ports: %d is outside 1..8", s.NICs.Ports)
@@ -269,7 +276,7 @@ func (s *NodeSpec) resolve() (*resolvedNode, error) {
 			case NICTCP:
 				dev = fmt.Sprintf("eth%d", i)
 			}
-			r.nics = append(r.nics, NICInfo{Kind: kind, Speed: speed, Device: dev, Rail: i, RoCE: roce, Ports: ports, PCIeGen: gen})
+			r.nics = append(r.nics, NICInfo{Kind: kind, Stack: stack, Speed: speed, Device: dev, Rail: i, RoCE: roce, Ports: ports, PCIeGen: gen})
 		}
 	}
 	return r, nil
@@ -515,7 +522,7 @@ func (b *nodeBuilder) attach(parent ElemID, socket int, br *BridgeSpec) error {
 	for _, sl := range br.NICs {
 		for _, n := range b.slots[sl] {
 			info := r.nics[n]
-			nicGDR := info.Kind.RDMA() && (b.spec.NICs.GDR == nil || *b.spec.NICs.GDR)
+			nicGDR := (info.Kind.RDMA() || info.Stack.GPUDirect()) && (b.spec.NICs.GDR == nil || *b.spec.NICs.GDR)
 			id, err := t.Add(Element{Kind: KindNIC, Name: b.name("nic%d", n), Node: b.node, Index: n, Socket: socket, NIC: &info, GDR: nicGDR})
 			if err != nil {
 				return err

@@ -220,10 +220,10 @@ func (c *Cluster) Resolve() (*Resolution, error) {
 	if len(c.Nodes[0].NICs) > 0 {
 		info := c.Topo.Elem(c.Nodes[0].NICs[0]).NIC
 		switch {
-		case c.Knobs.IBDisable || info.Kind == NICTCP:
+		case c.Knobs.IBDisable:
 			r.Net = "Socket"
-		case info.Kind == NICEFA:
-			r.Net = "Libfabric"
+		case info.Stack != "":
+			r.Net = info.Stack.NCCLNet()
 		}
 	}
 	// Every node is built from the same spec, so node 0 decides whether the
@@ -539,7 +539,7 @@ func (r *Resolution) netPath(g, nic ElemID, gpus []ElemID) *NetPath {
 		route, typ = nil, PathDIS
 	}
 	np := &NetPath{NIC: nic, Type: typ, DirectType: typ, NCCLBW: r.minNCCLBW(route), Via: None}
-	np.Socket = r.c.Knobs.IBDisable || !info.Kind.RDMA()
+	np.Socket = r.c.Knobs.IBDisable || !info.Stack.GPUDirect()
 	gdrCapable := func(gpu ElemID) bool { return t.Elem(gpu).GDR && t.Elem(nic).GDR && !np.Socket }
 	// PXN: send through an NVLink peer that sits close to the NIC (nccl-facts §3.6).
 	if !r.c.Knobs.PXNDisable && !np.Socket && typ > PathPXB {

@@ -104,7 +104,9 @@ type Element struct {
 
 // NICInfo describes a NIC element.
 type NICInfo struct {
-	Kind  NICKind
+	Kind NICKind
+	// Stack is the network stack driving the NIC (never empty once built).
+	Stack NetStack
 	Speed NICSpeed
 	// Device is the verbs or interface name, e.g. "mlx5_0".
 	Device string

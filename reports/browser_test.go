@@ -2,32 +2,17 @@ package reports
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
-	"html"
 	"image"
 	"image/png"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
-)
 
-// findChromium returns the path of a Chromium-family browser on PATH, or "".
-func findChromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
+	"github.com/collsim/collsim/internal/browsertest"
+)
 
 // runChromium renders the page at htmlPath headless to a PNG with all
 // background networking off, every host name unresolvable, and a network
@@ -41,27 +26,19 @@ func runChromium(t *testing.T, bin, htmlPath string) (image.Image, []netRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
-		"--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--no-first-run", "--disable-quic", "--disable-extensions", "--disable-default-apps",
-		"--user-data-dir="+filepath.Join(work, "profile"),
-		"--host-resolver-rules=MAP * ~NOTFOUND",
+	cmd, cancel := browsertest.Command(bin, work, abs,
+		"--disable-quic",
 		"--log-net-log="+netlog,
 		"--screenshot="+shot,
-		"--window-size=1280,2000",
-		(&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String())
-	cmd.Env = append(os.Environ(), "HOME="+work)
-	cmd.WaitDelay = 5 * time.Second
+		"--window-size=1280,2000")
+	defer cancel()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", bin, err, tail(out, 2000))
+		t.Fatalf("%s: %v\n%s", bin, err, browsertest.Tail(out, 2000))
 	}
 	f, err := os.Open(shot)
 	if err != nil {
-		t.Fatalf("no screenshot: %v\n%s", err, tail(out, 2000))
+		t.Fatalf("no screenshot: %v\n%s", err, browsertest.Tail(out, 2000))
 	}
 	defer f.Close()
 	img, err := png.Decode(f)
@@ -69,13 +46,6 @@ func runChromium(t *testing.T, bin, htmlPath string) (image.Image, []netRequest)
 		t.Fatalf("screenshot: %v", err)
 	}
 	return img, readNetLog(t, netlog)
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
 }
 
 // netRequest is one URL request from a Chromium net log.
@@ -178,109 +148,11 @@ func inkStats(img image.Image) (ink, colours, blue int) {
 
 func near(a, b uint32) bool { return a+12 >= b && a <= b+12 }
 
-// overflowScript measures the page with its own layout once it is laid
-// out: every text box whose content is wider than the box (scrollWidth >
-// clientWidth), a table wrapper that needs a sideways scroll, a page wider
-// than the window, and SVG text drawn outside its plot. It opens every
-// <details> first so that the data tables are measured too, and writes
-// what it found as JSON into an element the DOM dump carries.
-const overflowScript = `<script>
-(function(){
-  var out=[];
-  document.querySelectorAll('details').forEach(function(d){d.open=true;});
-  var sel='h1,h2,h3,p,li,th,td,caption,figcaption,summary,.badge,.label,.tw,.code-caption,.sev';
-  document.querySelectorAll(sel).forEach(function(el){
-    if(el.scrollWidth>el.clientWidth+1){
-      out.push(el.tagName.toLowerCase()+(el.className?'.'+el.className:'')+' '+el.scrollWidth+'>'+el.clientWidth+': '+el.textContent.trim().slice(0,100));
-    }
-  });
-  var de=document.documentElement;
-  if(de.scrollWidth>window.innerWidth+1){out.push('page '+de.scrollWidth+'>'+window.innerWidth);}
-  document.querySelectorAll('svg').forEach(function(svg){
-    var r=svg.getBoundingClientRect();
-    svg.querySelectorAll('text').forEach(function(t){
-      var b=t.getBoundingClientRect();
-      if(b.width===0){return;}
-      if(b.left<r.left-1||b.right>r.right+1||b.top<r.top-1||b.bottom>r.bottom+1){
-        out.push('svg text outside its figure ('+Math.round(b.left-r.left)+'..'+Math.round(b.right-r.left)+' of '+Math.round(r.width)+'): '+t.textContent.slice(0,100));
-      }
-    });
-  });
-  var res=document.createElement('pre');
-  res.id='overflow-result';
-  res.textContent=JSON.stringify({width:window.innerWidth,problems:out});
-  document.body.appendChild(res);
-})();
-</script>`
-
-var (
-	cspMetaRE       = regexp.MustCompile(`<meta http-equiv="Content-Security-Policy"[^>]*>`)
-	overflowResRE   = regexp.MustCompile(`(?s)<pre id="overflow-result">(.*?)</pre>`)
-	overflowWindowW = 1280
-)
-
-// overflowProblems lays out the page at htmlPath in headless Chromium at
-// 1280 CSS px wide, with the measuring script added to a copy (and the
-// copy's CSP, which forbids scripts, removed), and returns what overflows.
-func overflowProblems(t *testing.T, bin, htmlPath string) []string {
-	t.Helper()
-	page, err := os.ReadFile(htmlPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	probe := filepath.Join(work, "probe.html")
-	body := cspMetaRE.ReplaceAllString(string(page), "")
-	body = strings.Replace(body, "</body>", overflowScript+"\n</body>", 1)
-	if err := os.WriteFile(probe, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
-		"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--no-first-run", "--disable-extensions", "--disable-default-apps",
-		"--user-data-dir="+filepath.Join(work, "profile"),
-		"--host-resolver-rules=MAP * ~NOTFOUND",
-		fmt.Sprintf("--window-size=%d,2000", overflowWindowW),
-		"--dump-dom",
-		(&url.URL{Scheme: "file", Path: filepath.ToSlash(probe)}).String())
-	cmd.Env = append(os.Environ(), "HOME="+work)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\n%s", bin, err, tail(stderr.Bytes(), 2000))
-	}
-	m := overflowResRE.FindSubmatch(stdout.Bytes())
-	if m == nil {
-		t.Fatalf("the measuring script left no result; DOM dump %d bytes\n%s", stdout.Len(), tail(stderr.Bytes(), 2000))
-	}
-	var res struct {
-		Width    int      `json:"width"`
-		Problems []string `json:"problems"`
-	}
-	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &res); err != nil {
-		t.Fatalf("measuring script result: %v", err)
-	}
-	if res.Width != overflowWindowW {
-		t.Fatalf("page laid out %d px wide, want %d", res.Width, overflowWindowW)
-	}
-	return res.Problems
-}
-
 // TestBrowserRender renders each kind of report in headless Chromium and
 // checks that the page is drawn (not blank, plots visible) and that it
 // asked the network for nothing. It skips when no Chromium is installed.
 func TestBrowserRender(t *testing.T) {
-	bin := findChromium()
-	if bin == "" {
-		t.Skip("no chromium, chromium-browser or google-chrome on PATH; install one (Debian: apt-get install -y chromium) to run the browser rendering test")
-	}
-	if testing.Short() {
-		t.Skip("browser rendering test skipped in -short mode")
-	}
+	bin := browsertest.Require(t, "browser rendering")
 	dir := t.TempDir()
 	for _, fx := range fixtures() {
 		t.Run(fx.name, func(t *testing.T) {
@@ -311,7 +183,7 @@ func TestBrowserRender(t *testing.T) {
 			if got := pageNetworkRequests(reqs); len(got) > 0 {
 				t.Errorf("page made network requests: %q", got)
 			}
-			for _, p := range overflowProblems(t, bin, path) {
+			for _, p := range browsertest.OverflowProblems(t, bin, path) {
 				t.Errorf("overflows its box: %s", p)
 			}
 		})
@@ -327,7 +199,7 @@ func TestBrowserRender(t *testing.T) {
 		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got := overflowProblems(t, bin, path)
+		got := browsertest.OverflowProblems(t, bin, path)
 		want := []string{"p ", "div.tw ", "svg text outside its figure"}
 		for _, w := range want {
 			if !slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, w) }) {

@@ -59,19 +59,39 @@ func writeFile(path string, d *Document, put putFunc) error {
 }
 
 // putMarkdown writes the figures, then the Markdown, then removes figures
-// of an earlier version of the report that the new one does not use.
-func putMarkdown(mdPath, stem string, md []byte, assets []asset, put putFunc) error {
+// of an earlier version of the report that the new one does not use. When a
+// figure or the Markdown cannot be written, the figures this call created
+// are removed again, so a failed report leaves no SVG behind (figures that
+// were there before belong to the old report and stay).
+func putMarkdown(mdPath, stem string, md []byte, assets []asset, put putFunc) (err error) {
 	dir := filepath.Dir(mdPath)
 	keep := make(map[string]bool, len(assets))
+	var created []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, p := range created {
+			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				err = errors.Join(err, fmt.Errorf("reports: removing %s: %w", p, rerr))
+			}
+		}
+	}()
 	for _, a := range assets {
-		if err := put(filepath.Join(dir, filepath.FromSlash(a.name)), a.data); err != nil {
+		p := filepath.Join(dir, filepath.FromSlash(a.name))
+		_, statErr := os.Lstat(p)
+		if err := put(p, a.data); err != nil {
 			return err
+		}
+		if errors.Is(statErr, os.ErrNotExist) {
+			created = append(created, p)
 		}
 		keep[a.name] = true
 	}
 	if err := put(mdPath, md); err != nil {
 		return err
 	}
+	created = nil
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("reports: report written; listing %s for old figures: %w", dir, err)

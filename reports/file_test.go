@@ -171,7 +171,7 @@ func TestWriteFileBadPlotKeepsOld(t *testing.T) {
 
 // TestWriteFileMarkdownOrder: figures are written before the Markdown; if
 // the Markdown cannot be written, the old report still shows its own
-// figures (new ones have new names), and the next successful write removes
+// figures (new ones have new names and are removed again), and the next successful write removes
 // the figures nobody refers to.
 func TestWriteFileMarkdownOrder(t *testing.T) {
 	dir := t.TempDir()
@@ -207,8 +207,8 @@ func TestWriteFileMarkdownOrder(t *testing.T) {
 			t.Errorf("old figure %s changed", name)
 		}
 	}
-	if got := len(listDir(t, dir)); got != 1+4+1 {
-		t.Errorf("%d files after the failed write, want the old 5 plus 1 new figure", got)
+	if got := listDir(t, dir); len(got) != 1+4 {
+		t.Errorf("files %q after the failed write, want the old 5: the new figure is removed", got)
 	}
 
 	// A successful write removes figures of earlier versions, and only those.
@@ -230,5 +230,29 @@ func TestWriteFileMarkdownOrder(t *testing.T) {
 	slices.Sort(want)
 	if got := listDir(t, dir); !slices.Equal(got, want) {
 		t.Errorf("files %q, want %q", got, want)
+	}
+}
+
+// TestWriteFileMarkdownFailsLeavesNothing: a first Markdown report whose
+// .md cannot be written leaves no figure behind.
+func TestWriteFileMarkdownFailsLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.md")
+	figs := 0
+	failMD := func(p string, data []byte) error {
+		if strings.HasSuffix(p, ".md") {
+			return errDiskFull
+		}
+		figs++
+		return writeAtomic(p, data)
+	}
+	if err := writeFile(path, fixtureSweep(), failMD); !errors.Is(err, errDiskFull) {
+		t.Fatalf("error %v, want %v", err, errDiskFull)
+	}
+	if figs == 0 {
+		t.Fatal("no figure was written before the Markdown: the test shows nothing")
+	}
+	if got := listDir(t, dir); len(got) != 0 {
+		t.Errorf("files %q after the failed write, want none", got)
 	}
 }

@@ -406,27 +406,11 @@ const htmlTemplate = `<!DOCTYPE html>
 {{- if or .Assumptions .OtherAssumptions}}
 <section id="assumptions">
 <h2>Assumptions</h2>
-{{- with .Assumptions}}
-<div class="tw"><table class="wrap">
-<thead><tr><th>Term</th><th>Value</th><th>Source</th></tr></thead>
-<tbody>
-{{- range .}}
-<tr><td>{{.Term}}</td><td>{{.Value}}</td><td>{{.Source}}</td></tr>
-{{- end}}
-</tbody>
-</table></div>
-{{- end}}
+{{- with .Assumptions}}{{template "assumptions" .}}{{end}}
 {{- with .OtherAssumptions}}
 <details>
 <summary>{{$.OtherLabel}}</summary>
-<div class="tw"><table class="wrap">
-<thead><tr><th>Term</th><th>Value</th><th>Source</th></tr></thead>
-<tbody>
-{{- range .}}
-<tr><td>{{.Term}}</td><td>{{.Value}}</td><td>{{.Source}}</td></tr>
-{{- end}}
-</tbody>
-</table></div>
+{{- template "assumptions" .}}
 </details>
 {{- end}}
 </section>
@@ -445,6 +429,16 @@ const htmlTemplate = `<!DOCTYPE html>
 <div class="verdict {{.Class}}"><span class="badge">{{.Badge}}</span> <span class="label">{{.Label}}</span>
 {{- with .Detail}}<p class="detail">{{.}}</p>{{end}}</div>
 {{- end}}
+{{define "assumptions"}}
+<div class="tw"><table class="wrap">
+<thead><tr><th>Term</th><th>Value</th><th>Source</th></tr></thead>
+<tbody>
+{{- range .}}
+<tr><td>{{.Term}}</td><td>{{.Value}}</td><td>{{.Source}}</td></tr>
+{{- end}}
+</tbody>
+</table></div>
+{{- end -}}
 {{define "table"}}
 <div class="tw"><table{{if .Wide}} class="wide"{{end}}>
 {{- with .Caption}}

@@ -487,6 +487,20 @@ func barLabel(valueLabel string, v float64) string {
 // barLabelLimit is the most bars that get their value printed above them.
 const barLabelLimit = 24
 
+// barValueLabels writes texts centred above the bar tops at xys, in 7 pt.
+func barValueLabels(xys plotter.XYs, texts []string) (*plotter.Labels, error) {
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+	if err != nil {
+		return nil, err
+	}
+	for j := range lb.TextStyle {
+		lb.TextStyle[j].Font = sans(7, false)
+		lb.TextStyle[j].XAlign = -0.5
+	}
+	lb.Offset.Y = 2
+	return lb, nil
+}
+
 func (p BarPlot) build(pal *palette) (*figure, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
@@ -552,16 +566,11 @@ func (p BarPlot) build(pal *palette) (*figure, error) {
 		}
 		f.addHover(xys, hover, float64(barW)/2)
 		if labelled && !p.Stacked {
-			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+			lb, err := barValueLabels(xys, texts)
 			if err != nil {
 				return nil, err
 			}
-			for j := range lb.TextStyle {
-				lb.TextStyle[j].Font = sans(7, false)
-				lb.TextStyle[j].XAlign = -0.5
-			}
 			lb.Offset.X = bc.Offset
-			lb.Offset.Y = 2
 			pl.Add(lb)
 		}
 	}
@@ -574,15 +583,10 @@ func (p BarPlot) build(pal *palette) (*figure, error) {
 				xys[j] = plotter.XY{X: float64(j), Y: t}
 				texts[j] = barLabel(p.ValueLabel, t)
 			}
-			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+			lb, err := barValueLabels(xys, texts)
 			if err != nil {
 				return nil, err
 			}
-			for j := range lb.TextStyle {
-				lb.TextStyle[j].Font = sans(7, false)
-				lb.TextStyle[j].XAlign = -0.5
-			}
-			lb.Offset.Y = 2
 			pl.Add(lb)
 		}
 	}

@@ -148,18 +148,21 @@ type svgWriter struct {
 func (w *svgWriter) rect(x, y, wd, ht float64, fill, stroke color.RGBA, sw float64, rx float64, title string) {
 	fmt.Fprintf(&w.b, `<rect x="%.4g" y="%.4g" width="%.4g" height="%.4g" rx="%.3g" style="fill:%s;stroke:%s;stroke-width:%.3g">`,
 		x, y, wd, ht, rx, hexColor(fill), hexColor(stroke), sw)
-	if title != "" {
-		fmt.Fprintf(&w.b, "<title>%s</title>", html.EscapeString(title))
-	}
-	w.b.WriteString("</rect>\n")
+	w.end("rect", title)
 }
 
 func (w *svgWriter) line(x1, y1, x2, y2 float64, c color.RGBA, sw float64, title string) {
 	fmt.Fprintf(&w.b, `<line x1="%.4g" y1="%.4g" x2="%.4g" y2="%.4g" style="stroke:%s;stroke-width:%.3g">`, x1, y1, x2, y2, hexColor(c), sw)
+	w.end("line", title)
+}
+
+// end closes the element tag, with a <title> (the hover text) first when
+// title is not empty.
+func (w *svgWriter) end(tag, title string) {
 	if title != "" {
 		fmt.Fprintf(&w.b, "<title>%s</title>", html.EscapeString(title))
 	}
-	w.b.WriteString("</line>\n")
+	w.b.WriteString("</" + tag + ">\n")
 }
 
 // text draws s with its anchor ("start", "middle", "end") at (x, y), the

@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,7 +61,7 @@ func errAt(file string, n *yaml.Node, format string, a ...any) error {
 //	nodes: N
 //	gpus_per_node: G
 //	gpu: <GPU model replacing the template's>
-//	nics: "4x200G-ib" | {count, speed, kind, gdr, ports, pcie: gen4|gen5,
+//	nics: "4x200G-ib" | {count, speed, kind, stack, gdr, ports, pcie: gen4|gen5,
 //	       roce: {pfc, ecn, dcqcn, mtu, loss_rate, retransmit: go-back-n|selective-repeat, gid_index}}
 //	fabric: {kind: single-switch|fat-tree|leaf-spine|rail-optimized|rail-only, tiers, radix,
 //	         nodes_per_leaf, oversubscription: r | [leaf, spine], planes, routing: static|ecmp|adaptive,
@@ -71,9 +70,9 @@ func errAt(file string, n *yaml.Node, format string, a ...any) error {
 //	env: {NCCL_X: value, ...}
 //	nccl_version: "2.21"
 func Load(file string, data []byte) (model.ClusterSpec, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return model.ClusterSpec{}, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := parseYAML(file, data)
+	if err != nil {
+		return model.ClusterSpec{}, err
 	}
 	if len(doc.Content) == 0 {
 		return model.ClusterSpec{}, fmt.Errorf("%s: empty cluster file", file)
@@ -89,6 +88,7 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 	}
 	var spec model.ClusterSpec
 	var nodeSet bool
+	var nodeAt *yaml.Node // the node key's value, for positions
 	var gpu string
 	var gpuNode *yaml.Node
 	var nicsNode *yaml.Node
@@ -108,7 +108,7 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 			if err != nil {
 				return spec, err
 			}
-			spec.Node, nodeSet = ns, true
+			spec.Node, nodeSet, nodeAt = ns, true, v
 		case "nodes":
 			n, err := intValue(file, v, "nodes", 1, model.MaxRanks)
 			if err != nil {
@@ -158,10 +158,10 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 		spec.Nodes = 1
 	}
 	if gpu != "" {
-		if _, err := model.LookupGPU(gpu); err != nil {
-			return spec, errAt(file, gpuNode, "gpu: %v", err)
+		var err error
+		if spec, err = withGPU(spec, gpu, "gpu"); err != nil {
+			return spec, errAt(file, gpuNode, "%v", err)
 		}
-		spec.Node.GPU = gpu
 	}
 	if nicsNode != nil {
 		ns, err := decodeNICs(file, nicsNode, spec.Node)
@@ -171,7 +171,9 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 		spec.Node = ns
 	}
 	if err := spec.Node.Validate(); err != nil {
-		return spec, fmt.Errorf("%s: node: %w", file, err)
+		// At the node key the message names ("gpus: ..."), else the node.
+		key, _, _ := strings.Cut(err.Error(), ":")
+		return spec, errAt(file, valueOrNode(nodeAt, key), "node: %v", err)
 	}
 	if fab != nil && spec.Nodes > 1 {
 		// Size the fabric now, so that a radix too small or a degraded link
@@ -206,42 +208,7 @@ func strictDecode(file string, v *yaml.Node, out any) error {
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
 	if err := dec.Decode(out); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
-		// Point at the offending key in the original document when the
-		// message names one; otherwise at the fragment's start.
-		line, col := v.Line, v.Column
-		if m := fragLine.FindStringSubmatch(msg); m != nil {
-			msg = strings.TrimSpace(strings.TrimPrefix(msg, m[0]))
-		}
-		if m := fieldName.FindStringSubmatch(msg); m != nil {
-			if k := findKey(v, m[1]); k != nil {
-				line, col = k.Line, k.Column
-			}
-		}
-		return &posError{file: file, line: line, col: col, msg: msg}
-	}
-	return nil
-}
-
-var (
-	fragLine  = regexp.MustCompile(`^line (\d+):`)
-	fieldName = regexp.MustCompile(`field (\S+) not found`)
-)
-
-// findKey returns the first mapping key named name in n's subtree.
-func findKey(n *yaml.Node, name string) *yaml.Node {
-	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == name {
-				return n.Content[i]
-			}
-		}
-	}
-	for _, c := range n.Content {
-		if k := findKey(c, name); k != nil {
-			return k
-		}
+		return decodeError(file, v, data, out, err)
 	}
 	return nil
 }
@@ -292,6 +259,11 @@ func decodeNICs(file string, v *yaml.Node, node model.NodeSpec) (model.NodeSpec,
 	if err != nil {
 		return node, err
 	}
+	if ns.Kind == "" && ns.Stack != "" {
+		if st, err := model.ParseNetStack(ns.Stack); err == nil {
+			ns.Kind = string(st.Kind()) // the stack says what the NICs are
+		}
+	}
 	kind, err := model.ParseNICKind(ns.Kind)
 	if err != nil {
 		return node, errAt(file, v, "nics.kind: %v", err)
@@ -302,8 +274,13 @@ func decodeNICs(file string, v *yaml.Node, node model.NodeSpec) (model.NodeSpec,
 	if ns.Count < 0 || ns.Count > 256 {
 		return node, errAt(file, v, "nics.count: %d is outside 0..256", ns.Count)
 	}
+	if ns.Stack != "" {
+		if _, err := model.ResolveStack(ns.Stack, kind); err != nil {
+			return node, errAt(file, valueOrNode(v, "stack"), "nics.stack: %v", err)
+		}
+	}
 	out := node.WithNICs(ns.Count, ns.Speed, kind)
-	out.NICs.RoCE, out.NICs.GDR, out.NICs.Ports, out.NICs.PCIe = ns.RoCE, ns.GDR, ns.Ports, ns.PCIe
+	out.NICs.Stack, out.NICs.RoCE, out.NICs.GDR, out.NICs.Ports, out.NICs.PCIe = ns.Stack, ns.RoCE, ns.GDR, ns.Ports, ns.PCIe
 	return out, nil
 }
 
@@ -346,6 +323,8 @@ type Overrides struct {
 	Nodes, GPUsPerNode int
 	GPU                string
 	NICs               string
+	// NetStack names the network stack (model.NetStacks); "" = keep.
+	NetStack string
 	// Set holds NCCL_X=VALUE assignments.
 	Set         []string
 	NCCLVersion string
@@ -410,6 +389,17 @@ func (o Overrides) Resolve() (model.ClusterSpec, error) {
 		}
 		spec.Node = spec.Node.WithNICs(count, speed, kind)
 	}
+	if o.NetStack != "" {
+		kind, err := model.ParseNICKind(spec.Node.NICs.Kind)
+		if err != nil {
+			return spec, fmt.Errorf("--net-stack: the node has no NIC kind: %w", err)
+		}
+		st, err := model.ResolveStack(o.NetStack, kind)
+		if err != nil {
+			return spec, fmt.Errorf("--net-stack: %w", err)
+		}
+		spec.Node.NICs.Stack = string(st)
+	}
 	if len(o.Set) > 0 && spec.Env == nil {
 		spec.Env = map[string]string{}
 	} else if len(o.Set) > 0 {
@@ -446,8 +436,32 @@ func withGPU(spec model.ClusterSpec, name, what string) (model.ClusterSpec, erro
 	if g.NVLinkGen == 0 && spec.Node.NVLink.Kind != "" && spec.Node.NVLink.Kind != "none" {
 		return spec, fmt.Errorf("%s %s has no NVLink but node %q is built around NVLink (%s); use --node pcie-gpu-server", what, g.Name, spec.Node.Name, spec.Node.NVLink.Kind)
 	}
+	if g.NVLinkBridgeOnly && !bridgeable(spec.Node.NVLink) {
+		// A PCIe card's NVLink is a bridge between two cards (catalog
+		// NVLinkBridgeOnly): no NVSwitch, no mesh.
+		return spec, fmt.Errorf("%s %s is a PCIe card whose NVLink is at most a bridge between two cards, but node %q is built around NVLink (%s); use --node pcie-gpu-server", what, g.Name, spec.Node.Name, spec.Node.NVLink.Kind)
+	}
 	spec.Node.GPU = g.Name
 	return spec, nil
+}
+
+// bridgeable reports whether NVLink nv can be built from two-card bridges:
+// none, or pairs in which every GPU has at most one partner.
+func bridgeable(nv model.NVLinkSpec) bool {
+	switch nv.Kind {
+	case "", "none":
+		return true
+	case "pairs":
+		partner := map[int]bool{}
+		for _, p := range nv.Pairs {
+			if partner[p[0]] || partner[p[1]] {
+				return false
+			}
+			partner[p[0]], partner[p[1]] = true, true
+		}
+		return true
+	}
+	return false
 }
 
 // Describe summarises a spec in one line: "4 x dgx-a100 (8x A100-SXM4, 2x 100G roce)".

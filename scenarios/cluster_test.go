@@ -138,3 +138,38 @@ func TestOverrides(t *testing.T) {
 		}
 	}
 }
+
+// TestNICStack: nics.stack names the network stack; an unknown one or one
+// for another NIC kind is an error at the value, listing the known names.
+func TestNICStack(t *testing.T) {
+	spec, err := Load("c.yaml", []byte("node: dgx-h100\nnodes: 2\nnics: {count: 8, speed: 200G, stack: tcpxo}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Node.NICs.Stack != "tcpxo" || spec.Node.NICs.Kind != "tcp" {
+		t.Errorf("nics = %+v, want stack tcpxo on tcp NICs", spec.Node.NICs)
+	}
+	c, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nic := c.Topo.Elem(c.Nodes[0].NICs[0]); nic.NIC.Stack != model.StackTCPXO || !nic.GDR {
+		t.Errorf("built NIC stack %q, GDR %v", nic.NIC.Stack, nic.GDR)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"node: dgx-a100\nnics: {count: 4, speed: 200G, kind: ib, stack: verbs}\n", "c.yaml:2:48: nics.stack: unknown network stack \"verbs\" (known: ib-verbs, roce, efa-ofi, gib, tcpx, tcpxo, socket)"},
+		{"node: dgx-a100\nnics: {count: 4, speed: 200G, kind: ib, stack: tcpx}\n", "c.yaml:2:48: nics.stack: network stack tcpx runs on tcp NICs, not ib"},
+	} {
+		if _, err := Load("c.yaml", []byte(tc.doc)); err == nil || err.Error() != tc.want {
+			t.Errorf("Load(%q) error = %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+	o := Overrides{Node: "dgx-h100", NICs: "8x400G-roce", NetStack: "efa-ofi"}
+	if _, err := o.Resolve(); err == nil || !strings.Contains(err.Error(), "--net-stack: network stack efa-ofi runs on efa NICs, not roce") {
+		t.Errorf("--net-stack efa-ofi on RoCE: %v", err)
+	}
+	o.NetStack = "gib"
+	if s, err := o.Resolve(); err != nil || s.Node.NICs.Stack != "gib" {
+		t.Errorf("--net-stack gib: %v, %+v", err, s.Node.NICs)
+	}
+}

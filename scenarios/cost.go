@@ -133,9 +133,9 @@ func LoadPricesFile(path string) (*PriceCatalog, error) {
 //
 // where PRICE is a bare number or {usd: N, source: "...", assumption: true}.
 func LoadPrices(file string, data []byte) (*PriceCatalog, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := parseYAML(file, data)
+	if err != nil {
+		return nil, err
 	}
 	if len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty price file", file)
@@ -145,7 +145,7 @@ func LoadPrices(file string, data []byte) (*PriceCatalog, error) {
 		return nil, errAt(file, root, "the price catalog must be a mapping (gpu, nic, switch_port, server, ...)")
 	}
 	c := &PriceCatalog{File: file, Currency: "USD", SwitchRadix: Price{Value: 64, Source: "default: 64-port switches", Assumption: true}}
-	err := eachKey(file, root, func(k, v *yaml.Node) error {
+	err = eachKey(file, root, func(k, v *yaml.Node) error {
 		var err error
 		switch k.Value {
 		case "example":

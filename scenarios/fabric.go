@@ -217,6 +217,9 @@ const nicKeys = "count, speed, kind, gdr, ports, pcie, roce"
 // dcqcn follows ecn unless given.
 func decodeNICMap(file string, v *yaml.Node) (model.NICSpec, error) {
 	var ns model.NICSpec
+	if v.Kind != yaml.MappingNode {
+		return ns, errAt(file, v, "nics: want COUNTxSPEED-KIND or a mapping (%s), got %s", nicKeys, nodeWords(v))
+	}
 	rest := &yaml.Node{Kind: yaml.MappingNode, Line: v.Line, Column: v.Column}
 	var roceNode *yaml.Node
 	for i := 0; i+1 < len(v.Content); i += 2 {

@@ -109,9 +109,9 @@ func LoadSweepFile(path string) (*Sweep, error) {
 //	# metric: {workload: {params: 7e9, compute_ms: 300, ...}}   # ... or a workload (inline or a file)
 //	within: 5%                          # optional: recommendation tolerance
 func LoadSweep(file string, data []byte) (*Sweep, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := parseYAML(file, data)
+	if err != nil {
+		return nil, err
 	}
 	if len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty sweep file", file)
@@ -122,7 +122,7 @@ func LoadSweep(file string, data []byte) (*Sweep, error) {
 	}
 	s := &Sweep{File: file}
 	var baseNode, axesNode, axesKey, metricNode *yaml.Node
-	err := eachKey(file, root, func(k, v *yaml.Node) error {
+	err = eachKey(file, root, func(k, v *yaml.Node) error {
 		switch k.Value {
 		case "name":
 			s.Name = v.Value

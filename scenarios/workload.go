@@ -440,9 +440,9 @@ func LoadWorkloadFile(path string) (Workload, error) {
 //	io:       {sample_bytes, gds, storage_gbps, checkpoint_every}
 //	cluster:  {file, node, gpu, nodes, gpus_per_node, nics, env: {NCCL_X: v}}
 func LoadWorkload(file string, data []byte) (Workload, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Workload{}, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := parseYAML(file, data)
+	if err != nil {
+		return Workload{}, err
 	}
 	if len(doc.Content) == 0 {
 		return Workload{}, fmt.Errorf("%s: empty workload file", file)

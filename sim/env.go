@@ -20,7 +20,8 @@ type Env struct {
 
 	// params are read-only after NewEnv: caps and netLatUs derive from them.
 	params Params
-	// netLatUs is NetLatUs for the cluster's NIC kind, resolved once.
+	// netLatUs is NetLatUs for the cluster's NIC kind (StackLatUs for a
+	// stack that is not the kind's default), resolved once.
 	netLatUs float64
 	// sym records whether node-periodic reduction is exact (see symmetric).
 	sym bool
@@ -28,8 +29,11 @@ type Env struct {
 	// caps is the capacity in bytes/ps of every topology link followed by
 	// collsim's virtual links (cross-socket device-to-device ceilings).
 	caps []float64
-	// xsock maps an SMP link to its virtual device-to-device ceiling link.
-	xsock map[model.LinkID]model.LinkID
+	// xsock maps an SMP link to its virtual device-to-device ceiling link;
+	// those links are the last ones, from xsockBase on (after the fabric's
+	// bundles).
+	xsock     map[model.LinkID]model.LinkID
+	xsockBase model.LinkID
 	// names of virtual links, for reports.
 	virtName []string
 }
@@ -49,6 +53,9 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 			if kk == k {
 				e.netLatUs = p.NetLatUs[i]
 			}
+		}
+		if st, err := model.ResolveStack(c.Spec.Node.NICs.Stack, k); err == nil && !st.Native() {
+			e.netLatUs = p.StackLatUs[model.StackIndex(st)]
 		}
 	}
 	t := c.Topo
@@ -72,6 +79,7 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 			e.virtName = append(e.virtName, b.Name)
 		}
 	}
+	e.xsockBase = model.LinkID(len(e.caps))
 	for i := range t.Links {
 		if t.Links[i].Kind == model.LinkSMP {
 			e.xsock[model.LinkID(i)] = model.LinkID(len(e.caps))
@@ -105,6 +113,13 @@ func (e *Env) routeClass(route []model.LinkID) model.LatClass {
 	class := model.LatNVLink
 	for _, l := range route {
 		if int(l) >= len(t.Links) {
+			if l >= e.xsockBase {
+				// A virtual cross-socket P2P ceiling (see NewEnv): the
+				// data goes device to device through the CPUs, a
+				// PCIe-class path.
+				class = model.LatPCI
+				continue
+			}
 			return model.LatNet // a fabric bundle
 		}
 		switch t.Links[l].Kind {
@@ -133,7 +148,7 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
 		switch lk.Kind {
 		case model.LinkNet:
 			for _, x := range []model.ElemID{lk.From, lk.To} {
-				if el := t.Elem(x); el.Kind == model.KindNIC && (el.NIC.Kind == model.NICTCP || e.Cluster.Knobs.IBDisable) {
+				if el := t.Elem(x); el.Kind == model.KindNIC && (!el.NIC.Stack.GPUDirect() || e.Cluster.Knobs.IBDisable) {
 					socket = true
 				}
 			}

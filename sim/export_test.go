@@ -51,3 +51,14 @@ func (e *Env) UplinkBytes(ctx context.Context, coll model.Collective, algo strin
 	}
 	return out
 }
+
+// VirtualLinkClasses returns the latency class routeClass gives a route of
+// each virtual link alone, and the name linkClassName gives it, in link
+// order: the fabric's bundles first, then the cross-socket P2P links.
+func (e *Env) VirtualLinkClasses() (classes []model.LatClass, names []string) {
+	for id := len(e.Cluster.Topo.Links); id < len(e.caps); id++ {
+		classes = append(classes, e.routeClass([]model.LinkID{model.LinkID(id)}))
+		names = append(names, e.linkClassName(model.LinkID(id)))
+	}
+	return classes, names
+}

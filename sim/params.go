@@ -46,6 +46,11 @@ type Params struct {
 	// NetLatUs is extra latency per network step by NIC kind (model.NICKinds()
 	// order: ib, roce, efa, tcp), on top of StepLatUs' network row.
 	NetLatUs [4]float64
+	// StackEff and StackLatUs are the achieved fraction of NIC line rate
+	// and the extra latency per network step of a stack that is not its NIC
+	// kind's default, in model.NetStacks() order (a default stack uses
+	// NetEff and NetLatUs of its kind; its entries here stay 0).
+	StackEff, StackLatUs [7]float64
 	// BaseLatUs is the fixed latency of one collective call in µs by protocol
 	// (NCCL's base latency plus the launch and bookkeeping overhead nccl-tests
 	// measures).
@@ -189,6 +194,9 @@ func buildTermTable() []termDef {
 		}
 		add(d)
 	}
+	for _, d := range stackTerms() {
+		add(d)
+	}
 	for pr := model.Proto(0); pr < model.NumProtos; pr++ {
 		base := model.BaseLatUs(model.AlgoRing, pr)
 		add(termDef{"lat.base." + protoKeys[pr], func(p *Params) *float64 { return &p.BaseLatUs[pr] }, base + launchOverheadUs, 0, 500, "us", "fixed latency of one call",
@@ -328,6 +336,9 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 				for i, k := range model.NICKinds() {
 					if k == el.NIC.Kind {
 						eff := p.NetEff[i]
+						if st := el.NIC.Stack; st != "" && !st.Native() {
+							eff = p.StackEff[model.StackIndex(st)]
+						}
 						if k == model.NICRoCE {
 							eff *= roceFactor(el.NIC)
 						}

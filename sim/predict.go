@@ -289,8 +289,11 @@ func (e *Env) bottleneck(pt *Point, loads []float64, t model.Time) {
 // "PCIe", "NIC", "fabric", "inter-socket", "host memory", "cross-socket P2P".
 func (e *Env) linkClassName(id model.LinkID) string {
 	t := e.Cluster.Topo
-	if int(id) >= len(t.Links) {
+	if id >= e.xsockBase {
 		return "cross-socket P2P"
+	}
+	if int(id) >= len(t.Links) {
+		return "fabric" // a bundle of parallel fabric links
 	}
 	l := &t.Links[id]
 	switch l.Kind {

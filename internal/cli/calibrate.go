@@ -35,10 +35,10 @@ func measuredFiles(c *cli.Context, cmd string) ([]string, error) {
 
 // parseFiles parses measurement files; a file that cannot be read or
 // recognised is bad input.
-func parseFiles(files []string, cmd string) ([]*ingest.Artifact, error) {
+func parseFiles(e *env, files []string, cmd string) ([]*ingest.Artifact, error) {
 	var arts []*ingest.Artifact
-	for _, f := range files {
-		a, err := ingest.ParseFile(f)
+	for i, f := range files {
+		a, err := e.parseInput(cmd, f, i+1, len(files))
 		if err != nil {
 			return nil, badInput(fmt.Errorf("%s: %w", cmd, err))
 		}
@@ -118,6 +118,9 @@ func calibrateCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkOutput("calibrate", "-o", c.String("output")); err != nil {
+				return err
+			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
 				return badInputf("calibrate: --engine: %w", err)
@@ -145,13 +148,17 @@ func calibrateCommand(e *env) *cli.Command {
 					return badInput(fmt.Errorf("%s: %w", f, err))
 				}
 			}
-			arts, err := parseFiles(files, "calibrate")
+			arts, err := parseFiles(e, files, "calibrate")
 			if err != nil {
 				return err
 			}
 			note := useMeasuredVersion(&spec, arts)
 			ds, err := calibrate.BuildDataset(arts, spec)
 			if err != nil {
+				if len(files) == 1 && !strings.Contains(err.Error(), files[0]) {
+					// Name the one file the problem is in.
+					err = fmt.Errorf("%s: %w", files[0], err)
+				}
 				return badInput(err)
 			}
 			if note != "" {

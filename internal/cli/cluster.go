@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/collsim/collsim/calibrate"
 	"github.com/collsim/collsim/ingest"
@@ -21,6 +22,7 @@ func clusterFlags() []cli.Flag {
 		&cli.IntFlag{Name: "gpus-per-node", Usage: "use only the first `G` GPUs of each node"},
 		&cli.StringFlag{Name: "gpu", Usage: "GPU `MODEL` (e.g. H100-SXM, L40S)"},
 		&cli.StringFlag{Name: "nics", Usage: "NICs per node as `COUNTxSPEED-KIND` (4x200G-ib, 2x100G-roce, 1x10G-tcp, 4x100G-efa)"},
+		&cli.StringFlag{Name: "net-stack", Usage: "network stack `NAME` driving the NICs: ib-verbs, roce, efa-ofi, gib, tcpx, tcpxo, socket (default: the NIC kind's own)"},
 		&cli.StringSliceFlag{Name: "set", Usage: "NCCL variable `NCCL_X=VALUE` (repeatable)"},
 		&cli.StringFlag{Name: "nccl-version", Usage: "NCCL release whose defaults to model, e.g. `2.21` (default: newest)"},
 		profileFlag(),
@@ -41,8 +43,24 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		GPUsPerNode: c.Int("gpus-per-node"),
 		GPU:         c.String("gpu"),
 		NICs:        c.String("nics"),
+		NetStack:    c.String("net-stack"),
 		Set:         c.StringSlice("set"),
 		NCCLVersion: c.String("nccl-version"),
+	}
+	var given []string
+	for _, f := range []string{"node", "topo", "cluster"} {
+		if c.String(f) != "" {
+			given = append(given, "--"+f)
+		}
+	}
+	if len(given) > 1 {
+		// Each describes the whole node: one would silently override the other.
+		return model.ClusterSpec{}, badInputf("use one of --node, --topo, --cluster (got %s)", strings.Join(given, " and "))
+	}
+	if v := c.String("nccl-version"); v != "" {
+		if _, err := model.ParseVersion(v); err != nil {
+			return model.ClusterSpec{}, badInputf("--nccl-version: %w", err)
+		}
 	}
 	if c.IsSet("nodes") && c.Int("nodes") <= 0 {
 		return model.ClusterSpec{}, badInputf("--nodes must be at least 1, got %d", c.Int("nodes"))

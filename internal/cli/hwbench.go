@@ -59,6 +59,12 @@ func hwbenchCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkOutput("hwbench", "--out", o.Out); err != nil {
+				return err
+			}
+			if err := checkOutput("hwbench", "--nccl-text", o.NCCLText); err != nil {
+				return err
+			}
 			// The model to validate against is read before any measurement:
 			// a bad file fails at once, not after the sweeps.
 			var against *hwbenchModel

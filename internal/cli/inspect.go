@@ -57,8 +57,8 @@ func runInspect(e *env, files []string, format, rpath string) error {
 	var arts []*ingest.Artifact
 	var errs []inspectError
 	var firstErr error
-	for _, f := range files {
-		a, err := ingest.ParseFile(f)
+	for i, f := range files {
+		a, err := e.parseInput("inspect", f, i+1, len(files))
 		if err != nil {
 			errs = append(errs, inspectError{File: f, Error: err.Error()})
 			if firstErr == nil {

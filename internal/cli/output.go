@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
+	"github.com/collsim/collsim/ingest"
+	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/urfave/cli/v2"
 )
@@ -101,4 +105,62 @@ func optCell(v *float64, prec int) string {
 		return ""
 	}
 	return fmtF(*v, prec)
+}
+
+// statusLine shows one transient status line on a terminal ("predict: size
+// 3/31 (4K)"), rewritten in place and cleared before results are printed.
+// Its zero value, for output that is not a terminal, shows nothing.
+type statusLine struct {
+	w      io.Writer
+	prefix string
+	width  int // length of the line on screen, to clear it
+}
+
+// progress returns the progress line for cmd: on stderr when stderr is a
+// terminal, nowhere otherwise (a pipe or a file gets no progress).
+func (e *env) progress(cmd string) *statusLine {
+	if e.isTerminal == nil || !e.isTerminal(e.stderr) {
+		return &statusLine{}
+	}
+	return &statusLine{w: e.stderr, prefix: "collsim: " + cmd + ": "}
+}
+
+// show replaces the line with the formatted status.
+func (p *statusLine) show(format string, a ...any) {
+	if p.w == nil {
+		return
+	}
+	s := p.prefix + fmt.Sprintf(format, a...)
+	pad := max(p.width-len(s), 0)
+	fmt.Fprintf(p.w, "\r%s%s", s, strings.Repeat(" ", pad))
+	p.width = len(s)
+}
+
+// clear erases the line, leaving the cursor at its start.
+func (p *statusLine) clear() {
+	if p.w == nil || p.width == 0 {
+		return
+	}
+	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
+	p.width = 0
+}
+
+// parseInput parses input file k of n. On a terminal it shows how far the
+// reading has come ("reading all_reduce.log (1 of 2): 40% of 250M"), which
+// for a large log is most of the run.
+func (e *env) parseInput(cmd, path string, k, n int) (*ingest.Artifact, error) {
+	prog := e.progress(cmd)
+	defer prog.clear()
+	var o ingest.Options
+	if prog.w != nil {
+		name := filepath.Base(path)
+		o.Progress = func(read, total int64) {
+			if total > 0 {
+				prog.show("reading %s (%d of %d): %d%% of %s", name, k, n, read*100/total, model.FormatBytes(model.Bytes(total)))
+			} else {
+				prog.show("reading %s (%d of %d): %s", name, k, n, model.FormatBytes(model.Bytes(read)))
+			}
+		}
+	}
+	return ingest.ParseFileWith(path, o)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -117,16 +118,92 @@ func predictCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			pts, err := envr.Sweep(c.Context, req)
+			out, err := streamPrediction(c.Context, e, envr, req, c.String("datatype"), format)
 			if err != nil {
 				return err
 			}
-			out := newPrediction(envr, req, pts, c.String("datatype"))
-			return printResult(e, out, format, "predict", rpath, func() (*reports.Document, error) {
+			report := func() (*reports.Document, error) {
 				return predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sizeOptions(c)})
-			})
+			}
+			if format == "json" {
+				return printResult(e, out, format, "predict", rpath, report)
+			}
+			if format == "table" {
+				out.writeTableFooter(e.stdout)
+			}
+			if rpath == "" {
+				return nil
+			}
+			doc, err := report()
+			if err != nil {
+				return err
+			}
+			return writeReport("predict", rpath, doc)
 		},
 	}
+}
+
+// streamPrediction predicts every size of req in order. For the table and
+// CSV formats it prints each row as soon as its size is done (the header
+// with the first row; the caller prints the table's footer), so a long sweep shows its
+// results as they come; on a terminal it shows "size k/N" on stderr while
+// a size runs. Interrupted (ctx cancelled), it returns an error that says
+// how many sizes finished.
+func streamPrediction(ctx context.Context, e *env, envr *sim.Env, req sim.Request, dtype, format string) (*prediction, error) {
+	if req.ElemSize <= 0 {
+		req.ElemSize = 4
+	}
+	p := &prediction{env: envr, req: req, dtype: strings.ToLower(dtype)}
+	cw := csv.NewWriter(e.stdout)
+	prog := e.progress("predict")
+	n := len(req.Sizes)
+	for k, s := range req.Sizes {
+		if ctx.Err() != nil {
+			prog.clear()
+			return nil, interruptedf("predict: interrupted after %d of %d sizes", k, n)
+		}
+		prog.show("size %d/%d (%s)", k+1, n, model.FormatBytes(s))
+		pt, err := envr.Predict(ctx, req, s)
+		prog.clear()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, interruptedf("predict: interrupted after %d of %d sizes", k, n)
+			}
+			return nil, fmt.Errorf("size %s: %w", model.FormatBytes(s), err)
+		}
+		// The header waits for the first row, so that a request the
+		// model refuses at once prints only its error.
+		first := len(p.pts) == 0
+		p.pts = append(p.pts, pt)
+		switch format {
+		case "table":
+			if first {
+				p.writeTableHeader(e.stdout)
+			}
+			p.writeTableRow(e.stdout, pt)
+		case "csv":
+			if first {
+				p.writeCSVHeader(cw)
+			}
+			p.writeCSVRow(cw, pt)
+			cw.Flush()
+			if err := cw.Error(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(p.pts) == 0 {
+		// No size at all: the empty table still has its header.
+		switch format {
+		case "table":
+			p.writeTableHeader(e.stdout)
+		case "csv":
+			p.writeCSVHeader(cw)
+			cw.Flush()
+		}
+	}
+	p.summary = transportSummary(envr, p.pts)
+	return p, nil
 }
 
 // predictOptions reads the options predict and compare share (predictFlags),
@@ -335,17 +412,25 @@ func avgBusBW(pts []sim.Point) float64 {
 
 func (p *prediction) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"size_bytes", "count", "type", "redop", "root", "time_us", "algbw_gbps", "busbw_gbps", "algo", "proto", "channels", "bottleneck"})
+	p.writeCSVHeader(cw)
 	for _, pt := range p.pts {
-		redop, root := p.redopRoot()
-		_ = cw.Write([]string{
-			strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10), p.dtype, redop, strconv.Itoa(root),
-			fmtF(pt.TimeUs, 3), fmtF(pt.AlgBW, 3), fmtF(pt.BusBW, 3),
-			pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.Bottleneck,
-		})
+		p.writeCSVRow(cw, pt)
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func (p *prediction) writeCSVHeader(cw *csv.Writer) {
+	_ = cw.Write([]string{"size_bytes", "count", "type", "redop", "root", "time_us", "algbw_gbps", "busbw_gbps", "algo", "proto", "channels", "bottleneck"})
+}
+
+func (p *prediction) writeCSVRow(cw *csv.Writer, pt sim.Point) {
+	redop, root := p.redopRoot()
+	_ = cw.Write([]string{
+		strconv.FormatInt(int64(pt.Size), 10), strconv.FormatInt(pt.Count, 10), p.dtype, redop, strconv.Itoa(root),
+		fmtF(pt.TimeUs, 3), fmtF(pt.AlgBW, 3), fmtF(pt.BusBW, 3),
+		pt.Choice.Algo.String(), pt.Choice.Proto.String(), strconv.Itoa(pt.Choice.Channels), pt.Bottleneck,
+	})
 }
 
 func (p *prediction) redopRoot() (string, int) {
@@ -372,6 +457,16 @@ func ncclNum(v float64, width int) string {
 }
 
 func (p *prediction) writeTable(w io.Writer) error {
+	p.writeTableHeader(w)
+	for _, pt := range p.pts {
+		p.writeTableRow(w, pt)
+	}
+	p.writeTableFooter(w)
+	return nil
+}
+
+// writeTableHeader writes the table's comment lines and column heads.
+func (p *prediction) writeTableHeader(w io.Writer) {
 	c := p.env.Cluster
 	ci := clusterInfo(p.env)
 	fmt.Fprintf(w, "# collsim %s prediction (engine %s): %s_perf, %d ranks\n", Version, p.req.Engine, p.req.Coll.TestName(), c.NumRanks())
@@ -387,13 +482,19 @@ func (p *prediction) writeTable(w io.Writer) error {
 	fmt.Fprintf(w, "#%71s%s\n", "", "predicted")
 	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-6s  %-6s  %8s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto", "channels")
 	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)")
+}
+
+// writeTableRow writes one size's row.
+func (p *prediction) writeTableRow(w io.Writer, pt sim.Point) {
 	redop, root := p.redopRoot()
-	for _, pt := range p.pts {
-		fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6d  %s  %s  %s  %-6s  %-6s  %8d\n",
-			pt.Size, pt.Count, p.dtype, redop, root,
-			ncclNum(pt.TimeUs, 7), ncclNum(pt.AlgBW, 6), ncclNum(pt.BusBW, 6),
-			pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels)
-	}
+	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6d  %s  %s  %s  %-6s  %-6s  %8d\n",
+		pt.Size, pt.Count, p.dtype, redop, root,
+		ncclNum(pt.TimeUs, 7), ncclNum(pt.AlgBW, 6), ncclNum(pt.BusBW, 6),
+		pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels)
+}
+
+// writeTableFooter writes the average, the transport summary and the notes.
+func (p *prediction) writeTableFooter(w io.Writer) {
 	fmt.Fprintf(w, "# Avg bus bandwidth    : %g\n", round(avgBusBW(p.pts), 4))
 	fmt.Fprintln(w, "#")
 	writeComments(w, 100, p.summary)
@@ -404,7 +505,6 @@ func (p *prediction) writeTable(w io.Writer) error {
 			fmt.Fprintf(w, "# Note: %s (from %s)\n", pt.Note, model.FormatBytes(pt.Size))
 		}
 	}
-	return nil
 }
 
 func wrap(s string, width int) []string {

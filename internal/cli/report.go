@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,8 +30,8 @@ func reportFlag() cli.Flag {
 }
 
 // reportPath returns the --report path, or "" when none was asked for. An
-// unknown extension or a directory that does not exist is a usage error,
-// found before the command does its work.
+// unknown extension or a path that cannot be written (see checkOutput) is
+// a usage error, found before the command does its work.
 func reportPath(c *cli.Context, cmd string) (string, error) {
 	p := c.String("report")
 	if !c.IsSet("report") {
@@ -49,13 +48,8 @@ func reportPath(c *cli.Context, cmd string) (string, error) {
 	if !known {
 		return "", badInputf("%s: --report %s: unknown report extension %q (known: %s)", cmd, p, ext, strings.Join(reportExts[:], ", "))
 	}
-	dir := filepath.Dir(p)
-	st, err := os.Stat(dir)
-	switch {
-	case err != nil:
-		return "", badInputf("%s: --report %s: directory %s: %w", cmd, p, dir, err)
-	case !st.IsDir():
-		return "", badInputf("%s: --report %s: %s is not a directory", cmd, p, dir)
+	if err := checkOutput(cmd, "--report", p); err != nil {
+		return "", err
 	}
 	return p, nil
 }

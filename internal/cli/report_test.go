@@ -198,9 +198,8 @@ func TestReportHTML(t *testing.T) {
 }
 
 // TestReportBadPath: an unknown extension is a usage error that lists the
-// known ones; a missing directory is one too, found before any work; a
-// target that cannot be replaced fails after the normal output, leaving no
-// partial file.
+// known ones; a missing directory and a target that is a directory are
+// too, found before any work, leaving no file.
 func TestReportBadPath(t *testing.T) {
 	dir := t.TempDir()
 	file := corpus + "/ibstat_snellius_h100_node.txt"
@@ -223,9 +222,9 @@ func TestReportBadPath(t *testing.T) {
 		{"validate docx", []string{"validate", "--node", "dgx-h100", "--measured", file, "--report", filepath.Join(dir, "r.docx")}, ExitBadInput, "validate: --report", false, false},
 		{"calibrate csv", []string{"calibrate", "--node", "dgx-h100", "--measured", file, "--report", filepath.Join(dir, "r.csv")}, ExitBadInput, "calibrate: --report", false, false},
 		{"accuracy missing directory", []string{"accuracy", "--cases", "../../ingest/testdata/cases.yaml", "--report", filepath.Join(dir, "no", "a.html")}, ExitBadInput, "accuracy: --report", false, false},
-		{"missing directory", []string{"predict", "--engine", "analytic", "--report", filepath.Join(dir, "missing", "r.html")}, ExitBadInput, "no such file or directory", false, false},
-		{"inspect missing directory", []string{"inspect", file, "--report", filepath.Join(dir, "missing", "r.md")}, ExitBadInput, "no such file or directory", false, false},
-		{"target is a directory", []string{"predict", "--engine", "analytic", "-b", "1M", "-e", "4M", "--report", isDir}, ExitBadInput, "predict: --report: reports: writing", true, false},
+		{"missing directory", []string{"predict", "--engine", "analytic", "--report", filepath.Join(dir, "missing", "r.html")}, ExitBadInput, "missing does not exist", false, false},
+		{"inspect missing directory", []string{"inspect", file, "--report", filepath.Join(dir, "missing", "r.md")}, ExitBadInput, "missing does not exist", false, false},
+		{"target is a directory", []string{"predict", "--engine", "analytic", "-b", "1M", "-e", "4M", "--report", isDir}, ExitBadInput, "taken.html: is a directory", false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

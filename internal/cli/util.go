@@ -1,6 +1,14 @@
 package cli
 
-import "sort"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+)
 
 // sortedKeys returns a map's keys in order (deterministic output).
 func sortedKeys[V any](m map[string]V) []string {
@@ -10,4 +18,57 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// checkOutput checks, before a command does any work, that path can be
+// written as a file: it is not a directory or a device, and its directory
+// exists and takes new files (tried with a temporary file that is removed
+// at once). cmd and flag name the option in the error ("calibrate", "-o");
+// an empty path is no output and passes. Every command's output option
+// (--report, -o, --out) goes through it, so a run that could not save its
+// result fails at once with exit 2 instead of after the work.
+func checkOutput(cmd, flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	bad := func(format string, a ...any) error {
+		return badInputf("%s: %s %s: %s", cmd, flag, path, fmt.Sprintf(format, a...))
+	}
+	if st, err := os.Stat(path); err == nil {
+		switch {
+		case st.IsDir():
+			return bad("is a directory; give a file name")
+		case !st.Mode().IsRegular():
+			return bad("is not a regular file")
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return bad("%v", pathCause(err))
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return bad("directory %s does not exist", dir)
+	case err != nil:
+		return bad("directory %s: %v", dir, pathCause(err))
+	case !st.IsDir():
+		return bad("%s is not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, ".collsim-check-*")
+	if err != nil {
+		return bad("cannot write in directory %s: %v", dir, pathCause(err))
+	}
+	name := f.Name()
+	return errors.Join(f.Close(), os.Remove(name))
+}
+
+// pathCause is the reason of a file-system error without the path the
+// caller already names ("permission denied", not "open x: permission
+// denied").
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -61,14 +61,14 @@ func validateCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			arts, err := parseFiles(files, "validate")
+			arts, err := parseFiles(e, files, "validate")
 			if err != nil {
 				return err
 			}
 			ingest.CrossCheck(arts) // NIC facts of an ibstat file applied to the runs
 			opt := calibrate.ValidateOptions{Tolerance: tol, Engine: engine, Profile: c.String("profile")}
 			if f := c.String("log"); f != "" {
-				a, err := ingest.ParseFile(f)
+				a, err := e.parseInput("validate", f, 1, 1)
 				if err != nil {
 					return badInput(fmt.Errorf("validate: --log: %w", err))
 				}

@@ -3,42 +3,11 @@
 package cuda
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"unsafe"
 
-	"github.com/collsim/collsim/hwbench/internal/dl"
+	"github.com/collsim/collsim/hwbench/internal/cfake"
 )
-
-// buildFake compiles testdata/fakecuda.c into a shared library, skipping
-// the test without a C compiler.
-func buildFake(t *testing.T) string {
-	t.Helper()
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("no C compiler (%s): %v", cc, err)
-	}
-	out := filepath.Join(t.TempDir(), "libfakecuda.so")
-	if msg, err := exec.Command(cc, "-shared", "-fPIC", "-o", out, filepath.Join("testdata", "fakecuda.c")).CombinedOutput(); err != nil {
-		t.Skipf("cannot build the fake library: %v\n%s", err, msg)
-	}
-	return out
-}
-
-// fakeVar reads a global of the fake library (the arguments it recorded).
-func fakeVar[T any](t *testing.T, lib string, name string) T {
-	t.Helper()
-	l, err := openForTest(lib, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return *(*T)(l)
-}
 
 // TestDriverBindingAgainstFake calls the driver API through the binding
 // into a stand-in libcuda that checks what it is given: the DMA-BUF
@@ -48,7 +17,7 @@ func fakeVar[T any](t *testing.T, lib string, name string) T {
 // stream with the flag's device address and the timeout as parameters, and
 // the mapped, portable host flag.
 func TestDriverBindingAgainstFake(t *testing.T) {
-	lib := buildFake(t)
+	lib := cfake.Build(t, "fakecuda.c", "libfakecuda.so")
 	r, err := LoadWith([]string{lib}, []string{lib})
 	if err != nil {
 		t.Fatalf("LoadWith: %v", err)
@@ -63,7 +32,7 @@ func TestDriverBindingAgainstFake(t *testing.T) {
 	if err != nil || fd != 77 {
 		t.Errorf("DMABufFD = %d, %v; want the fake's descriptor 77", fd, err)
 	}
-	if p, n := fakeVar[uint64](t, lib, "last_range_ptr"), fakeVar[uint64](t, lib, "last_range_size"); p != 0x7f0000200000 || n != 2<<20 {
+	if p, n := cfake.Var[uint64](t, lib, "last_range_ptr"), cfake.Var[uint64](t, lib, "last_range_size"); p != 0x7f0000200000 || n != 2<<20 {
 		t.Errorf("range %#x+%d", p, n)
 	}
 	if _, err := r.DMABufFD(0x7f0000200010, 2<<20); err == nil {
@@ -73,7 +42,7 @@ func TestDriverBindingAgainstFake(t *testing.T) {
 	if err != nil || dev != host+0x1000000000 {
 		t.Fatalf("MappedFlag = %#x, %#x, %v", host, dev, err)
 	}
-	if f := fakeVar[uint32](t, lib, "last_host_alloc_flags"); f != 3 { // cudaHostAllocPortable | cudaHostAllocMapped
+	if f := cfake.Var[uint32](t, lib, "last_host_alloc_flags"); f != 3 { // cudaHostAllocPortable | cudaHostAllocMapped
 		t.Errorf("host alloc flags %d, want 3", f)
 	}
 	if err := r.LaunchDelay(0, Stream(0x5000), dev, 12345); err != nil {
@@ -82,7 +51,7 @@ func TestDriverBindingAgainstFake(t *testing.T) {
 	if err := r.LaunchDelay(0, Stream(0x5000), dev, 12345); err != nil { // the module is loaded once
 		t.Fatalf("LaunchDelay again: %v", err)
 	}
-	if f, to, s, n := fakeVar[uint64](t, lib, "launch_flag"), fakeVar[uint64](t, lib, "launch_timeout"), fakeVar[uintptr](t, lib, "launch_stream"), fakeVar[int32](t, lib, "launches"); f != uint64(dev) || to != 12345 || s != 0x5000 || n != 2 {
+	if f, to, s, n := cfake.Var[uint64](t, lib, "launch_flag"), cfake.Var[uint64](t, lib, "launch_timeout"), cfake.Var[uintptr](t, lib, "launch_stream"), cfake.Var[int32](t, lib, "launches"); f != uint64(dev) || to != 12345 || s != 0x5000 || n != 2 {
 		t.Errorf("launch flag %#x timeout %d stream %#x count %d", f, to, s, n)
 	}
 	SetFlag(host, 1)
@@ -93,17 +62,8 @@ func TestDriverBindingAgainstFake(t *testing.T) {
 	if err != nil || p == 0 {
 		t.Fatalf("MallocHostNUMA: %v", err)
 	}
-	t.Logf("NUMA binding took: %v", bound)                             // depends on this kernel's policy support
-	if f := fakeVar[uint32](t, lib, "last_host_alloc_flags"); f != 0 { // cudaHostAllocDefault
+	t.Logf("NUMA binding took: %v", bound)                               // depends on this kernel's policy support
+	if f := cfake.Var[uint32](t, lib, "last_host_alloc_flags"); f != 0 { // cudaHostAllocDefault
 		t.Errorf("host alloc flags %d, want 0", f)
 	}
-}
-
-// openForTest returns the address of symbol name in the library at path.
-func openForTest(path, name string) (unsafe.Pointer, error) {
-	l, err := dl.Open([]string{path}, []dl.Sym{{Name: name}})
-	if err != nil {
-		return nil, err
-	}
-	return l.Addr(name), nil
 }

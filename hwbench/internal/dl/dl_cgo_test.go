@@ -1,39 +1,26 @@
 //go:build cgo && linux
 
-package dl
+package dl_test
 
 import (
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/collsim/collsim/hwbench/internal/cfake"
+	"github.com/collsim/collsim/hwbench/internal/dl"
 )
 
-// buildFakeLib compiles testdata/fakelib.c into a shared library in a
-// temporary directory with the system C compiler, skipping the test when
-// there is none.
+// buildFakeLib compiles testdata/fakelib.c into a shared library, skipping
+// the test when there is no C compiler.
 func buildFakeLib(t *testing.T) string {
 	t.Helper()
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("no C compiler (%s): %v", cc, err)
-	}
-	out := filepath.Join(t.TempDir(), "libhwbenchfake.so.1")
-	cmd := exec.Command(cc, "-shared", "-fPIC", "-o", out, filepath.Join("testdata", "fakelib.c"))
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("cannot build the fake library with %s: %v\n%s", cc, err, msg)
-	}
-	return out
+	return cfake.Build(t, "fakelib.c", "libhwbenchfake.so.1")
 }
 
 func TestOpenResolvesSymbols(t *testing.T) {
 	lib := buildFakeLib(t)
-	l, err := Open([]string{"/nonexistent/libnope.so.9", lib}, []Sym{
+	l, err := dl.Open([]string{"/nonexistent/libnope.so.9", lib}, []dl.Sym{
 		{Name: "fake_add_one"},
 		{Name: "fake_double"},
 		{Name: "fake_version", Alt: []string{"fake_version_v2"}},
@@ -60,7 +47,7 @@ func TestOpenResolvesSymbols(t *testing.T) {
 			if !l.Has(tc.sym) {
 				t.Fatalf("Has(%q) = false", tc.sym)
 			}
-			if got := callIntInt(l.Addr(tc.sym), tc.in); got != tc.want {
+			if got := dl.CallIntInt(l.Addr(tc.sym), tc.in); got != tc.want {
 				t.Errorf("%s(%d) = %d, want %d", tc.sym, tc.in, got, tc.want)
 			}
 		})
@@ -75,35 +62,35 @@ func TestOpenErrors(t *testing.T) {
 	tests := []struct {
 		name     string
 		sonames  []string
-		syms     []Sym
+		syms     []dl.Sym
 		is       error
 		contains []string
 	}{
 		{
 			name:     "missing symbol is named",
 			sonames:  []string{lib},
-			syms:     Syms("fake_add_one", "fake_no_such_function"),
-			is:       ErrSymbolNotFound,
+			syms:     dl.Syms("fake_add_one", "fake_no_such_function"),
+			is:       dl.ErrSymbolNotFound,
 			contains: []string{"fake_no_such_function", "missing symbol"},
 		},
 		{
 			name:     "all missing symbols are named",
 			sonames:  []string{lib},
-			syms:     Syms("fake_gone_a", "fake_double", "fake_gone_b"),
-			is:       ErrSymbolNotFound,
+			syms:     dl.Syms("fake_gone_a", "fake_double", "fake_gone_b"),
+			is:       dl.ErrSymbolNotFound,
 			contains: []string{"symbols fake_gone_a, fake_gone_b"},
 		},
 		{
 			name:     "missing library wraps ErrLibraryNotFound",
 			sonames:  []string{"libhwbench_does_not_exist.so.13", "libhwbench_does_not_exist.so.12"},
-			syms:     Syms("x"),
-			is:       ErrLibraryNotFound,
+			syms:     dl.Syms("x"),
+			is:       dl.ErrLibraryNotFound,
 			contains: []string{"libhwbench_does_not_exist.so.13, libhwbench_does_not_exist.so.12: not found (", "cannot open shared object file"},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := Open(tc.sonames, tc.syms)
+			l, err := dl.Open(tc.sonames, tc.syms)
 			if err == nil {
 				l.Close()
 				t.Fatal("Open succeeded, want an error")
@@ -125,10 +112,10 @@ func TestOpenErrors(t *testing.T) {
 
 func TestProbe(t *testing.T) {
 	lib := buildFakeLib(t)
-	if err := Probe([]string{lib}); err != nil {
+	if err := dl.Probe([]string{lib}); err != nil {
 		t.Errorf("Probe(%s): %v", lib, err)
 	}
-	if err := Probe([]string{"libhwbench_does_not_exist.so.1"}); !errors.Is(err, ErrLibraryNotFound) {
+	if err := dl.Probe([]string{"libhwbench_does_not_exist.so.1"}); !errors.Is(err, dl.ErrLibraryNotFound) {
 		t.Errorf("Probe(missing) = %v, want ErrLibraryNotFound", err)
 	}
 }

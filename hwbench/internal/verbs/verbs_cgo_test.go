@@ -3,38 +3,10 @@
 package verbs
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
-	"github.com/collsim/collsim/hwbench/internal/dl"
+	"github.com/collsim/collsim/hwbench/internal/cfake"
 )
-
-func buildFake(t *testing.T) string {
-	t.Helper()
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("no C compiler (%s): %v", cc, err)
-	}
-	out := filepath.Join(t.TempDir(), "libfakeverbs.so")
-	if msg, err := exec.Command(cc, "-shared", "-fPIC", "-o", out, filepath.Join("testdata", "fakeverbs.c")).CombinedOutput(); err != nil {
-		t.Skipf("cannot build the fake library: %v\n%s", err, msg)
-	}
-	return out
-}
-
-func fakeVar[T any](t *testing.T, lib, name string) T {
-	t.Helper()
-	l, err := dl.Open([]string{lib}, []dl.Sym{{Name: name}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return *(*T)(l.Addr(name))
-}
 
 // TestEndpointAgainstFake builds a 4-queue-pair endpoint on a stand-in
 // libibverbs, connects each queue pair to a peer's, and registers GPU
@@ -42,7 +14,7 @@ func fakeVar[T any](t *testing.T, lib, name string) T {
 // iova, fd, access) in verbs.h's order, and each RTR transition the peer's
 // queue pair number and the MTU.
 func TestEndpointAgainstFake(t *testing.T) {
-	lib := buildFake(t)
+	lib := cfake.Build(t, "fakeverbs.c", "libfakeverbs.so")
 	l, err := LoadFrom([]string{lib})
 	if err != nil {
 		t.Fatalf("LoadFrom: %v", err)
@@ -69,14 +41,14 @@ func TestEndpointAgainstFake(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, dest, mtu := fakeVar[int32](t, lib, "rtr_count"), fakeVar[[16]uint32](t, lib, "rtr_dest"), fakeVar[int32](t, lib, "rtr_mtu"); n != 4 || dest[0] != 0x900 || dest[3] != 0x903 || mtu != 5 {
+	if n, dest, mtu := cfake.Var[int32](t, lib, "rtr_count"), cfake.Var[[16]uint32](t, lib, "rtr_dest"), cfake.Var[int32](t, lib, "rtr_mtu"); n != 4 || dest[0] != 0x900 || dest[3] != 0x903 || mtu != 5 {
 		t.Errorf("RTR: %d transitions, dest %x, mtu %d", n, dest[:4], mtu)
 	}
 	mr, err := ep.RegisterDMABuf(0x1234, 1<<20, 0x7f0000201234, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if off, ln, iova, fd, acc := fakeVar[uint64](t, lib, "dm_offset"), fakeVar[uint64](t, lib, "dm_length"), fakeVar[uint64](t, lib, "dm_iova"), fakeVar[int32](t, lib, "dm_fd"), fakeVar[int32](t, lib, "dm_access"); off != 0x1234 || ln != 1<<20 || iova != 0x7f0000201234 || fd != 42 || acc != 7 {
+	if off, ln, iova, fd, acc := cfake.Var[uint64](t, lib, "dm_offset"), cfake.Var[uint64](t, lib, "dm_length"), cfake.Var[uint64](t, lib, "dm_iova"), cfake.Var[int32](t, lib, "dm_fd"), cfake.Var[int32](t, lib, "dm_access"); off != 0x1234 || ln != 1<<20 || iova != 0x7f0000201234 || fd != 42 || acc != 7 {
 		t.Errorf("ibv_reg_dmabuf_mr(offset %#x, length %d, iova %#x, fd %d, access %d)", off, ln, iova, fd, acc)
 	}
 	if addr, rkey := mr.Keys(); addr != 0x7f0000201234 || rkey != 22 {

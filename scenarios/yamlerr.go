@@ -1,0 +1,339 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// This file turns what the YAML library says into what a person editing
+// the file can act on: every error names file:line:column in the file as
+// written, says what was wanted in the file's own terms ("want a mapping,
+// got a list", not "cannot unmarshal !!seq into model.NICSpec") and names
+// the key. All of collsim's YAML inputs (clusters, sweeps, prices,
+// workloads) go through parseYAML; decoding a fragment into a struct goes
+// through decodeError.
+
+// parseYAML parses a whole YAML document into a node tree: a syntax error
+// names file:line (the library reports no column), and a key given twice in
+// any mapping, at any depth, is an error naming both places (the library
+// keeps the last one silently when building nodes).
+func parseYAML(file string, data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, syntaxError(file, err)
+	}
+	if err := duplicateKeys(file, &doc); err != nil {
+		return nil, err
+	}
+	return &doc, nil
+}
+
+// syntaxRE is the library's "yaml: line N: message".
+var syntaxRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// syntaxError is a YAML syntax error as file:line: message.
+func syntaxError(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := syntaxRE.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s:%s: invalid YAML: %s", file, m[1], m[2])
+	}
+	return fmt.Errorf("%s: invalid YAML: %s", file, msg)
+}
+
+// duplicateKeys reports the first key that appears twice in one mapping
+// anywhere under n.
+func duplicateKeys(file string, n *yaml.Node) error {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.MappingNode {
+		first := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+				continue
+			}
+			if f, ok := first[k.Value]; ok {
+				return errAt(file, k, "duplicate key %q (first given at line %d:%d)", k.Value, f.Line, f.Column)
+			}
+			first[k.Value] = k
+		}
+	}
+	if n.Kind == yaml.AliasNode {
+		return nil // the anchor's own mapping is checked where it is defined
+	}
+	for _, c := range n.Content {
+		if err := duplicateKeys(file, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeError translates the error of decoding frag (v marshalled on its
+// own, so its line numbers count from v) into out: the first problem, at
+// its position in the original document, in the file's terms.
+func decodeError(file string, v *yaml.Node, frag []byte, out any, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	at := v
+	path := ""
+	if m := fragLineRE.FindStringSubmatch(msg); m != nil {
+		msg = strings.TrimSpace(msg[len(m[0]):])
+		line, _ := strconv.Atoi(m[1])
+		if n, p := nodeAtFragmentLine(v, frag, line, matcher(msg)); n != nil {
+			at, path = n, p
+		}
+	}
+	msg = plainMessage(msg, v, frag, out)
+	if path != "" && !strings.HasPrefix(msg, "unknown key") && !strings.HasPrefix(msg, "duplicate key") {
+		msg = path + ": " + msg
+	}
+	return &posError{file: file, line: at.Line, col: at.Column, msg: msg}
+}
+
+var fragLineRE = regexp.MustCompile(`^line (\d+):`)
+
+// matcher returns which node a library message is about: the value of the
+// tag (and text) it names, or the key it names.
+func matcher(msg string) func(*yaml.Node) bool {
+	if m := unmarshalRE.FindStringSubmatch(msg); m != nil {
+		tag, val := m[1], m[2]
+		return func(n *yaml.Node) bool {
+			if n.ShortTag() != tag {
+				return false
+			}
+			if short, ok := strings.CutSuffix(val, "..."); ok {
+				return strings.HasPrefix(n.Value, short)
+			}
+			return val == "" || n.Value == val
+		}
+	}
+	key := ""
+	if m := notFoundRE.FindStringSubmatch(msg); m != nil {
+		key = m[1]
+	} else if m := alreadyRE.FindStringSubmatch(msg); m != nil {
+		key = m[1]
+	}
+	return func(n *yaml.Node) bool { return key == "" || (n.Kind == yaml.ScalarNode && n.Value == key) }
+}
+
+// nodeAtFragmentLine finds the node of v that the fragment's line refers
+// to: frag is parsed again and walked side by side with v (the two trees
+// have the same shape), and the first fragment node on that line that
+// match accepts gives the original node, with its key path
+// ("nics.roce.mtu").
+func nodeAtFragmentLine(v *yaml.Node, frag []byte, line int, match func(*yaml.Node) bool) (*yaml.Node, string) {
+	var doc yaml.Node
+	if yaml.Unmarshal(frag, &doc) != nil || len(doc.Content) == 0 {
+		return nil, ""
+	}
+	var found *yaml.Node
+	var foundPath string
+	var walk func(f, o *yaml.Node, path string)
+	walk = func(f, o *yaml.Node, path string) {
+		if found != nil || f == nil || o == nil {
+			return
+		}
+		if f.Line == line && match(f) {
+			found, foundPath = o, path
+			return
+		}
+		if len(f.Content) != len(o.Content) {
+			return
+		}
+		for i := range f.Content {
+			p := path
+			switch {
+			case f.Kind == yaml.MappingNode && i%2 == 1:
+				p = joinPath(path, f.Content[i-1].Value)
+			case f.Kind == yaml.MappingNode:
+				p = joinPath(path, f.Content[i].Value)
+			case f.Kind == yaml.SequenceNode:
+				p = fmt.Sprintf("%s[%d]", path, i)
+			}
+			walk(f.Content[i], o.Content[i], p)
+		}
+	}
+	walk(doc.Content[0], v, "")
+	return found, foundPath
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+var (
+	unmarshalRE = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (\\S+)$")
+	notFoundRE  = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
+	alreadyRE   = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
+)
+
+// plainMessage rewrites one of the library's messages without Go type
+// names.
+func plainMessage(msg string, v *yaml.Node, frag []byte, out any) string {
+	if m := unmarshalRE.FindStringSubmatch(msg); m != nil {
+		got := tagWords(m[1])
+		if m[2] != "" {
+			got += fmt.Sprintf(" %q", m[2])
+		}
+		return fmt.Sprintf("want %s, got %s", typeWords(m[3], out), got)
+	}
+	if m := notFoundRE.FindStringSubmatch(msg); m != nil {
+		if keys := knownKeys(m[2], out); len(keys) > 0 {
+			return fmt.Sprintf("unknown key %q (known: %s)", m[1], strings.Join(keys, ", "))
+		}
+		return fmt.Sprintf("unknown key %q", m[1])
+	}
+	if m := alreadyRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[2])
+		if n, _ := nodeAtFragmentLine(v, frag, line, matcher(msg)); n != nil {
+			return fmt.Sprintf("duplicate key %q (first given at line %d:%d)", m[1], n.Line, n.Column)
+		}
+		return fmt.Sprintf("duplicate key %q", m[1])
+	}
+	return msg
+}
+
+// tagWords names a YAML tag the way the file reads.
+func tagWords(tag string) string {
+	switch tag {
+	case "!!seq":
+		return "a list"
+	case "!!map":
+		return "a mapping"
+	case "!!str":
+		return "text"
+	case "!!int":
+		return "an integer"
+	case "!!float":
+		return "a number"
+	case "!!bool":
+		return "true/false"
+	case "!!null":
+		return "nothing"
+	case "!!binary":
+		return "binary data"
+	case "!!timestamp":
+		return "a date"
+	}
+	return "a " + strings.TrimPrefix(tag, "!!")
+}
+
+// typeWords names the Go type a value was decoded into as the kind of YAML
+// value it wants.
+func typeWords(goType string, out any) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "*"):
+		return "a mapping"
+	}
+	switch goType {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "string":
+		return "text"
+	}
+	if t := findType(reflect.TypeOf(out), goType, map[reflect.Type]bool{}); t != nil {
+		switch t.Kind() {
+		case reflect.Struct, reflect.Map:
+			return "a mapping"
+		case reflect.Slice, reflect.Array:
+			return "a list"
+		case reflect.String:
+			return "text"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			return "an integer"
+		case reflect.Float32, reflect.Float64:
+			return "a number"
+		case reflect.Bool:
+			return "true or false"
+		}
+	}
+	return "a value of another kind"
+}
+
+// knownKeys lists the YAML keys of the struct type named goType reachable
+// from out.
+func knownKeys(goType string, out any) []string {
+	t := findType(reflect.TypeOf(out), goType, map[reflect.Type]bool{})
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = strings.ToLower(f.Name)
+		}
+		keys = append(keys, name)
+	}
+	return keys
+}
+
+// findType returns the type named name (as reflect prints it) among t and
+// the types of its fields, elements and pointers.
+func findType(t reflect.Type, name string, seen map[reflect.Type]bool) reflect.Type {
+	if t == nil || seen[t] {
+		return nil
+	}
+	seen[t] = true
+	if t.String() == name {
+		return t
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return findType(t.Elem(), name, seen)
+	case reflect.Map:
+		if r := findType(t.Key(), name, seen); r != nil {
+			return r
+		}
+		return findType(t.Elem(), name, seen)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if r := findType(t.Field(i).Type, name, seen); r != nil {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// nodeWords names the kind of a YAML node the way the file reads ("a
+// list"), for errors that want another kind.
+func nodeWords(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return tagWords(n.ShortTag())
+}
