@@ -174,6 +174,7 @@ func (c ClusterSpec) Build() (*Cluster, error) {
 			return nil, fmt.Errorf("fabric: %w", err)
 		}
 		cl.Fabric.Seed = c.Seed
+		cl.Fabric.applyKnobs(knobs)
 	}
 	if err := t.Validate(); err != nil {
 		return nil, err

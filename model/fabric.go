@@ -40,7 +40,8 @@ type FabricSpec struct {
 	// one (DefaultRouting).
 	Routing string `yaml:"routing,omitempty"`
 	// SHARP is true when the switches can reduce in the network (InfiniBand
-	// Quantum SHARP). Parsed and validated; not yet simulated.
+	// Quantum SHARP): with NCCL_COLLNET_ENABLE=1 NCCL may run CollNetDirect
+	// or CollNetChain AllReduce (model/fabric_collnet.go, sim/collnet.go).
 	SHARP bool `yaml:"sharp,omitempty"`
 	// Placement is packed (default), scattered or explicit (then Slots).
 	Placement string `yaml:"placement,omitempty"`
@@ -50,8 +51,8 @@ type FabricSpec struct {
 	Slots []int `yaml:"slots,omitempty"`
 	// Degraded lists links that run slower or are down.
 	Degraded []DegradedLink `yaml:"degraded,omitempty"`
-	// Background lists other jobs that share the fabric. Parsed and
-	// validated; not yet simulated.
+	// Background lists other jobs that share the fabric: their flows
+	// compete with the job's in both engines (sim/physics_background.go).
 	Background []BackgroundJob `yaml:"background,omitempty"`
 	// SwitchLatencyNs overrides the port-to-port latency of one switch.
 	SwitchLatencyNs float64 `yaml:"switch_latency_ns,omitempty"`
@@ -70,7 +71,7 @@ type DegradedLink struct {
 }
 
 // BackgroundJob is another job's traffic on the fabric: one collective of
-// Size over Nodes nodes. Parsed and validated; not yet simulated.
+// Size over Nodes nodes, run back to back for as long as the job's call.
 type BackgroundJob struct {
 	Collective string `yaml:"collective"`
 	Nodes      int    `yaml:"nodes"`

@@ -24,8 +24,9 @@ type Fabric struct {
 	LinkLayer NICKind
 	RoCE      RoCEParams
 
-	sharp      bool
-	background int
+	sharp bool
+	// background are the other jobs sharing the fabric (sim/physics_background.go).
+	background []BackgroundJob
 
 	t      *Topology
 	sw     []fabSwitch
@@ -70,7 +71,7 @@ type nicPort struct {
 // buildFabric cables nodes into t as plan describes, applies the degraded
 // links and checks that every rail still connects every node.
 func buildFabric(t *Topology, f FabricSpec, p *FabricPlan, nodes []*NodeElems, swLat Time) (*Fabric, error) {
-	fb := &Fabric{Plan: p, t: t, sharp: f.SHARP, background: len(f.Background), swOf: map[ElemID]int32{}, ports: map[ElemID][]nicPort{}, podUpB: map[[2]int]int32{}, podDownB: map[[2]int]int32{}, dists: map[int32]*leafDist{}}
+	fb := &Fabric{Plan: p, t: t, sharp: f.SHARP, background: f.Background, swOf: map[ElemID]int32{}, ports: map[ElemID][]nicPort{}, podUpB: map[[2]int]int32{}, podDownB: map[[2]int]int32{}, dists: map[int32]*leafDist{}}
 	deg := map[string]int{}
 	for i, d := range f.Degraded {
 		name := normLinkName(d.Link)
@@ -724,11 +725,27 @@ func (fb *Fabric) Notes() []string {
 		return nil
 	}
 	var out []string
-	if fb.sharp {
-		out = append(out, "fabric.sharp is parsed; in-network reduction (SHARP/CollNet) is not simulated yet")
-	}
-	if fb.background > 0 {
-		out = append(out, fmt.Sprintf("fabric.background lists %d job(s); their competing traffic is not simulated yet", fb.background))
-	}
 	return out
+}
+
+// applyKnobs makes the fabric's routing what NCCL's settings allow. An
+// InfiniBand fabric routes adaptively only for traffic NCCL sends
+// adaptive-routing-safe (NCCL_IB_ADAPTIVE_ROUTING, on by default for IB,
+// v2.30.7 net_ib/init.cc): with it off, NCCL's single write-with-immediate
+// per message must arrive in order, so the subnet manager's static routes
+// apply (assumption: the operator keeps such traffic on a service level
+// without adaptive routing). RoCE fabrics that spray (Spectrum-X class)
+// reorder in the NIC and are left as they are.
+func (fb *Fabric) applyKnobs(k Knobs) {
+	if fb.LinkLayer == NICIB && fb.Plan.Routing == RoutingAdaptive && !k.AdaptiveRoutingOn(NICIB) {
+		fb.Plan.Routing = RoutingStatic
+	}
+}
+
+// Background returns the other jobs that share the fabric.
+func (fb *Fabric) Background() []BackgroundJob {
+	if fb == nil {
+		return nil
+	}
+	return fb.background
 }

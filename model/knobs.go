@@ -183,9 +183,42 @@ type Knobs struct {
 	BuffSize Bytes
 	// IBGIDIndex is NCCL_IB_GID_INDEX (-1 auto).
 	IBGIDIndex int
+	// IBQPsPerConn is NCCL_IB_QPS_PER_CONNECTION: RC QPs per connection
+	// (default 1 since 2.10.3, NCCL src/transport/net_ib/connect.cc). Each QP is
+	// its own flow for ECMP hashing.
+	IBQPsPerConn int
+	// IBSplitDataOnQPs is NCCL_IB_SPLIT_DATA_ON_QPS: -1 unset (1 in
+	// 2.18-2.19, 0 from 2.20: SplitDataOnQPs resolves it by version).
+	IBSplitDataOnQPs int
+	// IBAdaptiveRouting is NCCL_IB_ADAPTIVE_ROUTING: -2 unset (auto: on for
+	// the InfiniBand link layer, off for RoCE; net_ib/init.cc), 0 or 1.
+	IBAdaptiveRouting int
+	// CollNetEnable is NCCL_COLLNET_ENABLE (0 or 1; unset is off).
+	CollNetEnable bool
 	// NChannelsPerNetPeer is NCCL_NCHANNELS_PER_NET_PEER (0 = NCCL's
 	// version-dependent default, see Tuner.P2PChannels).
 	NChannelsPerNetPeer int
+}
+
+// SplitDataOnQPs resolves NCCL_IB_SPLIT_DATA_ON_QPS for NCCL version v: the
+// value given, else 1 in 2.18-2.19 and 0 from 2.20 (NCCL
+// v2.19.3 net_ib.cc:1005 = 1, v2.20.3 net_ib.cc:1301 = 0).
+func (k Knobs) SplitDataOnQPs(v Version) bool {
+	if k.IBSplitDataOnQPs >= 0 {
+		return k.IBSplitDataOnQPs == 1
+	}
+	return v.AtLeast(18) && !v.AtLeast(20)
+}
+
+// AdaptiveRoutingOn resolves NCCL_IB_ADAPTIVE_ROUTING for a link layer:
+// the value given, else on for InfiniBand and off otherwise (v2.30.7
+// net_ib/init.cc: the -2 default enables it when the port's link layer is
+// IB).
+func (k Knobs) AdaptiveRoutingOn(link NICKind) bool {
+	if k.IBAdaptiveRouting >= 0 {
+		return k.IBAdaptiveRouting == 1
+	}
+	return link == NICIB
 }
 
 type knobDef struct {
@@ -273,6 +306,15 @@ var knobDefs = []knobDef{
 		return nil
 	}},
 	{"NCCL_IB_GID_INDEX", "RoCE GID index (-1 auto)", intKnob(-1, 255, func(k *Knobs) *int { return &k.IBGIDIndex })},
+	{"NCCL_IB_QPS_PER_CONNECTION", "RC QPs per connection (default 1); each QP is one ECMP flow", intKnob(1, 128, func(k *Knobs) *int { return &k.IBQPsPerConn })},
+	{"NCCL_IB_SPLIT_DATA_ON_QPS", "1 splits each message over the QPs, 0 round-robins whole messages (default 0 from 2.20, 1 in 2.18-2.19)", intKnob(0, 1, func(k *Knobs) *int { return &k.IBSplitDataOnQPs })},
+	{"NCCL_IB_ADAPTIVE_ROUTING", "1/0 adaptive-routing-safe transfers (default: on for InfiniBand, off for RoCE); 0 on an adaptive IB fabric routes statically", intKnob(0, 1, func(k *Knobs) *int { return &k.IBAdaptiveRouting })},
+	{"NCCL_COLLNET_ENABLE", "1 enables CollNet (SHARP in-network reduction) where the fabric has sharp: true; any value but 1 leaves it off", func(k *Knobs, v string) error {
+		// NCCL accepts only 0 or 1 and forces anything else to 0 with an
+		// INFO line (NCCL init.cc); collsim does the same.
+		k.CollNetEnable = strings.TrimSpace(v) == "1"
+		return nil
+	}},
 }
 
 // KnownKnobs returns the NCCL variables collsim honours with a short description, sorted by name.
@@ -288,16 +330,13 @@ func KnownKnobs() [][2]string {
 // ParseKnobs validates and parses NCCL variables. Names may omit the NCCL_
 // prefix. An unknown name or a bad value is an error naming the variable.
 func ParseKnobs(env map[string]string) (Knobs, error) {
-	k := Knobs{Raw: map[string]string{}, NetGDRRead: -1, CrossNIC: 2, NVLSEnable: 2, IBGIDIndex: -1}
+	k := Knobs{Raw: map[string]string{}, NetGDRRead: -1, CrossNIC: 2, NVLSEnable: 2, IBGIDIndex: -1, IBQPsPerConn: 1, IBSplitDataOnQPs: -1, IBAdaptiveRouting: -2}
 	for i := range k.Algos {
 		k.Algos[i] = true
 	}
 	for i := range k.Protos {
 		k.Protos[i] = true
 	}
-	// CollNet needs a SHARP plugin that collsim does not model; it is off as
-	// in NCCL by default (NCCL_COLLNET_ENABLE unset).
-	k.Algos[AlgoCollNetDirect], k.Algos[AlgoCollNetChain] = false, false
 	names := make([]string, 0, len(env))
 	for n := range env {
 		names = append(names, n)
@@ -327,9 +366,11 @@ func ParseKnobs(env map[string]string) (Knobs, error) {
 		}
 		k.Raw[full] = env[n]
 	}
-	if k.AlgoSet {
-		k.Algos[AlgoCollNetDirect], k.Algos[AlgoCollNetChain] = false, false
-	}
+	// CollNet runs only when NCCL_COLLNET_ENABLE=1 initialised it (NCCL
+	// init.cc): off by default, and NCCL_ALGO=CollNetDirect alone
+	// does not turn it on. The fabric's sharp: true is checked by the tuner.
+	k.Algos[AlgoCollNetDirect] = k.Algos[AlgoCollNetDirect] && k.CollNetEnable
+	k.Algos[AlgoCollNetChain] = k.Algos[AlgoCollNetChain] && k.CollNetEnable
 	if k.MinChannels > 0 && k.MaxChannels > 0 && k.MinChannels > k.MaxChannels {
 		return Knobs{}, fmt.Errorf("NCCL_MIN_NCHANNELS=%d is above NCCL_MAX_NCHANNELS=%d", k.MinChannels, k.MaxChannels)
 	}

@@ -301,6 +301,14 @@ func (p RoCEParams) Validate() error {
 	if p.GIDIndex < -1 || p.GIDIndex > 255 {
 		return fmt.Errorf("gid_index: %d is outside -1..255", p.GIDIndex)
 	}
+	if p.SwitchMTU != 0 && (p.SwitchMTU < 576 || p.SwitchMTU > 9216) {
+		return fmt.Errorf("switch_mtu: %d is outside 576..9216", p.SwitchMTU)
+	}
+	if p.SwitchMTU != 0 && p.SwitchMTU < p.MTU+RoCEIPOverhead {
+		// The host's path MTU does not fit the switch: every full-size
+		// packet is dropped, the QPs exhaust their retries and NCCL fails.
+		return fmt.Errorf("switch_mtu: %d is below the %d B a RoCE MTU of %d needs (payload + %d B of headers): the switches would drop every full packet; lower mtu to %d or raise the switch MTU", p.SwitchMTU, p.MTU+RoCEIPOverhead, p.MTU, RoCEIPOverhead, fitMTU(p.SwitchMTU))
+	}
 	return nil
 }
 
@@ -616,4 +624,14 @@ func (b *nodeBuilder) nvlinks() error {
 		}
 	}
 	return nil
+}
+
+// fitMTU is the largest RoCE path MTU whose packets fit an IP MTU.
+func fitMTU(ip int) int {
+	for m := 4096; m >= 256; m /= 2 {
+		if m+RoCEIPOverhead <= ip {
+			return m
+		}
+	}
+	return 256
 }

@@ -148,7 +148,18 @@ type RoCEParams struct {
 	DCQCN bool `yaml:"dcqcn"`
 	// Retransmit is the NIC's loss recovery; empty means go-back-n.
 	Retransmit Retransmit `yaml:"retransmit,omitempty"`
+	// SwitchMTU is the Ethernet (IP) MTU of the switch ports in bytes; 0
+	// means jumbo frames (9216, the usual data-centre setting). A RoCE
+	// packet carrying a full path-MTU payload is the payload plus 60 B of
+	// IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4 (linux include/rdma/ib_pack.h header sizes); a
+	// switch MTU below that drops every full packet.
+	SwitchMTU int `yaml:"switch_mtu,omitempty"`
 }
+
+// RoCEIPOverhead is what a RoCEv2 packet adds to its payload inside the IP
+// MTU: IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4 bytes (linux
+// include/rdma/ib_pack.h sizes).
+const RoCEIPOverhead = 60
 
 // Retransmit is how an RDMA NIC recovers a lost packet.
 type Retransmit string

@@ -122,6 +122,10 @@ func (t *Tuner) supported(coll Collective, a Algo, p Proto) bool {
 	case AllReduce:
 		switch a {
 		case AlgoRing, AlgoTree:
+		case AlgoCollNetDirect, AlgoCollNetChain:
+			if !t.collNetSupported(coll, a, p) {
+				return false
+			}
 		case AlgoNVLS:
 			// Single-node NVLS; across nodes NVLS needs CollNet, which collsim does not model.
 			if t.Graphs.NVLS == nil || p != ProtoSimple || t.NNodes > 1 || t.Graphs.NVLS.NChannels < 2 {
@@ -221,6 +225,8 @@ func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 		}
 	case AlgoNVLS, AlgoNVLSTree:
 		busBW = t.nvlsBusBW(coll, a, arch, ni)
+	case AlgoCollNetDirect, AlgoCollNetChain:
+		busBW = t.collNetBusBW(a, arch)
 	case AlgoPAT:
 		busBW = float64(t.RingGraphCh) * float64(t.RingBW) * 0.75
 	}
@@ -236,7 +242,7 @@ func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 		case coll == AllReduce:
 			algBW = busBW * float64(t.NRanks) / float64(t.nsteps(coll))
 		}
-	case AlgoTree:
+	case AlgoTree, AlgoCollNetDirect, AlgoCollNetChain:
 		algBW = busBW * 0.5
 	}
 	if t.NRanks == 1 {
@@ -360,6 +366,9 @@ func (t *Tuner) latency(coll Collective, a Algo, p Proto) float64 {
 		return intra + 2*math.Log2(nNodes)*inter
 	case AlgoPAT:
 		return 8 + math.Log2(nNodes)*inter/3.5 + 2.8*float64(t.NRanks)
+	case AlgoCollNetDirect, AlgoCollNetChain:
+		// intra above is the NET-step floor (3 µs Simple on Intel).
+		return t.collNetLatency(a, intra)
 	}
 	return base
 }

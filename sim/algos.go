@@ -34,6 +34,9 @@ type flowClass struct {
 // prog is one call turned into what the engines need.
 type prog struct {
 	classes []flowClass
+	// caps are this call's link capacities when the congestion physics
+	// changed them (nil: the Env's).
+	caps []float64
 	// Analytic pipeline shape.
 	kind   string
 	units  []float64 // per pipeline unit payload bytes (ring: per loop slice bytes)
@@ -99,7 +102,7 @@ type algorithm interface {
 
 // algorithms lists every modelled algorithm; the first that applies builds
 // the call.
-var algorithms = [...]algorithm{ringAlgo{}, chainAlgo{}, treeAlgo{}, nvlsAlgo{}, nvlsTreeAlgo{}, directAlgo{}}
+var algorithms = [...]algorithm{ringAlgo{}, chainAlgo{}, treeAlgo{}, nvlsAlgo{}, nvlsTreeAlgo{}, directAlgo{}, collNetDirectAlgo{}, collNetChainAlgo{}}
 
 // lookupAlgorithm returns the builder of a call.
 func lookupAlgorithm(a model.Algo, coll model.Collective) (algorithm, error) {
@@ -120,8 +123,12 @@ func (e *Env) program(call Call, des bool) (*prog, error) {
 	b := &builder{e: e, call: call, des: des}
 	p := call.Choice.Proto
 	base := model.Micros(e.params.BaseLatUs[p])
-	if call.Choice.Algo == model.AlgoNVLS || call.Choice.Algo == model.AlgoNVLSTree {
+	switch call.Choice.Algo {
+	case model.AlgoNVLS, model.AlgoNVLSTree:
 		base = model.Micros(e.params.NVLSLatUs)
+	case model.AlgoCollNetDirect, model.AlgoCollNetChain:
+		// NCCL's CollNet base latency is 0 (tuning.cc); the launch remains.
+		base = model.Micros(launchOverheadUs)
 	}
 	if des {
 		b.sched = &Schedule{}

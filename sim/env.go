@@ -271,6 +271,12 @@ func (e *Env) stepLat(class model.LatClass, p model.Proto) model.Time {
 // index outNIC of its node) to GPU a (receiving through NIC inNIC of its
 // node), across the fabric.
 func (e *Env) netRoute(x model.ElemID, outNIC int, a model.ElemID, inNIC int) ([]model.LinkID, error) {
+	return e.netRouteFlow(x, outNIC, a, inNIC, 0, 0)
+}
+
+// netRouteFlow is netRoute for the flow of one runtime channel and QP
+// (ECMP hashes each on its own; physics_routes.go).
+func (e *Env) netRouteFlow(x model.ElemID, outNIC int, a model.ElemID, inNIC int, channel, qp int) ([]model.LinkID, error) {
 	r, t := e.Res, e.Cluster.Topo
 	nx, na := t.Elem(x).Node, t.Elem(a).Node
 	if outNIC < 0 || outNIC >= len(r.NICUsable[nx]) || inNIC < 0 || inNIC >= len(r.NICUsable[na]) {
@@ -281,7 +287,7 @@ func (e *Env) netRoute(x model.ElemID, outNIC int, a model.ElemID, inNIC int) ([
 	if send == nil || recv == nil {
 		return nil, fmt.Errorf("sim: %s cannot reach its NIC", t.Elem(x).Name)
 	}
-	fab, err := e.Cluster.Fabric.Route(model.FlowKey{SrcNIC: nicOut, DstNIC: nicIn, SrcGPU: x, DstGPU: a})
+	fab, err := e.Cluster.Fabric.Route(model.FlowKey{SrcNIC: nicOut, DstNIC: nicIn, SrcGPU: x, DstGPU: a, Channel: channel, QP: qp})
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,9 @@ type Params struct {
 	// ChannelCapGBps caps one channel's (one CTA's) copy rate by protocol and
 	// architecture index (Volta, Ampere, Hopper, Blackwell).
 	ChannelCapGBps [model.NumProtos][model.NumArchs]float64
+	// Physics are the fabric-physics terms (physics_terms.go): SHARP,
+	// RoCE link layer, congestion and loss recovery.
+	Physics PhysicsParams
 }
 
 // launchOverheadUs is what a call costs on top of NCCL's base latency: the
@@ -236,7 +239,7 @@ func buildTermTable() []termDef {
 			add(d)
 		}
 	}
-	return ts
+	return append(ts, physicsTerms()...)
 }
 
 // netEffRoCE is RoCE's default achieved fraction of NIC line rate.
@@ -340,7 +343,7 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 							eff = p.StackEff[model.StackIndex(st)]
 						}
 						if k == model.NICRoCE {
-							eff *= roceFactor(el.NIC)
+							eff *= p.roceFactor(el.NIC)
 						}
 						return eff
 					}
@@ -350,41 +353,4 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 		return 0.95 // a network link with no NIC end (not built by collsim): as net.eff.ib
 	}
 	return 1
-}
-
-// RoCEv2 per-packet overhead on the wire: Ethernet header 14 + FCS 4 +
-// preamble/SFD 8 + inter-frame gap 12 + IPv4 20 + UDP 8 + InfiniBand BTH 12
-// + ICRC 4 bytes (IEEE 802.3; IBTA RoCEv2 Annex A17).
-const roceOverhead = 82
-
-// roceRTT is the round trip a go-back-N window must cover: NIC to NIC
-// through one switch and back, ~5 us including NIC processing.
-const roceRTT = 5e-6
-
-// roceFactor scales a RoCE NIC's achieved rate by its fabric settings,
-// relative to the well-configured default (MTU 4096, lossless):
-//
-//   - MTU: payload share of each packet, MTU/(MTU+82), against 4096's.
-//   - Loss: RDMA RC retransmits go-back-N, so each lost packet costs the
-//     whole window in flight (line rate x RTT / MTU packets): goodput
-//     (1-p)/(1+p*W) (Mittal et al., "Revisiting Network Support for RDMA",
-//     SIGCOMM 2018, show this collapse above ~1e-3 loss). Without PFC a
-//     fabric that reports no loss rate is taken as lossless.
-//
-// ECN and the GID index do not change the rate in the flow model: ring and
-// tree traffic is one-to-one per NIC, so congestion control has nothing to
-// react to, and a wrong GID index breaks connection setup rather than
-// bandwidth (validate names it from the logs).
-func roceFactor(n *model.NICInfo) float64 {
-	r := n.RoCE
-	mtu := float64(r.MTU)
-	if mtu <= 0 {
-		mtu = 4096
-	}
-	f := (mtu / (mtu + roceOverhead)) / (4096.0 / (4096 + roceOverhead))
-	if p := r.LossRate; p > 0 {
-		window := float64(n.Speed.LineGBps()) * 1e9 * roceRTT / mtu
-		f *= (1 - p) / (1 + p*window)
-	}
-	return f
 }

@@ -108,7 +108,7 @@ func TestRoCEEffDefault(t *testing.T) {
 		t.Errorf("net.eff.ib = %g is outside nccl-tests#290's 46-48 of 50 GB/s [%g, %g]", ib, lo, hi)
 	}
 	const mtu = 4096.0
-	roceWire := mtu / (mtu + roceOverhead)
+	roceWire := mtu / (mtu + p.Physics.HdrRoCE)
 	ibWire := mtu / (mtu + ibLocalOverhead)
 	diff := 1 - roceWire/ibWire
 	if spread := (48.0 - 46.0) / 50; diff <= 0 || diff >= spread {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/collsim/collsim/model"
 )
@@ -118,15 +119,31 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	if err != nil {
 		return pt, err
 	}
-	pt.Note = e.withFabricNotes(pr.Note)
+	ours, err := e.addBackground(pr)
+	if err != nil {
+		return pt, err
+	}
 	at, loads, capBound := e.analytic(pr)
+	if cg := e.physics(pr, at); cg != nil {
+		// Congestion physics (physics_congestion.go): per-call capacities
+		// and latencies for both engines.
+		pr.caps = cg.caps
+		pr.latHop += cg.maxExtraLat()
+		cg.apply(pr.sched)
+		pr.Note = strings.Join(append(nonEmpty(pr.Note), cg.notes...), "; ")
+		at, loads, capBound = e.analytic(pr)
+	}
+	pt.Note = e.withFabricNotes(pr.Note)
 	t := at
 	if req.Engine == EngineDES && pr.sched != nil && len(pr.sched.Ops) > 1 {
-		res, err := Execute(ctx, pr.sched, e.caps, ExecOptions{})
+		res, err := Execute(ctx, pr.sched, e.capsOf(pr), ExecOptions{RecordOpTimes: ours >= 0})
 		if err != nil {
 			return pt, err
 		}
 		t = res.Makespan
+		if ours >= 0 {
+			t = callMakespan(res, ours)
+		}
 		pt.Events, pt.Ops = res.Events, len(pr.sched.Ops)
 	}
 	pt.TimeUs = t.Microseconds()
@@ -135,6 +152,17 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		pt.BusBW = pt.AlgBW * req.Coll.BusBWFactor(n)
 	}
 	e.bottleneck(&pt, loads, t)
+	if len(pt.Utilisation) > 0 {
+		// Name the fabric mechanism behind a fabric bottleneck.
+		for l := range loads {
+			if e.LinkName(model.LinkID(l)) == pt.Bottleneck {
+				if m := e.fabricMechanism(pr, model.LinkID(l)); m != "" {
+					pt.Bottleneck += " (" + m + ")"
+				}
+				break
+			}
+		}
+	}
 	if capBound.rate > 0 {
 		pt.BottleneckClass = "channel ceiling"
 		pt.Bottleneck = e.capLabel(capBound, choice.Proto)
@@ -146,7 +174,8 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 // (bytes) it implies, and the binding per-member rate cap when a cap rather
 // than a link limits the call (0 otherwise).
 func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
-	loads := make([]float64, len(e.caps))
+	caps := e.capsOf(pr)
+	loads := make([]float64, len(caps))
 	var tCap float64
 	var bindCap ceiling
 	for _, fc := range pr.classes {
@@ -160,8 +189,8 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
 	}
 	var tBW float64
 	for l, ld := range loads {
-		if ld > 0 && e.caps[l] > 0 {
-			tBW = math.Max(tBW, ld/e.caps[l])
+		if ld > 0 && caps[l] > 0 {
+			tBW = math.Max(tBW, ld/caps[l])
 		}
 	}
 	tData := math.Max(tBW, tCap) // ps for one member's bytes
@@ -206,7 +235,7 @@ func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
 				r = fc.ceil.rate
 			}
 			for _, l := range fc.route {
-				r = math.Min(r, e.caps[l]/float64(max(fc.weight, 1)))
+				r = math.Min(r, caps[l]/float64(max(fc.weight, 1)))
 			}
 			alone = math.Min(alone, r)
 		}

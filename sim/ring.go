@@ -46,8 +46,28 @@ func (b *builder) ring() (*prog, error) {
 	if reduced {
 		nsim = G
 	}
+	ccap := e.channelCeiling(proto)
+	members := channelMembers(e.Tuner.Graphs.Ring, nc)
+	hops := make([][]hopInfo, len(chans))
+	multi := make([][]*multiHop, len(chans))
+	fan := 0 // DES ops per push, summed over one group's ranks
+	for g, ch := range chans {
+		hops[g] = make([]hopInfo, nsim)
+		multi[g] = make([]*multiHop, nsim)
+		for j := 0; j < nsim; j++ {
+			route, capv, m, err := b.hopPaths(ch, members[g], j, n, reduced)
+			if err != nil {
+				return nil, err
+			}
+			hops[g][j] = hopInfo{route, minCeiling(capv, ccap), e.stepLat(e.routeClass(route), proto)}
+			multi[g][j] = m
+			fan += m.fan()
+		}
+	}
+	// DES ops: per (loop, step, slice) every rank's push (fan ops) and arrival.
+	opCount := func() int { return len(units) * steps * slices * (fan + len(chans)*nsim) }
 	// Coarsen pipeline units until the DES fits the op budget.
-	for b.des && len(chans)*len(units)*steps*slices*nsim*2 > opBudget && (len(units) > 1 || slices > 1) {
+	for b.des && opCount() > opBudget && (len(units) > 1 || slices > 1) {
 		if slices > 1 {
 			slices = 1
 		} else {
@@ -56,14 +76,13 @@ func (b *builder) ring() (*prog, error) {
 		}
 		pr.Note = "pipeline units coarsened to fit the simulation budget"
 	}
-	if b.des && len(chans)*len(units)*steps*slices*nsim*2 > opBudget {
+	if b.des && opCount() > opBudget {
 		// 2(n-1) steps per loop are inherent; beyond the budget the closed
 		// form stands in.
 		b.des, b.sched = false, nil
 		pr.Note = fmt.Sprintf("ring timed analytically: %d ranks x %d channel groups is beyond the DES budget", n, len(chans))
 	}
 	pr.units, pr.slices = units, slices
-	ccap := e.channelCeiling(proto)
 	var total float64
 	for _, u := range units {
 		total += u * float64(steps)
@@ -71,22 +90,19 @@ func (b *builder) ring() (*prog, error) {
 	pr.perMemb = total / model.ProtoPayload(proto)
 	hopLat := model.Time(0)
 	pr.syncAfterStep = true
-	hops := make([][]hopInfo, len(chans))
-	for g, ch := range chans {
-		hops[g] = make([]hopInfo, nsim)
+	for g := range chans {
 		for j := 0; j < nsim; j++ {
-			route, capv, err := b.hop(ch, j, n, reduced)
-			if err != nil {
-				return nil, err
-			}
-			lat := e.stepLat(e.routeClass(route), proto)
-			hops[g][j] = hopInfo{route, minCeiling(capv, ccap), lat}
+			h := &hops[g][j]
 			if g == 0 {
 				// A step's data dependency walks one hop around the ring, so
 				// over a loop the latency paid is the ring's mean hop latency.
-				hopLat += lat / model.Time(nsim)
+				hopLat += h.lat / model.Time(nsim)
 			}
-			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], ceil: minCeiling(capv, ccap)})
+			if m := multi[g][j]; m != nil {
+				pr.classes = append(pr.classes, m.classesOf(pr.perMemb, h.cap)...)
+				continue
+			}
+			pr.classes = append(pr.classes, flowClass{route: h.route, bytes: pr.perMemb, weight: weights[g], ceil: h.cap})
 		}
 	}
 	pr.latHop = hopLat
@@ -111,9 +127,9 @@ func (b *builder) ring() (*prog, error) {
 						h := &hops[g][j]
 						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(s), Rank: int32(j)}
 						if s == 0 {
-							prevT[j] = b.add(op, prevT[j])
+							prevT[j] = b.addHop(op, multi[g][j], prevT[j])
 						} else {
-							prevT[j] = b.add(op, prevT[j], lastA[((j-1+nsim)%nsim)*slices+k])
+							prevT[j] = b.addHop(op, multi[g][j], prevT[j], lastA[((j-1+nsim)%nsim)*slices+k])
 						}
 					}
 					// Arrivals are recorded after every push of the slice, so

@@ -25,6 +25,7 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "net-stack", Usage: "network stack `NAME` driving the NICs: ib-verbs, roce, efa-ofi, gib, tcpx, tcpxo, socket (default: the NIC kind's own)"},
 		&cli.StringSliceFlag{Name: "set", Usage: "NCCL variable `NCCL_X=VALUE` (repeatable)"},
 		&cli.StringFlag{Name: "nccl-version", Usage: "NCCL release whose defaults to model, e.g. `2.21` (default: newest)"},
+		&cli.Uint64Flag{Name: "seed", Usage: "seed `N` of the fabric's randomness (ECMP hashing); the same seed gives the same result"},
 		profileFlag(),
 	}
 }
@@ -83,6 +84,7 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 	if err != nil {
 		return spec, badInput(err)
 	}
+	spec.Seed = c.Uint64("seed")
 	return spec, nil
 }
 
@@ -124,6 +126,11 @@ func buildEnv(c *cli.Context) (*sim.Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	return envFromSpec(c, spec)
+}
+
+// envFromSpec builds the Env of spec with the --profile parameters.
+func envFromSpec(c *cli.Context, spec model.ClusterSpec) (*sim.Env, error) {
 	cl, err := spec.Build()
 	if err != nil {
 		return nil, badInput(err)

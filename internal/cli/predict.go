@@ -99,8 +99,13 @@ func predictFlags() []cli.Flag {
 	)
 }
 
+// seedsFlag is predict's --seeds.
+func seedsFlag() cli.Flag {
+	return &cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds of the fabric's randomness (--seed, --seed+1, ...) and report the expected (mean time) and the worst case per size"}
+}
+
 func predictCommand(e *env) *cli.Command {
-	flags := append(clusterFlags(), predictFlags()...)
+	flags := append(append(clusterFlags(), predictFlags()...), seedsFlag())
 	return &cli.Command{
 		Name:      "predict",
 		Usage:     "predict nccl-tests results for a cluster",
@@ -114,13 +119,30 @@ func predictCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			envr, err := buildEnv(c)
-			if err != nil {
-				return err
-			}
-			out, err := streamPrediction(c.Context, e, envr, req, c.String("datatype"), format)
-			if err != nil {
-				return err
+			var out *prediction
+			if k := c.Int("seeds"); k == 1 {
+				// One seed: rows print as their sizes finish.
+				envr, err := buildEnv(c)
+				if err != nil {
+					return err
+				}
+				if out, err = streamPrediction(c.Context, e, envr, req, c.String("datatype"), format); err != nil {
+					return err
+				}
+			} else {
+				// Several seeds: every seed's sweep runs before the
+				// expected and worst rows can be printed.
+				envr, pts, worst, err := seededSweep(c, req)
+				if err != nil {
+					return err
+				}
+				out = newPrediction(envr, req, pts, c.String("datatype"))
+				out.worst, out.seeds = worst, k
+				if format != "json" {
+					if err := out.writeRows(e.stdout, format); err != nil {
+						return err
+					}
+				}
 			}
 			report := func() (*reports.Document, error) {
 				return predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sizeOptions(c)})
@@ -300,6 +322,68 @@ type prediction struct {
 	pts     []sim.Point
 	dtype   string
 	summary string
+	// worst is, with --seeds K > 1, the slowest seed's point per size (pts
+	// then hold the expected: the mean time over the seeds).
+	worst []seededPoint
+	seeds int
+}
+
+// seededPoint is one seed's result for a size.
+type seededPoint struct {
+	sim.Point
+	Seed uint64
+}
+
+// seededSweep runs the request for --seeds K seeds from --seed: with K = 1
+// the plain sweep; otherwise every seed's sweep, the expected point per
+// size (mean time; bandwidths from it) and the worst seed's point.
+func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seededPoint, error) {
+	k := c.Int("seeds")
+	if k < 1 || k > 1000 {
+		return nil, nil, nil, badInputf("--seeds must be in 1..1000, got %d", k)
+	}
+	spec, err := clusterSpec(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var first *sim.Env
+	var mean []sim.Point
+	var worst []seededPoint
+	for i := 0; i < k; i++ {
+		spec.Seed = c.Uint64("seed") + uint64(i)
+		envr, err := envFromSpec(c, spec)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		pts, err := envr.Sweep(c.Context, req)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if i == 0 {
+			first, mean = envr, pts
+			for _, p := range pts {
+				worst = append(worst, seededPoint{p, spec.Seed})
+			}
+			continue
+		}
+		for j, p := range pts {
+			mean[j].TimeUs += p.TimeUs
+			if p.TimeUs > worst[j].TimeUs {
+				worst[j] = seededPoint{p, spec.Seed}
+			}
+		}
+	}
+	if k == 1 {
+		return first, mean, nil, nil
+	}
+	for j := range mean {
+		t0 := worst[j].Point
+		m := mean[j].TimeUs / float64(k)
+		// Bandwidths scale inversely with time at a fixed size.
+		scale := t0.TimeUs / m
+		mean[j].TimeUs, mean[j].AlgBW, mean[j].BusBW = m, t0.AlgBW*scale, t0.BusBW*scale
+	}
+	return first, mean, worst, nil
 }
 
 func newPrediction(e *sim.Env, req sim.Request, pts []sim.Point, dtype string) *prediction {
@@ -362,6 +446,17 @@ type resultJSON struct {
 	NCCLTimeUs float64 `json:"nccl_model_time_us"`
 	Bottleneck string  `json:"bottleneck,omitempty"`
 	Note       string  `json:"note,omitempty"`
+	// Worst is the slowest seed's result with --seeds K > 1 (the row's
+	// time and bandwidths are then the expected over the seeds).
+	Worst *worstJSON `json:"worst,omitempty"`
+}
+
+// worstJSON is the slowest seed's result for one size.
+type worstJSON struct {
+	Seed       uint64  `json:"seed"`
+	TimeUs     float64 `json:"time_us"`
+	BusBW      float64 `json:"busbw_gbps"`
+	Bottleneck string  `json:"bottleneck,omitempty"`
 }
 
 // pointJSON is pt as a row of the JSON results (times and bandwidths
@@ -384,13 +479,22 @@ func (p *prediction) writeJSON(w io.Writer) error {
 		Summary    string       `json:"summary"`
 		Results    []resultJSON `json:"results"`
 		AvgBusBW   float64      `json:"avg_busbw_gbps"`
+		Seeds      int          `json:"seeds,omitempty"`
 	}
 	d := doc{Cluster: clusterInfo(p.env), Collective: p.req.Coll.String(), Ranks: p.env.Cluster.NumRanks(),
 		Engine: string(p.req.Engine), Datatype: p.dtype, Summary: p.summary, Results: []resultJSON{}}
-	for _, pt := range p.pts {
-		d.Results = append(d.Results, pointJSON(pt))
+	for i, pt := range p.pts {
+		r := pointJSON(pt)
+		if p.worst != nil {
+			w := p.worst[i]
+			r.Worst = &worstJSON{Seed: w.Seed, TimeUs: round(w.TimeUs, 3), BusBW: round(w.BusBW, 3), Bottleneck: w.Bottleneck}
+		}
+		d.Results = append(d.Results, r)
 	}
 	d.AvgBusBW = round(avgBusBW(p.pts), 3)
+	if p.worst != nil {
+		d.Seeds = p.seeds
+	}
 	return writeJSONDoc(w, d)
 }
 
@@ -456,6 +560,19 @@ func ncclNum(v float64, width int) string {
 	return fmt.Sprintf("%*.1e", width, v)
 }
 
+// writeRows writes the header and every row of the table (its footer is
+// the caller's) or the whole CSV, for a prediction made before printing.
+func (p *prediction) writeRows(w io.Writer, format string) error {
+	if format == "csv" {
+		return p.writeCSV(w)
+	}
+	p.writeTableHeader(w)
+	for _, pt := range p.pts {
+		p.writeTableRow(w, pt)
+	}
+	return nil
+}
+
 func (p *prediction) writeTable(w io.Writer) error {
 	p.writeTableHeader(w)
 	for _, pt := range p.pts {
@@ -497,6 +614,14 @@ func (p *prediction) writeTableRow(w io.Writer, pt sim.Point) {
 func (p *prediction) writeTableFooter(w io.Writer) {
 	fmt.Fprintf(w, "# Avg bus bandwidth    : %g\n", round(avgBusBW(p.pts), 4))
 	fmt.Fprintln(w, "#")
+	if p.worst != nil {
+		fmt.Fprintf(w, "# Over %d seeds (from --seed %d): rows above are the expected (mean time); the worst seed per size:\n", p.seeds, p.env.Cluster.Spec.Seed)
+		fmt.Fprintf(w, "# %10s  %7s  %6s  %6s  %s\n", "size(B)", "time", "busbw", "seed", "bottleneck")
+		for _, wp := range p.worst {
+			fmt.Fprintf(w, "# %10d  %s  %s  %6d  %s\n", wp.Size, ncclNum(wp.TimeUs, 7), ncclNum(wp.BusBW, 6), wp.Seed, wp.Bottleneck)
+		}
+		fmt.Fprintln(w, "#")
+	}
 	writeComments(w, 100, p.summary)
 	notes := map[string]bool{}
 	for _, pt := range p.pts {

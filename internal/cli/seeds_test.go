@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestPredictSeeds: --seed gives the same bytes for the same seed, and
+// --seeds K reports per size the expected (mean time over the seeds) and
+// the worst seed, whose time is at least the expected; on an ECMP fabric
+// the seeds differ.
+func TestPredictSeeds(t *testing.T) {
+	args := []string{"predict", "--cluster", "../../examples/fabrics/roce-2to1.yaml", "--nodes", "8", "-b", "1G", "-e", "1G", "--engine", "analytic", "--set", "NCCL_ALGO=Ring"}
+	_, a, _ := runCLI(t, append(args, "--seed", "7")...)
+	_, b, _ := runCLI(t, append(args, "--seed", "7")...)
+	if a != b {
+		t.Errorf("the same seed gave different output")
+	}
+	code, out, errs := runCLI(t, append(args, "--seeds", "4", "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var d struct {
+		Seeds   int `json:"seeds"`
+		Results []struct {
+			TimeUs float64 `json:"time_us"`
+			Worst  *struct {
+				Seed   uint64  `json:"seed"`
+				TimeUs float64 `json:"time_us"`
+			} `json:"worst"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Seeds != 4 || len(d.Results) != 1 || d.Results[0].Worst == nil {
+		t.Fatalf("seeds %d, results %+v", d.Seeds, d.Results)
+	}
+	r := d.Results[0]
+	if r.Worst.TimeUs < r.TimeUs || r.Worst.Seed > 3 {
+		t.Errorf("worst %+v against expected %.1f us", *r.Worst, r.TimeUs)
+	}
+	if r.Worst.TimeUs == r.TimeUs {
+		t.Errorf("4 ECMP seeds gave the same time %.1f us", r.TimeUs)
+	}
+	if code, _, _ := runCLI(t, append(args, "--seeds", "0")...); code != 2 {
+		t.Errorf("--seeds 0: exit %d, want 2", code)
+	}
+}
