@@ -138,6 +138,16 @@ type searcher struct {
 	steps    int
 	intel    bool
 	found    []int
+	// budget overrides searchBudget when set (the joint search of all of
+	// a graph's channels).
+	budget int
+}
+
+func (s *searcher) stepBudget() int {
+	if s.budget > 0 {
+		return s.budget
+	}
+	return searchBudget
 }
 
 // totalBW is a GPU's total NVLink bandwidth, or its PCIe bandwidth if larger.
@@ -244,6 +254,20 @@ func (r *Resolution) ringAtSpeed(gpus []ElemID, multi bool, speed, total GBps) *
 		g.Channels = append(g.Channels, ch)
 		g.NChannels++
 	}
+	if !multi && g.NChannels > 0 && g.NChannels < maxGraphChannels && GBps(g.NChannels)*speed < total && r.unevenNVLink(gpus) {
+		// The greedy walk fixes each channel before it looks for the next,
+		// and on an uneven NVLink mesh (the DGX-1 hybrid cube-mesh: two
+		// links to some peers, one to others) its early channels can mix
+		// single and double links so that no later ring closes. NCCL's
+		// search recurses across channels (search.cc: a completed ring
+		// starts the search of the next channel, and a dead end backtracks
+		// into the previous one), so it finds rings over the single links
+		// too; search all channels jointly and keep the larger graph.
+		chans := r.jointRings(gpus, speed, total)
+		if len(chans) > g.NChannels {
+			g.Channels, g.NChannels = chans, len(chans)
+		}
+	}
 	if g.NChannels == 0 {
 		return nil
 	}
@@ -271,6 +295,69 @@ func (r *Resolution) ringAtSpeed(gpus []ElemID, multi bool, speed, total GBps) *
 		g.TypeInter = worst
 	}
 	return g
+}
+
+// searchGlobalBudget bounds the joint search of all channels at one speed.
+// NCCL allows 2^14 steps per attempt and 2^19 in all (nccl-facts §3.7);
+// assumption: one attempt's 2^14 is enough here, as the joint search runs
+// only after the greedy walk fell short, over direct NVLinks only (it finds
+// the DGX-1's 6 rings in under 100 steps), and it keeps prediction fast.
+const searchGlobalBudget = searchBudget
+
+// unevenNVLink reports whether the GPUs' direct NVLinks differ in
+// bandwidth from pair to pair (a hybrid cube-mesh), the case where the
+// greedy ring walk can strand links.
+func (r *Resolution) unevenNVLink(gpus []ElemID) bool {
+	var first GBps
+	for _, a := range gpus {
+		for _, b := range gpus {
+			if a == b {
+				continue
+			}
+			p := r.GPU(a, b)
+			if p.Type != PathNVL || len(p.Route) != 1 {
+				continue
+			}
+			if first == 0 {
+				first = p.NCCLBW
+			} else if p.NCCLBW != first {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jointRings searches the rings of one node at speed together, backtracking
+// from a channel that cannot close into the channels before it, and returns
+// the most channels it found (up to the search's cap) within the global
+// step budget.
+func (r *Resolution) jointRings(gpus []ElemID, speed, total GBps) []GraphChannel {
+	s := &searcher{r: r, gpus: gpus, residual: map[LinkID]GBps{}, budget: searchGlobalBudget}
+	if cpu := r.c.Topo.Elem(r.c.Nodes[0].CPUs[0]).CPU; cpu != nil {
+		s.intel = cpu.Vendor == CPUIntel
+	}
+	var cur, best []GraphChannel
+	n := len(gpus)
+	var next func() bool
+	next = func() bool {
+		if len(cur) > len(best) {
+			best = append([]GraphChannel(nil), cur...)
+		}
+		if len(cur) >= maxGraphChannels || GBps(len(cur))*speed >= total || s.steps > s.budget {
+			return true
+		}
+		used := make([]bool, n)
+		used[0] = true
+		return s.dfsThen([]int{0}, used, speed, -1, func() bool {
+			cur = append(cur, GraphChannel{GPUs: append([]int(nil), s.found...), NetIn: -1, NetOut: -1})
+			stop := next()
+			cur = cur[:len(cur)-1]
+			return stop
+		})
+	}
+	next()
+	return best
 }
 
 // linkCost returns the links a hop reserves and the multiplier to charge.
@@ -396,9 +483,17 @@ func (s *searcher) netLink(nic ElemID) LinkID {
 // exit, trying the index neighbour first as NCCL does, and reserves the
 // hops it keeps. The result is left in s.found.
 func (s *searcher) dfs(order []int, used []bool, speed GBps, exit int) bool {
+	return s.dfsThen(order, used, speed, exit, nil)
+}
+
+// dfsThen is dfs with a continuation: when a cycle or path is complete,
+// then (if not nil) decides whether to keep it; returning false undoes the
+// closing hop and the walk goes on to the next candidate, so a caller can
+// search several channels together as NCCL's recursion does.
+func (s *searcher) dfsThen(order []int, used []bool, speed GBps, exit int, then func() bool) bool {
 	n := len(s.gpus)
 	s.steps++
-	if s.steps > searchBudget {
+	if s.steps > s.stepBudget() {
 		return false
 	}
 	last := order[len(order)-1]
@@ -408,14 +503,22 @@ func (s *searcher) dfs(order []int, used []bool, speed GBps, exit int) bool {
 				return false
 			}
 			s.found = order
-			return true
+			return then == nil || then()
 		}
 		route, typ := s.hopRoute(last, order[0])
+		var sn []snap
+		if then != nil {
+			sn = s.snapshot(route)
+		}
 		if n > 1 && !s.reserve(route, speed, typ, true) {
 			return false
 		}
 		s.found = order
-		return true
+		if then == nil || then() {
+			return true
+		}
+		s.restore(sn)
+		return false
 	}
 	// Candidates in index-neighbour order, then by most residual bandwidth
 	// first (NCCL sorts next GPUs by the bandwidth left on the path).
@@ -423,6 +526,12 @@ func (s *searcher) dfs(order []int, used []bool, speed GBps, exit int) bool {
 	for k := 1; k < n; k++ {
 		next := (last + k) % n
 		if used[next] || (next == exit && len(order) != n-1) {
+			continue
+		}
+		if s.budget > 0 && s.r.GPU(s.gpus[last], s.gpus[next]).Type > PathNVL {
+			// The joint search keeps NCCL's first typeIntra, NVL: rings
+			// over direct NVLinks only, no hop through a third GPU (NVB)
+			// or the host.
 			continue
 		}
 		cands = append(cands, next)
@@ -433,7 +542,23 @@ func (s *searcher) dfs(order []int, used []bool, speed GBps, exit int) bool {
 			route, _ := s.hopRoute(last, c)
 			left[c] = s.left(route)
 		}
-		sort.SliceStable(cands, func(i, j int) bool { return left[cands[i]] > left[cands[j]] })
+		if s.budget > 0 {
+			// The joint search orders next GPUs by the path's bandwidth
+			// first, as NCCL does (search.cc ncclTopoSearchNextGpuSort),
+			// so double links are tried before single ones.
+			static := make(map[int]GBps, len(cands))
+			for _, c := range cands {
+				static[c] = s.r.GPU(s.gpus[last], s.gpus[c]).NCCLBW
+			}
+			sort.SliceStable(cands, func(i, j int) bool {
+				if static[cands[i]] != static[cands[j]] {
+					return static[cands[i]] > static[cands[j]]
+				}
+				return left[cands[i]] > left[cands[j]]
+			})
+		} else {
+			sort.SliceStable(cands, func(i, j int) bool { return left[cands[i]] > left[cands[j]] })
+		}
 	}
 	for _, next := range cands {
 		route, typ := s.hopRoute(last, next)
@@ -443,12 +568,12 @@ func (s *searcher) dfs(order []int, used []bool, speed GBps, exit int) bool {
 		snap := s.snapshot(route)
 		s.reserve(route, speed, typ, true)
 		used[next] = true
-		if s.dfs(append(order, next), used, speed, exit) {
+		if s.dfsThen(append(order, next), used, speed, exit, then) {
 			return true
 		}
 		used[next] = false
 		s.restore(snap)
-		if s.steps > searchBudget {
+		if s.steps > s.stepBudget() {
 			return false
 		}
 	}

@@ -210,7 +210,7 @@ func floatValue(file string, v *yaml.Node, key string) (float64, error) {
 }
 
 // nicKeys lists the keys of the nics: mapping.
-const nicKeys = "count, speed, kind, gdr, ports, pcie, roce"
+const nicKeys = "count, speed, kind, stack, gdr, ports, pcie, roce"
 
 // decodeNICMap reads the mapping form of nics; roce starts from the
 // defaults of a well-configured fabric, so only the keys given change, and

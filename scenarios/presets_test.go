@@ -207,7 +207,12 @@ func TestIBHCAFilter(t *testing.T) {
 // TestChannelCounts checks the emulated graph search against NCCL logs and
 // the worked examples: DGX A100 and DGX H100 get 24 coll channels
 // (nccl-facts §2.7, §3.8); the Snellius 4x H100 NVLink-mesh node logs 24
-// (nccltests_h100sxm_1x4_nvlink_snellius_1.txt).
+// (nccltests_h100sxm_1x4_nvlink_snellius_1.txt). On the DGX-1 hybrid
+// cube-mesh NCCL's rings use the single links too (the rings exist "to
+// maximize the link utilization of the physical topology (e.g. cube mesh in
+// a DGX1)", NVIDIA/nccl#299; a 6-link V100 node's graph file holds 6 rings,
+// NVIDIA/nccl#713): 6 graph channels at 20 GB/s fill all 6 NVLinks of a
+// GPU, and bwIntra < 25 is not duplicated, so 12 coll channels.
 func TestChannelCounts(t *testing.T) {
 	for _, tc := range []struct {
 		preset string
@@ -217,6 +222,7 @@ func TestChannelCounts(t *testing.T) {
 		{"dgx-a100", 24, 240},
 		{"dgx-h100", 24, 360},
 		{"hgx-h100-4gpu", 24, 360},
+		{"dgx1-v100", 12, 120},
 	} {
 		c := build(t, tc.preset, 1, nil)
 		r := resolve(t, c)
@@ -322,5 +328,42 @@ func TestGPUsPerNodeAndNICs(t *testing.T) {
 	s1 := c.Topo.Elem(c.Nodes[0].NICs[1]).Socket
 	if s0 == s1 {
 		t.Errorf("both NICs on socket %d", s0)
+	}
+}
+
+// TestDGX1RingsUseEveryLink checks that the DGX-1 rings load every directed
+// NVLink of the hybrid cube-mesh to its capacity: the double links carry two
+// 20 GB/s channels each way, the single links one (NVIDIA/nccl#299).
+func TestDGX1RingsUseEveryLink(t *testing.T) {
+	c := build(t, "dgx1-v100", 1, nil)
+	r := resolve(t, c)
+	g := r.SearchGraphs().Ring
+	if g.NChannels != 6 || g.BWIntra != 20 {
+		t.Fatalf("ring graph %d channels at %v GB/s, want 6 at 20", g.NChannels, g.BWIntra)
+	}
+	gpus := c.Nodes[0].GPUs
+	load := map[model.LinkID]model.GBps{}
+	for _, ch := range g.Channels {
+		for i := range ch.GPUs {
+			a, b := gpus[ch.GPUs[i]], gpus[ch.GPUs[(i+1)%len(ch.GPUs)]]
+			p := r.GPU(a, b)
+			if p.Type != model.PathNVL {
+				t.Fatalf("ring hop %d->%d is %s, want a direct NVLink", ch.GPUs[i], ch.GPUs[(i+1)%len(ch.GPUs)], p.Type)
+			}
+			for _, l := range p.Route {
+				load[l] += g.BWIntra
+			}
+		}
+	}
+	for _, a := range gpus {
+		for _, l := range c.Topo.Out[a] {
+			lk := c.Topo.Links[l]
+			if lk.Kind != model.LinkNVLink {
+				continue
+			}
+			if load[l] != lk.NCCLBW {
+				t.Errorf("NVLink %d carries %v GB/s of rings, capacity %v", l, load[l], lk.NCCLBW)
+			}
+		}
 	}
 }

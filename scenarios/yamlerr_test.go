@@ -12,10 +12,10 @@ func TestYAMLErrorsInTheFilesTerms(t *testing.T) {
 	tests := []struct {
 		name, doc, want string
 	}{
-		{"list for a mapping", "node: dgx-h100\nnics:\n  - 1\n  - 2\n", "c.yaml:3:3: nics: want COUNTxSPEED-KIND or a mapping (count, speed, kind, gdr, ports, pcie, roce), got a list"},
+		{"list for a mapping", "node: dgx-h100\nnics:\n  - 1\n  - 2\n", "c.yaml:3:3: nics: want COUNTxSPEED-KIND or a mapping (count, speed, kind, stack, gdr, ports, pcie, roce), got a list"},
 		{"text for an integer", "node: dgx-h100\nnics:\n  count: abc\n  speed: 400G\n  kind: ib\n", `c.yaml:3:10: count: want an integer, got text "abc"`},
 		{"deep list for an integer", "node: dgx-h100\nnics:\n  count: 4\n  speed: 400G\n  kind: ib\n  roce:\n    mtu: [1]\n", "c.yaml:7:10: mtu: want an integer, got a list"},
-		{"unknown nested key", "node: dgx-h100\nnics:\n  count: 4\n  sped: 400G\n", `c.yaml:4:3: unknown key "sped" (known: count, speed, kind, roce, gdr, ports, pcie)`},
+		{"unknown nested key", "node: dgx-h100\nnics:\n  count: 4\n  sped: 400G\n", `c.yaml:4:3: unknown key "sped" (known: count, speed, kind, stack, roce, gdr, ports, pcie)`},
 		{"list for text in a node", "node:\n  template: dgx-h100\n  gpu: [a]\n", "c.yaml:3:8: gpu: want text, got a list"},
 		{"fabric text for an integer", "node: dgx-h100\nfabric:\n  kind: leaf-spine\n  nodes_per_leaf: x\n", `c.yaml:4:19: fabric.nodes_per_leaf: want an integer, got "x"`},
 		{"duplicate top-level key", "node: dgx-h100\nnodes: 2\nnodes: 3\n", `c.yaml:3:1: duplicate key "nodes" (first given at line 2:1)`},
