@@ -185,7 +185,7 @@ var (
 // names.
 func plainMessage(msg string, v *yaml.Node, frag []byte, out any) string {
 	if m := unmarshalRE.FindStringSubmatch(msg); m != nil {
-		got := tagWords(m[1])
+		got := TagWords(m[1])
 		if m[2] != "" {
 			got += fmt.Sprintf(" %q", m[2])
 		}
@@ -207,8 +207,9 @@ func plainMessage(msg string, v *yaml.Node, frag []byte, out any) string {
 	return msg
 }
 
-// tagWords names a YAML tag the way the file reads.
-func tagWords(tag string) string {
+// TagWords names a YAML tag (!!seq, !!map, ...) the way a file reads
+// ("a list", "a mapping"); the command line words its YAML errors with it too.
+func TagWords(tag string) string {
 	switch tag {
 	case "!!seq":
 		return "a list"
@@ -335,5 +336,5 @@ func nodeWords(n *yaml.Node) string {
 	case yaml.AliasNode:
 		return "an alias"
 	}
-	return tagWords(n.ShortTag())
+	return TagWords(n.ShortTag())
 }

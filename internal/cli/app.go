@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/collsim/collsim/scenarios"
 	"github.com/urfave/cli/v2"
 )
 
@@ -319,7 +320,7 @@ func userMessage(cmd, msg string) string {
 	msg = yamlSyntaxRE.ReplaceAllString(msg, ":$1: invalid YAML: ")
 	msg = yamlUnmarshal.ReplaceAllStringFunc(msg, func(s string) string {
 		m := yamlUnmarshal.FindStringSubmatch(s)
-		got := tagWords(m[1])
+		got := scenarios.TagWords(m[1])
 		if m[2] != "" {
 			got += fmt.Sprintf(" %q", m[2])
 		}
@@ -348,27 +349,6 @@ func userMessage(cmd, msg string) string {
 	}
 	msg = strings.Join(out, ": ")
 	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
-}
-
-// tagWords names a YAML tag the way a file reads.
-func tagWords(tag string) string {
-	switch tag {
-	case "!!seq":
-		return "a list"
-	case "!!map":
-		return "a mapping"
-	case "!!str":
-		return "text"
-	case "!!int":
-		return "an integer"
-	case "!!float":
-		return "a number"
-	case "!!bool":
-		return "true/false"
-	case "!!null":
-		return "nothing"
-	}
-	return "a " + strings.TrimPrefix(tag, "!!")
 }
 
 // goTypeWords names what a Go type wants in YAML terms; a named type
