@@ -124,6 +124,7 @@ func (e *Env) formRing(call Call) (*form, error) {
 	ccap := e.channelCeiling(proto)
 	chans, weights := channelGroups(e.Tuner.Graphs.Ring, nc)
 	members := channelMembers(e.Tuner.Graphs.Ring, nc)
+	var latSum model.Time
 	for g, ch := range chans {
 		for i := 0; i < n; i++ {
 			na, ga := ringRank(ch, G, i)
@@ -133,7 +134,9 @@ func (e *Env) formRing(call Call) (*form, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.latHop = max(f.latHop, e.stepLat(e.routeClass(route), proto))
+			if g == 0 {
+				latSum += e.stepLat(e.routeClass(route), proto)
+			}
 			ceil = minCeiling(ceil, ccap)
 			if na != nb {
 				// Over the network each runtime channel's connection is
@@ -157,9 +160,12 @@ func (e *Env) formRing(call Call) (*form, error) {
 			f.demands = append(f.demands, demand{route, f.perMemb, weights[g], ceil})
 		}
 	}
-	// Every rank's next step waits for its own step's synchronisation and
-	// for its predecessor's data, so the rank behind the slowest hop paces
-	// every step: a step pays the ring's largest hop latency.
+	// A rank starts its next step once its predecessor's whole step has
+	// arrived, so the step's data walks one hop around the ring: over a
+	// loop the latency paid per step is the ring's mean hop latency, the
+	// sum NCCL's own model charges ((nsteps-nInterSteps)*intraLat +
+	// nInterSteps*interLat, tuning.cc).
+	f.latHop = latSum / model.Time(n)
 	return f, nil
 }
 

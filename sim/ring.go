@@ -98,9 +98,18 @@ func (b *builder) ring() (*prog, error) {
 					for j := 0; j < nsim; j++ {
 						h := &hops[g][j]
 						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(s), Rank: rank[j]}
-						if s == 0 {
+						switch {
+						case s == 0:
 							prevT[j] = b.addHop(op, multi[g][j], prevT[j])
-						} else {
+						case k == 0:
+							// The step's synchronisation: a rank starts a
+							// step once its predecessor's whole previous step
+							// has arrived (the receiver's poll on the last
+							// slice's flag before it forwards; across nodes
+							// the proxy's completion). The first slice's own
+							// data arrived no later.
+							prevT[j] = b.addHop(op, multi[g][j], prevT[j], lastA[((j-1+nsim)%nsim)*slices+slices-1])
+						default:
 							prevT[j] = b.addHop(op, multi[g][j], prevT[j], lastA[((j-1+nsim)%nsim)*slices+k])
 						}
 					}
@@ -109,11 +118,6 @@ func (b *builder) ring() (*prog, error) {
 					for j := 0; j < nsim; j++ {
 						lastA[j*slices+k] = b.add(Op{Kind: OpDelay, Latency: hops[g][j].lat, Channel: int32(g), Step: int32(s), Rank: rank[(j+1)%nsim]}, prevT[j])
 					}
-				}
-				// The step's synchronisation follows its last slice: the
-				// rank's next push waits for it (see the analytic ring).
-				for j := 0; j < nsim; j++ {
-					prevT[j] = lastA[j*slices+slices-1]
 				}
 			}
 		}

@@ -610,7 +610,7 @@ func TestReportTopologyEverywhere(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"predict", "--engine", "analytic", "-b", "1M", "-e", "64M", "-f", "8"}, ExitOK, "bottleneck: node0/nic0-&gt;fabric/switch (NIC), 86.1% busy"},
+		{[]string{"predict", "--engine", "analytic", "-b", "1M", "-e", "64M", "-f", "8"}, ExitOK, "bottleneck: node0/nic0-&gt;fabric/switch (NIC), 94.7% busy"},
 		{compareArgs, ExitOK, "Topology of ib with the bottleneck at 512M"},
 		{[]string{"scale", "--node", "dgx-h100", "--nics", "4x400G-roce", "--max-nodes", "4"}, ExitOK, "Topology at 4 nodes"},
 		{[]string{"validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc}, ExitFailed, "the red link is the model&#39;s bottleneck"},
