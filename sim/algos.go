@@ -6,55 +6,16 @@ import (
 	"github.com/collsim/collsim/model"
 )
 
-// opBudget bounds the ops one DES run builds; above it, pipeline units are
-// coarsened (doubled) until the schedule fits. Coarser units keep every byte
-// and every link share, but pipeline fill is modelled at a coarser grain.
-const opBudget = 3_000_000
-
-// treeFlowBudget bounds the transfers one tree pipeline chunk puts in
-// flight in the DES (4 per GPU per channel group); larger trees are timed by
-// the analytic engine, which the DES matches within a few percent at sizes
-// where both run (see TestDESMatchesAnalytic).
-const treeFlowBudget = 16384
-
-// treeOpBudget bounds the ops of a tree or NVLSTree DES run. Every node's
-// transfers are simulated and many are in flight at once, so each op costs
-// more than in a ring; above the budget the pipeline chunks are coarsened.
-const treeOpBudget = 400_000
-
-// flowClass aggregates, for the analytic engine, all transfers of one call
-// that share a route: each member carries Bytes over Route, Weight members.
-type flowClass struct {
-	route  []model.LinkID
-	bytes  float64
-	weight int32
-	ceil   ceiling
-}
-
-// prog is one call turned into what the engines need.
+// prog is one call's DES schedule and what it leaves out.
 type prog struct {
-	classes []flowClass
-	// caps are this call's link capacities when the congestion physics
-	// changed them (nil: the Env's).
-	caps []float64
-	// Analytic pipeline shape.
-	kind   string
-	units  []float64 // per pipeline unit payload bytes (ring: per loop slice bytes)
-	slices int
-	steps  int // ring steps per loop, or pipeline depth in hops
-	latHop model.Time
-	// syncAfterStep is true for rings: each step's synchronisation
-	// follows its slices instead of hiding under them (see the analytic
-	// ring in predict.go).
-	syncAfterStep bool
-	// latPath is the sum of hop latencies along the critical path of one
-	// pipeline unit (tree, chain); 0 means steps x latHop.
-	latPath model.Time
-	base    model.Time
-	perMemb float64 // wire bytes one member (channel) moves in total
-	// Schedule for the DES (nil when only the analytic engine runs).
+	// units are the payload bytes of every pipeline unit (chunk or ring
+	// loop) per channel, in order.
+	units []float64
 	sched *Schedule
-	// Note explains a coarsening or a fallback.
+	// skipped is how many full pipeline units the DES schedule leaves out
+	// (see builder.simUnits); 0 when it holds every unit.
+	skipped int
+	// Note explains a simulation shortcut taken, empty otherwise.
 	Note string
 }
 
@@ -66,6 +27,15 @@ type builder struct {
 	sched *Schedule
 	deps  []OpID // arena for dependency lists
 	base  OpID
+	// window is how many full pipeline units the DES builds at most (0 =
+	// all); see simUnits.
+	window int
+	// budget bounds the schedule the DES builds.
+	budget Budget
+	// unit labels the ops being added with their pipeline unit.
+	unit int32
+	// full switches the symmetry reductions off (Request.Full).
+	full bool
 }
 
 // Call is one collective call.
@@ -78,6 +48,7 @@ type Call struct {
 }
 
 func (b *builder) add(op Op, deps ...OpID) OpID {
+	op.Unit = b.unit
 	if len(deps) > 0 {
 		start := len(b.deps)
 		b.deps = append(b.deps, deps...)
@@ -95,8 +66,8 @@ type algorithm interface {
 	// applies reports whether it builds calls of the collective with the
 	// algorithm NCCL chose.
 	applies(a model.Algo, coll model.Collective) bool
-	// build turns the call into flow classes for the analytic engine and,
-	// when b.des is set, a schedule for the DES.
+	// build turns the call into a schedule for the DES (b.sched) when
+	// b.des is set.
 	build(b *builder) (*prog, error)
 }
 
@@ -114,33 +85,81 @@ func lookupAlgorithm(a model.Algo, coll model.Collective) (algorithm, error) {
 	return nil, fmt.Errorf("sim: algorithm %s is not modelled", a)
 }
 
-// program builds the call for the chosen algorithm.
-func (e *Env) program(call Call, des bool) (*prog, error) {
+// desOpts shape the DES schedule program builds.
+type desOpts struct {
+	// window is how many full pipeline units to build at most (0 = all).
+	window int
+	// budget refuses, before allocating it, a schedule beyond it.
+	budget Budget
+	// full switches the symmetry reductions off.
+	full bool
+}
+
+// program builds the call for the chosen algorithm. With des set it also
+// builds the DES schedule as o says.
+func (e *Env) program(call Call, des bool, o desOpts) (*prog, error) {
 	al, err := lookupAlgorithm(call.Choice.Algo, call.Coll)
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{e: e, call: call, des: des}
-	p := call.Choice.Proto
-	base := model.Micros(e.params.BaseLatUs[p])
-	switch call.Choice.Algo {
-	case model.AlgoNVLS, model.AlgoNVLSTree:
-		base = model.Micros(e.params.NVLSLatUs)
-	case model.AlgoCollNetDirect, model.AlgoCollNetChain:
-		// NCCL's CollNet base latency is 0 (tuning.cc); the launch remains.
-		base = model.Micros(launchOverheadUs)
-	}
+	b := &builder{e: e, call: call, des: des, window: o.window, budget: o.budget, full: o.full}
 	if des {
 		b.sched = &Schedule{}
-		b.base = b.add(Op{Kind: OpDelay, Latency: base})
+		b.base = b.add(Op{Kind: OpDelay, Latency: e.baseLat(call.Choice)})
 	}
 	pr, err := al.build(b)
 	if err != nil {
 		return nil, err
 	}
-	pr.base = base
 	pr.sched = b.sched
+	if !des {
+		pr.sched = nil
+	}
 	return pr, nil
+}
+
+// simUnits returns the pipeline units the DES builds for a call whose
+// units are full units followed by at most one smaller tail: all of them
+// when there are at most b.window full units (or the window is off), else
+// the first b.window full units and the tail. skipped is how many full
+// units were left out; Predict adds them back at the steady-state period
+// it measures (see steadyPeriod). Ops added while building unit i should
+// carry label i (b.unit).
+func (b *builder) simUnits(units []float64) (sim []float64, skipped int) {
+	full := len(units)
+	if full > 1 && units[full-1] != units[0] {
+		full-- // the tail
+	}
+	if !b.des || b.window <= 0 || full <= b.window {
+		return units, 0
+	}
+	sim = append(append(make([]float64, 0, b.window+1), units[:b.window]...), units[full:]...)
+	return sim, full - b.window
+}
+
+// reserve checks that a DES schedule of ops operations and deps dependency
+// entries fits the budget and allocates it; it is called before any DES op
+// is built. The schedule already holds the base op.
+func (b *builder) reserve(ops, deps int64) error {
+	if err := b.budget.check(b.e, b.call, ops, deps); err != nil {
+		return err
+	}
+	b.sched.Ops = append(make([]Op, 0, int(ops)+len(b.sched.Ops)), b.sched.Ops...)
+	b.deps = make([]OpID, 0, int(deps))
+	return nil
+}
+
+// baseLat is NCCL's base latency of a call of the chosen algorithm and
+// protocol (tuning.cc's baseLat; NVLS and NVLSTree have their own).
+func (e *Env) baseLat(ch model.Choice) model.Time {
+	switch ch.Algo {
+	case model.AlgoNVLS, model.AlgoNVLSTree:
+		return model.Micros(e.params.NVLSLatUs)
+	case model.AlgoCollNetDirect, model.AlgoCollNetChain:
+		// NCCL's CollNet base latency is 0 (tuning.cc); the launch remains.
+		return model.Micros(launchOverheadUs)
+	}
+	return model.Micros(e.params.BaseLatUs[ch.Proto])
 }
 
 // channelGroups returns the distinct graph channels the nc runtime channels

@@ -31,18 +31,21 @@ func BenchmarkRingAllReduce1GiB64GPUs(b *testing.B)   { benchRing(b, 8) }
 func BenchmarkRingAllReduce1GiB1024GPUs(b *testing.B) { benchRing(b, 128) }
 
 // benchSweep runs the full nccl-tests sweep, 8 B .. 8 GiB by factor 2 (31
-// sizes), AllReduce on 128 dgx-h100 nodes (1024 GPUs) with the DES engine,
-// and reports how many sizes the DES timed itself (the rest are trees too
-// large for the DES budget, timed by the analytic engine).
-func benchSweep(b *testing.B, set []string) {
-	e := newEnv(b, scenarios.Overrides{Node: "dgx-h100", Nodes: 128, Set: set})
+// sizes), AllReduce with NCCL's own algorithm choice and every size
+// through the DES, on nodes x dgx-h100 (8x400G IB) on a two-tier
+// leaf-spine of 16 nodes per leaf at 1:1 (the clusters of examples/scale),
+// and reports engine events per second and DES ops per sweep.
+func benchSweep(b *testing.B, nodes int, set []string) {
+	spec := resolve(b, scenarios.Overrides{Node: "dgx-h100", Nodes: nodes, NICs: "8x400G-ib", Set: set})
+	spec.Fabric = model.FabricSpec{Kind: "leaf-spine", NodesPerLeaf: min(16, nodes), Radix: 256, Oversubscription: 1}
+	e := specEnv(b, spec)
 	var sizes []model.Bytes
 	for s := model.Bytes(8); s <= 8<<30; s *= 2 {
 		sizes = append(sizes, s)
 	}
 	req := sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: sizes}
 	b.ReportAllocs()
-	var events, des int64
+	var events, ops int64
 	b.ResetTimer()
 	for b.Loop() {
 		pts, err := e.Sweep(context.Background(), req)
@@ -51,22 +54,26 @@ func benchSweep(b *testing.B, set []string) {
 		}
 		for _, p := range pts {
 			events += p.Events
-			if p.Ops > 0 {
-				des++
+			ops += int64(p.Ops)
+			if p.Engine != sim.EngineDES {
+				b.Fatalf("%s timed by %s", model.FormatBytes(p.Size), p.Engine)
 			}
 		}
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(des)/float64(b.N), "des-sizes/op")
+	b.ReportMetric(float64(ops)/float64(b.N), "ops/sweep")
 }
 
-// BenchmarkSweep1024GPUsRing forces the ring (NCCL_ALGO=Ring), so every
-// size runs through the DES.
-func BenchmarkSweep1024GPUsRing(b *testing.B) { benchSweep(b, []string{"NCCL_ALGO=Ring"}) }
+// BenchmarkSweep1024GPUs, BenchmarkSweep8192GPUs and
+// BenchmarkSweep32768GPUs are the speed targets of the README (128, 1,024
+// and 4,096 nodes); BenchmarkSweep128GPUs shows how time grows from 16.
+func BenchmarkSweep128GPUs(b *testing.B)   { benchSweep(b, 16, nil) }
+func BenchmarkSweep1024GPUs(b *testing.B)  { benchSweep(b, 128, nil) }
+func BenchmarkSweep8192GPUs(b *testing.B)  { benchSweep(b, 1024, nil) }
+func BenchmarkSweep32768GPUs(b *testing.B) { benchSweep(b, 4096, nil) }
 
-// BenchmarkSweep1024GPUs lets the tuner choose as NCCL would (trees and
-// NVLSTree at 128 nodes fall back to the analytic engine).
-func BenchmarkSweep1024GPUs(b *testing.B) { benchSweep(b, nil) }
+// BenchmarkSweep1024GPUsRing forces the ring (NCCL_ALGO=Ring).
+func BenchmarkSweep1024GPUsRing(b *testing.B) { benchSweep(b, 128, []string{"NCCL_ALGO=Ring"}) }
 
 // BenchmarkEnv1024GPUs measures building the NCCL view (paths, graph
 // search, tuning tables) of 128 dgx-h100 nodes.

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/collsim/collsim/model"
@@ -26,7 +25,7 @@ func (b *builder) chain() (*prog, error) {
 	n := c.NumRanks()
 	proto := call.Choice.Proto
 	nc := max(call.Choice.Channels, 1)
-	pr := &prog{kind: "chain", steps: n - 1}
+	pr := &prog{}
 	if n == 1 {
 		return pr, nil
 	}
@@ -34,22 +33,11 @@ func (b *builder) chain() (*prog, error) {
 	chunk := stepChunk(proto)
 	D := float64(call.Bytes) / float64(nc)
 	nChunks := int(math.Ceil(D / chunk))
-	for b.des && len(chans)*nChunks*(n-1)*2 > opBudget && nChunks > 1 {
-		chunk *= 2
-		nChunks = int(math.Ceil(D / chunk))
-		pr.Note = "pipeline units coarsened to fit the simulation budget"
-	}
 	nChunks = max(nChunks, 1)
-	if b.des && len(chans)*nChunks*(n-1)*2 > opBudget {
-		b.des, b.sched = false, nil
-		pr.Note = fmt.Sprintf("%s timed analytically: %d ranks x %d channel groups is beyond the DES budget", call.Coll, n, len(chans))
-	}
 	ccap := e.channelCeiling(proto)
-	pr.perMemb = D / model.ProtoPayload(proto)
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
-	pr.slices = 1
 	hops := make([][]hopInfo, len(chans))
 	for g, ch := range chans {
 		for j := 0; j < n-1; j++ {
@@ -65,28 +53,37 @@ func (b *builder) chain() (*prog, error) {
 			}
 			lat := e.stepLat(e.routeClass(route), proto)
 			hops[g] = append(hops[g], hopInfo{route, minCeiling(capv, ccap), lat})
-			pr.latHop = max(pr.latHop, lat)
-			if g == 0 {
-				pr.latPath += lat
-			}
-			pr.classes = append(pr.classes, flowClass{route: route, bytes: pr.perMemb, weight: weights[g], ceil: minCeiling(capv, ccap)})
 		}
 	}
 	if !b.des {
 		return pr, nil
 	}
-	for g := range chans {
+	sim, skipped := b.simUnits(pr.units)
+	pr.skipped = skipped
+	nops := int64(len(chans)) * int64(len(sim)) * int64(n-1) * 2
+	if err := b.reserve(nops, nops*3/2); err != nil {
+		return nil, err
+	}
+	G := c.GPUsPerNode()
+	for g, ch := range chans {
 		prevT := make([]OpID, n-1)
 		for j := range prevT {
 			prevT[j] = b.base
 		}
-		for _, u := range pr.units {
+		for ui, u := range sim {
+			b.unit = int32(ui)
 			arr := b.base
 			for j := 0; j < n-1; j++ {
+				pos := j
+				if call.Coll == model.Reduce {
+					pos = j + 1
+				}
+				node, gpu := ringRank(ch, G, pos%n)
 				h := &hops[g][j]
-				t := b.add(Op{Kind: OpTransfer, Route: h.route, Bytes: u / model.ProtoPayload(proto), Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Rank: int32(j)}, prevT[j], arr)
+				t := b.add(Op{Kind: OpTransfer, Route: h.route, Bytes: u / model.ProtoPayload(proto), Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(j), Rank: int32(node*G + gpu)}, prevT[j], arr)
 				prevT[j] = t
-				arr = b.add(Op{Kind: OpDelay, Latency: h.lat}, t)
+				node, gpu = ringRank(ch, G, (pos+1)%n)
+				arr = b.add(Op{Kind: OpDelay, Latency: h.lat, Channel: int32(g), Step: int32(j), Rank: int32(node*G + gpu)}, t)
 			}
 		}
 	}

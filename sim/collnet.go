@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/collsim/collsim/model"
 )
@@ -89,85 +88,77 @@ func (e *Env) sharpPortOf(v int, g model.ElemID) (sharpPort, error) {
 // oversubscription up to the nodes per leaf).
 func (b *builder) collNet(direct bool) (*prog, error) {
 	e, call := b.e, b.call
+	pl, err := e.planCollNet(call, direct)
+	if err != nil {
+		return nil, err
+	}
+	pr := &prog{units: chunked(float64(call.Bytes), collNetChunk)}
+	if !b.des {
+		return pr, nil
+	}
+	c := e.Cluster
+	N, G := c.NumNodes(), c.GPUsPerNode()
+	sim, skipped := b.simUnits(pr.units)
+	pr.skipped = skipped
+	// Per chunk: Direct has G scatters, an up and a down and G-1 gathers
+	// per GPU and one aggregation per head; Chain 2(G-1) hops, an up and a
+	// down per chain and node, one aggregation per chain.
+	perChunk := int64(N*G*(2*G+1) + G)
+	if !direct {
+		perChunk = int64(pl.heads * (2*N*G + 1))
+	}
+	nops := int64(len(sim)) * perChunk
+	if err := b.reserve(nops, nops*2); err != nil {
+		return nil, err
+	}
+	if direct {
+		b.collNetDirectDES(sim, pl.ports, pl.nvl, pl.sharpLat)
+	} else {
+		b.collNetChainDES(sim, pl.ports, pl.nvl, pl.sharpLat, pl.heads)
+	}
+	return pr, nil
+}
+
+// collNetPlan is what both engines take from the topology for a CollNet
+// call: the head ports onto the SHARP tree, the NVLink hops inside each
+// node, the latencies, and how many heads share the buffer.
+type collNetPlan struct {
+	heads              int
+	ports              [][]sharpPort
+	nvl                func(v, i, j int) hopInfo
+	intraLat, sharpLat model.Time
+}
+
+// planCollNet routes a CollNet call (Direct with every GPU a head, Chain
+// with one head per usable NIC).
+func (e *Env) planCollNet(call Call, direct bool) (*collNetPlan, error) {
 	c := e.Cluster
 	N, G := c.NumNodes(), c.GPUsPerNode()
 	if ok, why := c.CollNetAble(call.Choice.Algo); !ok {
 		return nil, fmt.Errorf("sim: %s is not available: %s", call.Choice.Algo, why)
 	}
-	pr := &prog{kind: "nvls", slices: 1, steps: 4}
-	S := float64(call.Bytes)
-	chunk := float64(collNetChunk)
-	heads := G
+	pl := &collNetPlan{heads: G}
 	if !direct {
-		heads = min(G, len(e.Res.NICUsable[0]))
-	}
-	perChunkOps := N * G * (2*G + 2)
-	nChunks := max(int(math.Ceil(S/chunk)), 1)
-	for b.des && nChunks*perChunkOps > treeOpBudget && nChunks > 1 {
-		chunk *= 2
-		nChunks = max(int(math.Ceil(S/chunk)), 1)
-		pr.Note = "pipeline units coarsened to fit the simulation budget"
-	}
-	for u := 0; u < nChunks; u++ {
-		pr.units = append(pr.units, math.Min(chunk, S-float64(u)*chunk))
+		pl.heads = min(G, len(e.Res.NICUsable[0]))
 	}
 	// Routes: per node, the head ports and the NVLink routes between GPUs.
-	ports := make([][]sharpPort, N)
+	pl.ports = make([][]sharpPort, N)
 	for v := 0; v < N; v++ {
-		for h := 0; h < heads; h++ {
-			p, err := e.sharpPortOf(v, c.Nodes[v].GPUs[e.collNetHead(h, G, heads, direct)])
+		for h := 0; h < pl.heads; h++ {
+			p, err := e.sharpPortOf(v, c.Nodes[v].GPUs[e.collNetHead(h, G, pl.heads, direct)])
 			if err != nil {
 				return nil, err
 			}
-			ports[v] = append(ports[v], p)
+			pl.ports[v] = append(pl.ports[v], p)
 		}
 	}
-	nvl := func(v, i, j int) hopInfo {
+	pl.nvl = func(v, i, j int) hopInfo {
 		r, capv := e.decorate(e.Res.GPU(c.Nodes[v].GPUs[i], c.Nodes[v].GPUs[j]).Route)
 		return hopInfo{r, capv, e.stepLat(e.routeClass(r), model.ProtoSimple)}
 	}
-	intraLat := nvl(0, 0, 1).lat
-	sharpLat := model.Micros(e.params.Physics.SHARPLatUs)
-	// Wire bytes per member flow over the call: a head's part, S / heads.
-	part := S / float64(heads)
-	pr.perMemb = part
-	if direct {
-		pr.latHop = (2*intraLat + sharpLat) / 2
-		for v := 0; v < N; v++ {
-			for i := 0; i < G; i++ {
-				for j := 0; j < G; j++ {
-					if i != j {
-						h := nvl(v, j, i)
-						pr.classes = append(pr.classes, flowClass{h.route, part, 1, h.cap}, flowClass{nvl(v, i, j).route, part, 1, h.cap})
-					}
-				}
-				p := ports[v][i]
-				pr.classes = append(pr.classes, flowClass{p.up, part, 1, ceiling{rate: p.cap}}, flowClass{p.down, part, 1, ceiling{rate: p.cap}})
-			}
-		}
-	} else {
-		// Chain: G-1 NVLink hops each way around the head, per channel.
-		pr.latHop = (2*model.Time(G-1)*intraLat + sharpLat) / 2
-		for v := 0; v < N; v++ {
-			for h := 0; h < heads; h++ {
-				for k := 0; k+1 < G; k++ {
-					a, bb := e.chainGPU(h, k, G), e.chainGPU(h, k+1, G)
-					pr.classes = append(pr.classes, flowClass{nvl(v, bb, a).route, part, 1, ceiling{}}, flowClass{nvl(v, a, bb).route, part, 1, ceiling{}})
-				}
-				p := ports[v][h]
-				pr.classes = append(pr.classes, flowClass{p.up, part, 1, ceiling{rate: p.cap}}, flowClass{p.down, part, 1, ceiling{rate: p.cap}})
-			}
-		}
-	}
-	if !b.des {
-		return pr, nil
-	}
-	if direct {
-		b.collNetDirectDES(pr, ports, nvl, sharpLat)
-	} else {
-		b.collNetChainDES(pr, ports, nvl, sharpLat, heads)
-	}
-	return pr, nil
+	pl.intraLat = pl.nvl(0, 0, 1).lat
+	pl.sharpLat = model.Micros(e.params.Physics.SHARPLatUs)
+	return pl, nil
 }
 
 // collNetHead is the GPU that is head h: every GPU in Direct, for Chain the
@@ -182,7 +173,7 @@ func (e *Env) collNetHead(h, G, heads int, direct bool) int {
 // collNetDirectDES adds the Direct schedule: per chunk, scatter to heads,
 // up, in-network reduction, down, gather; each stage pipelines chunk after
 // chunk on its own.
-func (b *builder) collNetDirectDES(pr *prog, ports [][]sharpPort, nvl func(v, i, j int) hopInfo, sharpLat model.Time) {
+func (b *builder) collNetDirectDES(units []float64, ports [][]sharpPort, nvl func(v, i, j int) hopInfo, sharpLat model.Time) {
 	c := b.e.Cluster
 	N, G := c.NumNodes(), c.GPUsPerNode()
 	prevS := make([]OpID, N*G*G)
@@ -202,7 +193,8 @@ func (b *builder) collNetDirectDES(pr *prog, ports [][]sharpPort, nvl func(v, i,
 			}
 		}
 	}
-	for _, u := range pr.units {
+	for ui, u := range units {
+		b.unit = int32(ui)
 		s := u / float64(G)
 		ups := make([]OpID, 0, N)
 		for i := 0; i < G; i++ {

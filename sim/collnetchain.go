@@ -23,7 +23,7 @@ func (e *Env) chainGPU(h, k, G int) int { return (h + k) % G }
 // collNetChainDES adds the Chain schedule: per chunk each chain reduces
 // its part from the tail to the head over NVLink, the head sends it up to
 // the SHARP tree, and the result comes back down the chain.
-func (b *builder) collNetChainDES(pr *prog, ports [][]sharpPort, nvl func(v, i, j int) hopInfo, sharpLat model.Time, heads int) {
+func (b *builder) collNetChainDES(units []float64, ports [][]sharpPort, nvl func(v, i, j int) hopInfo, sharpLat model.Time, heads int) {
 	c := b.e.Cluster
 	N, G := c.NumNodes(), c.GPUsPerNode()
 	e := b.e
@@ -44,7 +44,8 @@ func (b *builder) collNetChainDES(pr *prog, ports [][]sharpPort, nvl func(v, i, 
 	for i := range prevUp {
 		prevUp[i], prevDn[i] = fill(G, b.base), fill(G, b.base)
 	}
-	for _, u := range pr.units {
+	for ui, u := range units {
+		b.unit = int32(ui)
 		s := u / float64(heads)
 		for h := 0; h < heads; h++ {
 			ups := make([]OpID, 0, N)

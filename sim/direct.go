@@ -28,7 +28,7 @@ func (b *builder) direct() (*prog, error) {
 	e, call := b.e, b.call
 	c := e.Cluster
 	n, N, G := c.NumRanks(), c.NumNodes(), c.GPUsPerNode()
-	pr := &prog{kind: "direct", slices: 1, steps: 1}
+	pr := &prog{}
 	if n == 1 {
 		return pr, nil
 	}
@@ -36,7 +36,7 @@ func (b *builder) direct() (*prog, error) {
 	if call.Coll == model.SendRecv {
 		block = float64(call.Bytes)
 	}
-	reduced := e.symmetric()
+	reduced := e.symmetric() && !b.full
 	srcNodes := N
 	if reduced {
 		srcNodes = 1
@@ -52,8 +52,10 @@ func (b *builder) direct() (*prog, error) {
 		cap   ceiling
 		w     int32
 		lat   model.Time
+		rank  int32
 	}
 	var flows []flow
+	var src int32
 	addFlow := func(route []model.LinkID, w int32) {
 		r, capv := e.decorate(route)
 		class := e.routeClass(r)
@@ -63,14 +65,23 @@ func (b *builder) direct() (*prog, error) {
 		}
 		ch = minCeiling(ch, capv)
 		ch.rate *= float64(op.Channels)
-		f := flow{r, ch, w, e.stepLat(class, model.ProtoSimple)}
+		f := flow{r, ch, w, e.stepLat(class, model.ProtoSimple), src}
 		flows = append(flows, f)
-		pr.latHop = max(pr.latHop, f.lat)
-		pr.classes = append(pr.classes, flowClass{f.route, block, f.w, f.cap})
+	}
+	if b.des {
+		// One transfer per (sender, peer) simulated: refuse before building.
+		peers := int64(n - 1)
+		if call.Coll == model.SendRecv {
+			peers = 1
+		}
+		if err := b.budget.check(e, call, int64(srcNodes*G)*peers, int64(srcNodes*G)*peers); err != nil {
+			return nil, err
+		}
 	}
 	usable := e.Res.NICUsable
 	for sn := 0; sn < srcNodes; sn++ {
-		for sg, src := range c.Nodes[sn].GPUs {
+		for sg, srcGPU := range c.Nodes[sn].GPUs {
+			src = int32(sn*G + sg)
 			peers := make([]int, 0, n-1)
 			if call.Coll == model.SendRecv {
 				peers = append(peers, (sn*G+sg+1)%n)
@@ -86,14 +97,14 @@ func (b *builder) direct() (*prog, error) {
 			for _, d := range peers {
 				dn, dg := d/G, d%G
 				if dn == sn {
-					addFlow(e.Res.GPU(src, c.Nodes[dn].GPUs[dg]).Route, 1)
+					addFlow(e.Res.GPU(srcGPU, c.Nodes[dn].GPUs[dg]).Route, 1)
 					continue
 				}
 				if reduced {
 					seenRemote[dg]++
 					continue
 				}
-				route, err := b.directNet(src, sn, dn, dg, usable)
+				route, err := b.directNet(srcGPU, sn, dn, dg, usable)
 				if err != nil {
 					return nil, err
 				}
@@ -105,7 +116,7 @@ func (b *builder) direct() (*prog, error) {
 			}
 			sort.Ints(keys)
 			for _, dg := range keys {
-				route, err := b.directNet(src, sn, sn, dg, usable)
+				route, err := b.directNet(srcGPU, sn, sn, dg, usable)
 				if err != nil {
 					return nil, err
 				}
@@ -113,13 +124,15 @@ func (b *builder) direct() (*prog, error) {
 			}
 		}
 	}
-	pr.perMemb = block
 	pr.units = []float64{block}
 	if !b.des {
 		return pr, nil
 	}
+	if err := b.reserve(int64(len(flows)), int64(len(flows))); err != nil {
+		return nil, err
+	}
 	for _, f := range flows {
-		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: block, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat}, b.base)
+		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: block, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat, Rank: f.rank}, b.base)
 	}
 	return pr, nil
 }

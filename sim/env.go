@@ -318,3 +318,9 @@ func (e *Env) symmetric() bool { return e.sym }
 func isSymmetric(c *model.Cluster) bool {
 	return c.NumNodes() >= 2 && c.Fabric.Symmetric()
 }
+
+// Symmetric reports whether the DES may simulate one node of the cluster
+// and have the others follow by symmetry (see isSymmetric). Request.Full
+// switches the reduction off; TestSymmetryReductionExact holds the two
+// equal on every fabric where this is true.
+func (e *Env) Symmetric() bool { return e.sym }

@@ -13,6 +13,10 @@ import (
 type ExecOptions struct {
 	// RecordOpTimes fills Result.OpStart and Result.OpEnd (two int64 per op).
 	RecordOpTimes bool
+	// MaxEvents stops the run with a *BudgetError once the engine has
+	// processed more events (0 = no bound); What describes the run in it.
+	MaxEvents int64
+	What      string
 }
 
 // Result is what Execute measured.
@@ -56,6 +60,8 @@ type executor struct {
 	end       []model.Time
 	done      int
 	makespan  model.Time
+	maxEvents int64
+	what      string
 }
 
 // Execute runs schedule s over links with the given capacities (bytes per
@@ -86,7 +92,7 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 	if err != nil {
 		return nil, err
 	}
-	x := &executor{ops: s.Ops, eng: eng, net: net}
+	x := &executor{ops: s.Ops, eng: eng, net: net, maxEvents: opts.MaxEvents, what: opts.What}
 	if err := x.build(capacity); err != nil {
 		return nil, err
 	}
@@ -225,6 +231,9 @@ func (x *executor) Act(now model.Time, arg int64) error {
 	}
 	if x.end != nil {
 		x.end[id] = now
+	}
+	if x.maxEvents > 0 && x.eng.Events() > x.maxEvents {
+		return &BudgetError{Budget: "events", Estimate: x.eng.Events(), Limit: x.maxEvents, Flag: "--max-events", What: x.what, Running: true}
 	}
 	x.done++
 	x.makespan = max(x.makespan, now)

@@ -7,8 +7,8 @@ import (
 )
 
 // UplinkBytes returns, for each GPU of node 0, the bytes the call puts on
-// the GPU's outgoing links (NVLink and PCIe out of the GPU), from the
-// schedule's flow classes. Test-only: it lets the external tests check an
+// the GPU's outgoing links (NVLink and PCIe out of the GPU), from the DES
+// schedule of every unit and node (Schedule.LinkLoad). Test-only: it lets the external tests check an
 // algorithm's traffic against its formula.
 func (e *Env) UplinkBytes(ctx context.Context, coll model.Collective, algo string, size model.Bytes) []float64 {
 	var ap *model.Algo
@@ -25,10 +25,11 @@ func (e *Env) UplinkBytes(ctx context.Context, coll model.Collective, algo strin
 	if err != nil {
 		return nil
 	}
-	pr, err := e.program(Call{Coll: coll, Bytes: size, Choice: ch}, false)
+	pr, err := e.program(Call{Coll: coll, Bytes: size, Choice: ch}, true, desOpts{full: true})
 	if err != nil {
 		return nil
 	}
+	load := pr.sched.LinkLoad(len(e.caps))
 	t := e.Cluster.Topo
 	gpus := e.Cluster.Nodes[0].GPUs
 	idx := map[model.ElemID]int{}
@@ -40,16 +41,33 @@ func (e *Env) UplinkBytes(ctx context.Context, coll model.Collective, algo strin
 	if ch.Proto != model.ProtoSimple {
 		eff = model.ProtoPayload(ch.Proto)
 	}
-	for _, fc := range pr.classes {
-		if len(fc.route) == 0 {
-			continue
-		}
-		first := t.Links[fc.route[0]]
-		if i, ok := idx[first.From]; ok {
-			out[i] += fc.bytes * float64(max(fc.weight, 1)) * eff
+	for l := range t.Links {
+		if i, ok := idx[t.Links[l].From]; ok {
+			out[i] += load[l] * eff
 		}
 	}
 	return out
+}
+
+// Loads returns, per link, the bytes the DES schedule of every unit and
+// node puts on it (Schedule.LinkLoad, symmetry reductions off) and the
+// bytes the analytic engine's traffic matrix puts on it. Test-only.
+func (e *Env) Loads(coll model.Collective, algo model.Algo, size model.Bytes) (des, an []float64, err error) {
+	ch, err := e.Tuner.Select(coll, size, &algo, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	call := Call{Coll: coll, Bytes: size, Choice: ch}
+	pr, err := e.program(call, true, desOpts{full: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := e.closedForm(call)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, an, _ = e.analytic(f, 0)
+	return pr.sched.LinkLoad(len(e.caps)), an, nil
 }
 
 // VirtualLinkClasses returns the latency class routeClass gives a route of

@@ -8,8 +8,8 @@ import (
 )
 
 // DESSchedule returns the schedule the DES engine executes for one call of
-// req.Coll at the requested size (as Predict sizes it), or an error if the
-// call is timed analytically. Test-only: it lets benchmarks time the
+// req.Coll at the requested size (as Predict sizes it), every pipeline unit
+// included, or the error that refuses it (a budget). Test-only: it lets benchmarks time the
 // network alone.
 func (e *Env) DESSchedule(req Request, requested model.Bytes) (*Schedule, error) {
 	if req.ElemSize <= 0 {
@@ -20,12 +20,9 @@ func (e *Env) DESSchedule(req Request, requested model.Bytes) (*Schedule, error)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := e.program(Call{Coll: req.Coll, Bytes: size, Choice: ch}, true)
+	pr, err := e.program(Call{Coll: req.Coll, Bytes: size, Choice: ch}, true, desOpts{budget: req.Budget, full: req.Full})
 	if err != nil {
 		return nil, err
-	}
-	if pr.sched == nil {
-		return nil, fmt.Errorf("timed analytically: %s", pr.Note)
 	}
 	return pr.sched, nil
 }

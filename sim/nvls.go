@@ -32,7 +32,7 @@ func (b *builder) nvls() (*prog, error) {
 		return nil, fmt.Errorf("sim: NVLS is modelled on one NVSwitch node only")
 	}
 	nc := max(call.Choice.Channels, 1)
-	pr := &prog{kind: "nvls", slices: 1, steps: 4}
+	pr := &prog{}
 	eff := e.params.NVLSEff[0]
 	if c.GPUModel().Arch == model.Blackwell {
 		eff = e.params.NVLSEff[1]
@@ -44,11 +44,6 @@ func (b *builder) nvls() (*prog, error) {
 		chunk /= 2
 	}
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
-	for b.des && nChunks*8*G > opBudget && nChunks > 1 {
-		chunk *= 2
-		nChunks = max(int(math.Ceil(D/chunk)), 1)
-		pr.Note = "pipeline units coarsened to fit the simulation budget"
-	}
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
@@ -62,35 +57,36 @@ func (b *builder) nvls() (*prog, error) {
 		ups[i], downs[i] = l, c.Topo.Links[l].Reverse
 	}
 	lat := e.stepLat(model.LatNVLink, model.ProtoSimple)
-	pr.latHop = lat
-	per := D * (1 + 1/float64(G)) / eff
-	pr.perMemb = per
 	w := int32(nc)
-	for i := 0; i < G; i++ {
-		pr.classes = append(pr.classes, flowClass{[]model.LinkID{ups[i]}, per, w, ceiling{}}, flowClass{[]model.LinkID{downs[i]}, per, w, ceiling{}})
-	}
 	if !b.des {
 		return pr, nil
 	}
 	// The scatter, reduce and multicast stages run in separate warps, so
 	// each stage is its own sequence per GPU and chunks pipeline through them.
+	sim, skipped := b.simUnits(pr.units)
+	pr.skipped = skipped
+	nops := int64(len(sim)) * int64(5*G+2)
+	if err := b.reserve(nops, int64(len(sim))*int64(9*G)); err != nil {
+		return nil, err
+	}
 	prevU1, prevD1 := fill(G, b.base), fill(G, b.base)
 	prevU2, prevD2 := fill(G, b.base), fill(G, b.base)
-	for _, u := range pr.units {
+	for ui, u := range sim {
+		b.unit = int32(ui)
 		full, part := u/eff, u/float64(G)/eff
 		u1 := make([]OpID, G)
 		for i := 0; i < G; i++ {
 			u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[i : i+1], Bytes: full, Weight: w, Rank: int32(i)}, prevU1[i])
 			prevU1[i] = u1[i]
 		}
-		reduced := b.add(Op{Kind: OpDelay, Latency: lat}, u1...)
+		reduced := b.add(Op{Kind: OpDelay, Latency: lat, Rank: -1}, u1...)
 		u2 := make([]OpID, G)
 		for i := 0; i < G; i++ {
 			d1 := b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: part, Weight: w, Rank: int32(i)}, reduced, prevD1[i])
 			u2[i] = b.add(Op{Kind: OpTransfer, Route: ups[i : i+1], Bytes: part, Weight: w, Rank: int32(i)}, d1, prevU2[i])
 			prevD1[i], prevU2[i] = d1, u2[i]
 		}
-		mc := b.add(Op{Kind: OpDelay, Latency: lat}, u2...)
+		mc := b.add(Op{Kind: OpDelay, Latency: lat, Rank: -1}, u2...)
 		for i := 0; i < G; i++ {
 			prevD2[i] = b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: full, Weight: w, Rank: int32(i)}, mc, prevD2[i])
 		}

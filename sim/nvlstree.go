@@ -30,24 +30,11 @@ func (b *builder) nvlsTree() (*prog, error) {
 	N, G := c.NumNodes(), c.GPUsPerNode()
 	nc := max(call.Choice.Channels, 1)
 	eff := e.nvlsEff()
-	pr := &prog{kind: "tree", slices: 1}
+	pr := &prog{}
 	D := float64(call.Bytes) / float64(nc)
 	chunk := float64(model.NVLSChunkBytes)
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
 	trees := model.DoubleBinaryTree(N)
-	depth := int(math.Ceil(math.Log2(float64(N))))
-	pr.steps = 2 + 2*depth
-	perChunkOps := N * G * 12
-	if b.des && perChunkOps*2 > treeFlowBudget {
-		b.des = false
-		b.sched = nil
-		pr.Note = fmt.Sprintf("NVLSTree timed analytically: %d nodes x %d GPUs is beyond the DES tree budget", N, G)
-	}
-	for b.des && 2*nChunks*perChunkOps > treeOpBudget && nChunks > 1 {
-		chunk *= 2
-		nChunks = max(int(math.Ceil(D/chunk)), 1)
-		pr.Note = "pipeline units coarsened to fit the simulation budget"
-	}
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
@@ -73,20 +60,12 @@ func (b *builder) nvlsTree() (*prog, error) {
 		}
 	}
 	// Per-GPU NVLink traffic as single-node NVLS; per tree edge each shard.
-	per := D * (1 + 1/float64(G)) / eff
-	shard := D / float64(G)
-	pr.perMemb = per
 	half := [2]int32{int32((nc + 1) / 2), int32(nc / 2)}
 	netLat := e.stepLat(model.LatNet, model.ProtoSimple)
 	nvLat := e.stepLat(model.LatNVLink, model.ProtoSimple)
-	pr.latHop = netLat
-	pr.latPath = 2*nvLat + model.Time(2*depth)*netLat
 	type edgeRoutes struct{ up, down hopInfo }
 	edges := make([][2][]edgeRoutes, N) // [node][tree][gpu]
 	for v := 0; v < N; v++ {
-		for i := 0; i < G; i++ {
-			pr.classes = append(pr.classes, flowClass{ups[v][i : i+1], per, int32(nc), ceiling{}}, flowClass{downs[v][i : i+1], per, int32(nc), ceiling{}})
-		}
 		for tr := 0; tr < 2; tr++ {
 			edges[v][tr] = make([]edgeRoutes, G)
 			p := trees[tr][v]
@@ -106,13 +85,19 @@ func (b *builder) nvlsTree() (*prog, error) {
 				u, cu := e.decorate(ru)
 				d, cd := e.decorate(rd)
 				edges[v][tr][i] = edgeRoutes{hopInfo{u, cu, netLat}, hopInfo{d, cd, netLat}}
-				// Shard bytes per member: NVLS leaves shard/eff-free payload on the wire.
-				pr.classes = append(pr.classes, flowClass{u, shard, half[tr], cu}, flowClass{d, shard, half[tr], cd})
 			}
 		}
 	}
 	if !b.des {
 		return pr, nil
+	}
+	sim, skipped := b.simUnits(pr.units)
+	pr.skipped = skipped
+	// Per unit and tree, per node: the NVLS stages (4G transfers and two
+	// reductions) and per GPU up to two ops each way on its tree edge.
+	nops := 2 * int64(len(sim)) * int64(N) * int64(8*G+2)
+	if err := b.reserve(nops, nops*2); err != nil {
+		return nil, err
 	}
 	for tr := 0; tr < 2; tr++ {
 		w := half[tr]
@@ -136,20 +121,21 @@ func (b *builder) nvlsTree() (*prog, error) {
 			prevU1[v], prevD1[v], prevU2[v], prevD2[v] = fill(G, b.base), fill(G, b.base), fill(G, b.base), fill(G, b.base)
 			prevUp[v], prevDown[v] = fill(G, b.base), fill(G, b.base)
 		}
-		for _, u := range pr.units {
+		for ui, u := range sim {
+			b.unit = int32(ui)
 			full, part := u/eff, u/float64(G)/eff
 			sh := u / float64(G)
 			partial := make([][]OpID, N) // node v, GPU i holds its shard's partial sum
 			for v := 0; v < N; v++ {
 				u1 := make([]OpID, G)
 				for i := 0; i < G; i++ {
-					u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: full, Weight: w, Rank: int32(i)}, prevU1[v][i])
+					u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: full, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, prevU1[v][i])
 					prevU1[v][i] = u1[i]
 				}
-				red := b.add(Op{Kind: OpDelay, Latency: nvLat}, u1...)
+				red := b.add(Op{Kind: OpDelay, Latency: nvLat, Channel: int32(tr), Rank: -1}, u1...)
 				partial[v] = make([]OpID, G)
 				for i := 0; i < G; i++ {
-					d1 := b.add(Op{Kind: OpTransfer, Route: downs[v][i : i+1], Bytes: part, Weight: w, Rank: int32(i)}, red, prevD1[v][i])
+					d1 := b.add(Op{Kind: OpTransfer, Route: downs[v][i : i+1], Bytes: part, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, red, prevD1[v][i])
 					prevD1[v][i] = d1
 					partial[v][i] = d1
 				}
@@ -169,13 +155,13 @@ func (b *builder) nvlsTree() (*prog, error) {
 						if final[v] == nil {
 							final[v] = make([]OpID, G)
 						}
-						final[v][i] = b.add(Op{Kind: OpDelay}, ready...)
+						final[v][i] = b.add(Op{Kind: OpDelay, Channel: int32(tr), Rank: int32(v*G + i)}, ready...)
 						continue
 					}
 					ed := edges[v][tr][i].up
-					t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate}, append(ready, prevUp[v][i])...)
+					t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, append(ready, prevUp[v][i])...)
 					prevUp[v][i] = t
-					arrived[p][i] = append(arrived[p][i], b.add(Op{Kind: OpDelay, Latency: ed.lat}, t))
+					arrived[p][i] = append(arrived[p][i], b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: int32(p*G + i)}, t))
 				}
 			}
 			// Down the tree, root first.
@@ -186,9 +172,9 @@ func (b *builder) nvlsTree() (*prog, error) {
 					}
 					for i := 0; i < G; i++ {
 						ed := edges[ch][tr][i].down
-						t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate}, final[v][i], prevDown[ch][i])
+						t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, final[v][i], prevDown[ch][i])
 						prevDown[ch][i] = t
-						final[ch][i] = b.add(Op{Kind: OpDelay, Latency: ed.lat}, t)
+						final[ch][i] = b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: int32(ch*G + i)}, t)
 					}
 				}
 			}
@@ -196,12 +182,12 @@ func (b *builder) nvlsTree() (*prog, error) {
 			for v := 0; v < N; v++ {
 				u2 := make([]OpID, G)
 				for i := 0; i < G; i++ {
-					u2[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: part, Weight: w, Rank: int32(i)}, final[v][i], prevU2[v][i])
+					u2[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: part, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, final[v][i], prevU2[v][i])
 					prevU2[v][i] = u2[i]
 				}
-				mc := b.add(Op{Kind: OpDelay, Latency: nvLat}, u2...)
+				mc := b.add(Op{Kind: OpDelay, Latency: nvLat, Channel: int32(tr), Rank: -1}, u2...)
 				for i := 0; i < G; i++ {
-					prevD2[v][i] = b.add(Op{Kind: OpTransfer, Route: downs[v][i : i+1], Bytes: full, Weight: w, Rank: int32(i)}, mc, prevD2[v][i])
+					prevD2[v][i] = b.add(Op{Kind: OpTransfer, Route: downs[v][i : i+1], Bytes: full, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, mc, prevD2[v][i])
 				}
 			}
 		}

@@ -98,42 +98,42 @@ func (e *Env) backgroundFlows() ([]bgFlow, error) {
 	return out, nil
 }
 
-// addBackground adds the background flows to a program: one flow class
-// each, as long as one member of the call, and in the DES one transfer op
-// each that outlasts the call (the makespan is taken over the call's own
-// ops, ours).
-func (e *Env) addBackground(pr *prog) (ours int, err error) {
-	bg, err := e.backgroundFlows()
+// addBackground adds the background flows to a call's analytic form: one
+// demand each, as long as one member of the call. It returns the flows, for
+// addBackgroundOps to put in every DES schedule of the call, and the note
+// that says they share the fabric.
+func (e *Env) addBackground(f *form) (bg []bgFlow, note string, err error) {
+	bg, err = e.backgroundFlows()
 	if err != nil || len(bg) == 0 {
-		return -1, err
+		return nil, "", err
 	}
-	bytes := pr.perMemb
+	bytes := f.perMemb
 	if bytes <= 0 {
-		return -1, nil
+		return nil, "", nil
 	}
-	for _, f := range bg {
+	for _, b := range bg {
 		// The analytic engine sees the duty cycle as a share of one
 		// member's bytes on every link of the flow.
-		pr.classes = append(pr.classes, flowClass{route: f.route, bytes: bytes * f.duty, weight: 1})
+		f.demands = append(f.demands, demand{route: b.route, bytes: bytes * b.duty, weight: 1})
 	}
-	if pr.sched == nil {
-		return -1, nil
+	return bg, fmt.Sprintf("%d background flow(s) of %d job(s) share the fabric", len(bg), len(e.Cluster.Fabric.Background())), nil
+}
+
+// addBackgroundOps adds one transfer op per background flow to a DES
+// schedule, each outlasting the call; it returns how many ops the call's
+// own schedule holds (the makespan is taken over those, see callMakespan),
+// or -1 when there are no background flows.
+func addBackgroundOps(s *Schedule, bg []bgFlow) (ours int) {
+	if len(bg) == 0 || s == nil {
+		return -1
 	}
-	ours = len(pr.sched.Ops)
+	ours = len(s.Ops)
 	for _, f := range bg {
 		// 100 s at its rate cap: it outlasts any call it shares the fabric
 		// with (it never runs faster than the cap).
-		pr.sched.Add(Op{Kind: OpTransfer, Route: f.route, Bytes: f.cap * 1e14, RateCap: f.cap, Rank: -1})
+		s.Add(Op{Kind: OpTransfer, Route: f.route, Bytes: f.cap * 1e14, RateCap: f.cap, Rank: -1, Unit: -1})
 	}
-	pr.Note = joinNotes(pr.Note, fmt.Sprintf("%d background flow(s) of %d job(s) share the fabric", len(bg), len(e.Cluster.Fabric.Background())))
-	return ours, nil
-}
-
-func joinNotes(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
+	return ours
 }
 
 // callMakespan is when the last of the call's own ops (the first ours ops;

@@ -111,13 +111,13 @@ func (e *Env) linkLayer() (model.NICKind, model.RoCEParams, bool) {
 
 // physics runs the congestion model on a program whose uncongested
 // analytic time is t0.
-func (e *Env) physics(pr *prog, t0 model.Time) *congestion {
+func (e *Env) physics(pr *form, t0 model.Time) *congestion {
 	kind, roce, ok := e.linkLayer()
-	if !ok || t0 <= 0 || len(pr.classes) == 0 {
+	if !ok || t0 <= 0 || len(pr.demands) == 0 {
 		return nil
 	}
 	loads := make([]float64, len(e.caps))
-	for _, fc := range pr.classes {
+	for _, fc := range pr.demands {
 		w := float64(max(fc.weight, 1))
 		for _, l := range fc.route {
 			loads[l] += fc.bytes * w
@@ -134,7 +134,7 @@ func (e *Env) physics(pr *prog, t0 model.Time) *congestion {
 	}
 	// Upstream links of each port: the link before it on every route.
 	up := map[model.LinkID]map[model.LinkID]bool{}
-	for _, fc := range pr.classes {
+	for _, fc := range pr.demands {
 		for i := 1; i < len(fc.route); i++ {
 			l := fc.route[i]
 			if up[l] == nil {
@@ -153,7 +153,7 @@ func (e *Env) physics(pr *prog, t0 model.Time) *congestion {
 	// do not (two children sending to a tree parent each at half their
 	// cable's rate are no incast).
 	members := make([]float64, len(e.caps))
-	for _, fc := range pr.classes {
+	for _, fc := range pr.demands {
 		if fc.bytes <= 0 {
 			continue
 		}
@@ -170,7 +170,7 @@ func (e *Env) physics(pr *prog, t0 model.Time) *congestion {
 	clocked := pr.kind != "direct" && pr.kind != ""
 	offered := map[model.LinkID]float64{}
 	inflight := map[model.LinkID]float64{}
-	for _, fc := range pr.classes {
+	for _, fc := range pr.demands {
 		if fc.bytes <= 0 {
 			continue
 		}
@@ -302,6 +302,14 @@ func (cg *congestion) apply(s *Schedule) {
 	}
 }
 
+// notesOf is the congestion's notes (none without congestion).
+func (cg *congestion) notesOf() []string {
+	if cg == nil {
+		return nil
+	}
+	return cg.notes
+}
+
 // maxExtraLat is the largest extra latency any link carries.
 func (cg *congestion) maxExtraLat() model.Time {
 	var m model.Time
@@ -315,7 +323,7 @@ func (cg *congestion) maxExtraLat() model.Time {
 }
 
 // capsOf is the link capacities a program is timed with.
-func (e *Env) capsOf(pr *prog) []float64 {
+func (e *Env) capsOf(pr *form) []float64 {
 	if pr.caps != nil {
 		return pr.caps
 	}
@@ -351,13 +359,13 @@ func (e *Env) portBuffer(l model.LinkID) float64 {
 // many flows the routing put on it ("carries 3 ECMP flows"), or for an
 // adaptive bundle how many member links spread them. It returns "" for
 // links that are not in the fabric.
-func (e *Env) fabricMechanism(pr *prog, l model.LinkID) string {
+func (e *Env) fabricMechanism(pr *form, l model.LinkID) string {
 	f := e.Cluster.Fabric
 	if f == nil || e.netLinkRole(l) != 2 {
 		return ""
 	}
 	var n int32
-	for _, fc := range pr.classes {
+	for _, fc := range pr.demands {
 		for _, x := range fc.route {
 			if x == l {
 				n += max(fc.weight, 1)

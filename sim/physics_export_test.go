@@ -6,9 +6,9 @@ import "github.com/collsim/collsim/model"
 // concurrent flows (each bytes over its route) whose uncongested time is
 // t0, and returns the call's link capacities and notes. Test-only.
 func (e *Env) CongestionOf(routes [][]model.LinkID, bytes float64, t0 model.Time) ([]float64, []string) {
-	pr := &prog{}
+	pr := &form{}
 	for _, r := range routes {
-		pr.classes = append(pr.classes, flowClass{route: r, bytes: bytes, weight: 1})
+		pr.demands = append(pr.demands, demand{route: r, bytes: bytes, weight: 1})
 	}
 	cg := e.physics(pr, t0)
 	if cg == nil {

@@ -157,12 +157,12 @@ func (b *builder) addHop(op Op, m *multiHop, deps ...OpID) OpID {
 }
 
 // classesOf returns the analytic flow classes of a hop: one per route.
-func (m *multiHop) classesOf(bytes float64, ceil ceiling) []flowClass {
-	out := make([]flowClass, 0, len(m.paths))
+func (m *multiHop) classesOf(bytes float64, ceil ceiling) []demand {
+	out := make([]demand, 0, len(m.paths))
 	c := ceil
 	c.rate /= float64(m.split)
 	for _, p := range m.paths {
-		out = append(out, flowClass{route: p.route, bytes: bytes / float64(m.split), weight: p.n, ceil: c})
+		out = append(out, demand{route: p.route, bytes: bytes / float64(m.split), weight: p.n, ceil: c})
 	}
 	return out
 }

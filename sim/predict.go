@@ -17,9 +17,10 @@ type EngineKind string
 const (
 	// EngineDES executes the schedule DAG in the discrete-event flow simulator.
 	EngineDES EngineKind = "des"
-	// EngineAnalytic evaluates the same schedule in closed form: NCCL's
-	// latency + size/bandwidth form, with the bandwidth of the most loaded
-	// link and the per-step pipeline bubbles of the schedule.
+	// EngineAnalytic evaluates NCCL's latency + size/bandwidth form, with
+	// the bandwidth of the link most loaded by the algorithm's traffic
+	// matrix and the pipeline terms of its step structure (analytic.go);
+	// it does not read the DES's schedule.
 	EngineAnalytic EngineKind = "analytic"
 )
 
@@ -48,6 +49,9 @@ type Point struct {
 	Bottleneck      string
 	BottleneckClass string
 	Utilisation     []LinkUse
+	// Engine is the engine that produced TimeUs: EngineDES or
+	// EngineAnalytic, never a silent substitute for the one requested.
+	Engine EngineKind
 	// Events and Ops are DES statistics (0 for the analytic engine).
 	Events int64
 	Ops    int
@@ -73,6 +77,15 @@ type Request struct {
 	// Algo and Proto force a choice (NCCL_ALGO/NCCL_PROTO style); nil = NCCL's.
 	Algo  *model.Algo
 	Proto *model.Proto
+	// Budget bounds each DES run (zero fields: the defaults).
+	Budget Budget
+	// Full switches off the symmetry reductions the DES may use where they
+	// are proven exact (see Env.Symmetric), so that tests can compare the
+	// two on the same input.
+	Full bool
+	// Window is how many full pipeline units the DES simulates before it
+	// checks for a steady state (0 = defaultWindow; negative = every unit).
+	Window int
 }
 
 // Sweep predicts every size of req. Sizes are adjusted as nccl-tests does
@@ -115,37 +128,23 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		return pt, nil
 	}
 	call := Call{Coll: req.Coll, Bytes: size, Choice: choice}
-	pr, err := e.program(call, req.Engine == EngineDES)
+	f, ph, phys, err := e.physicalForm(call)
 	if err != nil {
 		return pt, err
 	}
-	ours, err := e.addBackground(pr)
-	if err != nil {
-		return pt, err
-	}
-	at, loads, capBound := e.analytic(pr)
-	if cg := e.physics(pr, at); cg != nil {
-		// Congestion physics (physics_congestion.go): per-call capacities
-		// and latencies for both engines.
-		pr.caps = cg.caps
-		pr.latHop += cg.maxExtraLat()
-		cg.apply(pr.sched)
-		pr.Note = strings.Join(append(nonEmpty(pr.Note), cg.notes...), "; ")
-		at, loads, capBound = e.analytic(pr)
-	}
-	pt.Note = e.withFabricNotes(pr.Note)
-	t := at
-	if req.Engine == EngineDES && pr.sched != nil && len(pr.sched.Ops) > 1 {
-		res, err := Execute(ctx, pr.sched, e.capsOf(pr), ExecOptions{RecordOpTimes: ours >= 0})
+	t, loads, capBound := e.analytic(f, e.baseLat(choice))
+	pt.Note = joinNotes(f.note, phys)
+	pt.Engine = EngineAnalytic
+	if req.Engine == EngineDES {
+		run, err := e.runDES(ctx, req, call, false, ph)
 		if err != nil {
 			return pt, err
 		}
-		t = res.Makespan
-		if ours >= 0 {
-			t = callMakespan(res, ours)
-		}
-		pt.Events, pt.Ops = res.Events, len(pr.sched.Ops)
+		t, pt.Note = run.time, joinNotes(run.note, phys)
+		pt.Events, pt.Ops = run.events, run.ops
+		pt.Engine = EngineDES
 	}
+	pt.Note = e.withFabricNotes(pt.Note)
 	pt.TimeUs = t.Microseconds()
 	if pt.TimeUs > 0 {
 		pt.AlgBW = float64(size) / (pt.TimeUs * 1e3)
@@ -156,7 +155,7 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		// Name the fabric mechanism behind a fabric bottleneck.
 		for l := range loads {
 			if e.LinkName(model.LinkID(l)) == pt.Bottleneck {
-				if m := e.fabricMechanism(pr, model.LinkID(l)); m != "" {
+				if m := e.fabricMechanism(f, model.LinkID(l)); m != "" {
 					pt.Bottleneck += " (" + m + ")"
 				}
 				break
@@ -170,116 +169,200 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	return pt, nil
 }
 
-// analytic returns the closed-form time of a program, the per-link load
-// (bytes) it implies, and the binding per-member rate cap when a cap rather
-// than a link limits the call (0 otherwise).
-func (e *Env) analytic(pr *prog) (model.Time, []float64, ceiling) {
-	caps := e.capsOf(pr)
-	loads := make([]float64, len(caps))
-	var tCap float64
-	var bindCap ceiling
-	for _, fc := range pr.classes {
-		w := float64(max(fc.weight, 1))
-		for _, l := range fc.route {
-			loads[l] += fc.bytes * w
-		}
-		if c := fc.ceil; c.rate > 0 && fc.bytes/c.rate > tCap {
-			tCap, bindCap = fc.bytes/c.rate, c
-		}
+// physicalForm builds the analytic form of a call with the fabric's
+// physics in it: the background flows as demands, and the congestion
+// physics' per-call capacities and extra latencies (physics_congestion.go),
+// which both engines use. It returns what the DES needs of the same physics
+// and the note that says what the physics did.
+func (e *Env) physicalForm(call Call) (*form, desPhysics, string, error) {
+	_, _, congestion := e.linkLayer()
+	f, err := e.closedFormOf(call, congestion)
+	if err != nil {
+		return nil, desPhysics{}, "", err
 	}
-	var tBW float64
-	for l, ld := range loads {
-		if ld > 0 && caps[l] > 0 {
-			tBW = math.Max(tBW, ld/caps[l])
-		}
+	bg, bgNote, err := e.addBackground(f)
+	if err != nil {
+		return nil, desPhysics{}, "", err
 	}
-	tData := math.Max(tBW, tCap) // ps for one member's bytes
-	if tCap <= tBW*1.001 {
-		bindCap = ceiling{}
+	t0, _, _ := e.analytic(f, e.baseLat(call.Choice))
+	cg := e.physics(f, t0)
+	if cg != nil {
+		f.caps = cg.caps
+		f.latHop += cg.maxExtraLat()
 	}
-	if pr.perMemb <= 0 || tData <= 0 {
-		return pr.base + pr.latHop, loads, ceiling{}
-	}
-	rate := pr.perMemb / tData // wire bytes per ps per member
-	lat := float64(pr.latHop)
-	eff := unitEff(pr)
-	var total float64
-	switch pr.kind {
-	case "ring":
-		// Each step moves its slices, then pays the step's synchronisation
-		// (the sender's fence and flag, the receiver's poll before it
-		// forwards; across nodes the proxy's completion): the next step
-		// waits for it, so it adds to the transfer instead of hiding under
-		// the other slices, as NCCL's own model adds nsteps x hwLat to
-		// bytes/bw (tuning.cc ncclTopoGetAlgoTime). It shows at mid sizes:
-		// 8x H100 AllGather at 64 MiB takes 205 us where the transfer
-		// alone takes 174 (xxrjun file); 8x A100 AllReduce at 32 MiB 378
-		// against 253 (thanos file).
-		for _, u := range pr.units {
-			st := u / float64(pr.slices) / eff / rate
-			step := math.Max(float64(pr.slices)*st, st+lat)
-			if pr.syncAfterStep {
-				step = float64(pr.slices)*st + lat
-			}
-			total += float64(pr.steps) * step
-		}
-	case "chain", "tree":
-		// Steady state at the bottleneck rate for all but the first unit;
-		// the first unit fills the pipeline hop by hop at the rate a single
-		// channel gets on an otherwise idle hop (the phases of a deep
-		// pipeline do not all load the links at once while it fills).
-		alone := math.Inf(1)
-		for _, fc := range pr.classes {
-			r := math.Inf(1)
-			if fc.ceil.rate > 0 {
-				r = fc.ceil.rate
-			}
-			for _, l := range fc.route {
-				r = math.Min(r, caps[l]/float64(max(fc.weight, 1)))
-			}
-			alone = math.Min(alone, r)
-		}
-		alone = math.Max(alone, rate)
-		first := pr.units[0] / eff
-		path := float64(pr.latPath)
-		if path == 0 {
-			path = float64(pr.steps) * lat
-		}
-		total = (sumUnits(pr.units)/eff-first)/rate + float64(pr.steps)*first/alone + path
-	case "nvls":
-		// Each unit moves u*perMemb/sum(units) wire bytes per GPU each way;
-		// one extra unit time fills the reduce/multicast pipeline.
-		wirePerPayload := pr.perMemb / sumUnits(pr.units)
-		for _, u := range pr.units {
-			total += u * wirePerPayload / rate
-		}
-		total += 2*lat + pr.units[0]*wirePerPayload/rate
-	default: // direct
-		total = tData + lat
-	}
-	return pr.base + model.Time(math.Ceil(total)), loads, bindCap
+	ph := desPhysics{caps: e.capsOf(f), cg: cg, bg: bg}
+	return f, ph, joinNotes(bgNote, strings.Join(cg.notesOf(), "; ")), nil
 }
 
-// unitEff converts pipeline-unit payload to wire bytes: perMemb is wire
-// bytes, units are payload, so their ratio is the protocol efficiency.
-func unitEff(pr *prog) float64 {
-	s := sumUnits(pr.units)
-	if pr.kind == "ring" {
-		s *= float64(pr.steps)
-	}
-	if s <= 0 || pr.perMemb <= 0 {
-		return 1
-	}
-	return s / pr.perMemb
+// desPhysics is what the fabric's physics gives every DES run of a call:
+// the per-call link capacities (nil: the Env's), the congestion's extra
+// latencies and the background flows.
+type desPhysics struct {
+	caps []float64
+	cg   *congestion
+	bg   []bgFlow
 }
 
-func sumUnits(u []float64) float64 {
-	var s float64
-	for _, x := range u {
-		s += x
-	}
-	return s
+// desRun is one call timed by the DES.
+type desRun struct {
+	time model.Time
+	res  *Result
+	pr   *prog
+	ops  int
+	// events is the engine events of every run it took (Result.Events
+	// counts the one returned).
+	events int64
+	note   string
 }
+
+// defaultWindow is the number of full pipeline units the DES simulates
+// before it looks for a steady state.
+const defaultWindow = 8
+
+// runDES builds and executes the call's schedule. A call with more full
+// pipeline units than the window (M > K) is simulated on prefixes of K,
+// K+1 and K+2 full units (each followed by the tail unit). In a periodic
+// pipeline every further full unit delays the end by the same period P, so
+// when T(K+1)-T(K) and T(K+2)-T(K+1) agree within periodTol the call takes
+// T(K) + (M-K)P: exact for a periodic pipeline, and otherwise off by at
+// most the stated spread per unit left out. When T(K+1)-T(K) equals one
+// unit's time on its busiest link (a saturated bottleneck) the K+2 run is
+// not needed. When they disagree the window
+// doubles, up to every unit (a full simulation). record keeps op times of
+// the run returned.
+func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, ph desPhysics) (*desRun, error) {
+	caps := ph.caps
+	if caps == nil {
+		caps = e.caps
+	}
+	window := req.Window
+	if window == 0 {
+		// A unit's phases overlap the next units' only once the window
+		// spans a few pipeline depths; starting there saves the doublings.
+		window = max(defaultWindow, 4*e.pipelineDepth(call))
+	}
+	if window < 0 {
+		window = 0
+	}
+	one := func(w int) (*desRun, error) {
+		pr, err := e.program(call, true, desOpts{window: w, budget: req.Budget, full: req.Full})
+		if err != nil {
+			return nil, err
+		}
+		nops := len(pr.sched.Ops)
+		ours := addBackgroundOps(pr.sched, ph.bg)
+		ph.cg.apply(pr.sched)
+		res, err := Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: record || ours >= 0, MaxEvents: req.Budget.events(), What: describe(e, call, int64(nops))})
+		if err != nil {
+			return nil, err
+		}
+		t := res.Makespan
+		if ours >= 0 {
+			// Background flows outlast the call: its time is that of its
+			// own ops.
+			t = callMakespan(res, ours)
+		}
+		return &desRun{time: t, res: res, pr: pr, ops: nops, events: res.Events, note: pr.Note}, nil
+	}
+	for {
+		r0, err := one(window)
+		if err != nil || r0.pr.skipped == 0 {
+			return r0, err
+		}
+		// No periodic pipeline repeats units faster than one unit's bytes
+		// take on its busiest link; a shorter period means the window ends
+		// before the pipeline has filled (its last phases do not yet
+		// overlap). A period equal to that bound is a saturated bottleneck,
+		// which every further unit crosses at the same cost.
+		bound := unitBound(r0.pr.sched, caps, int32(window-1))
+		if !record {
+			// Only the times are needed from here: free the schedule before
+			// the next run builds its own.
+			r0.pr.sched, r0.res.OpStart, r0.res.OpEnd = nil, nil, nil
+		}
+		r1, err := one(window + 1)
+		if err != nil || r1.pr.skipped == 0 {
+			return r1, err
+		}
+		p1 := r1.time - r0.time
+		r1.pr.sched = nil
+		saturated := math.Abs(float64(p1)-bound) <= periodTol
+		events := r0.res.Events + r1.res.Events
+		spread := model.Time(0)
+		if !saturated {
+			r2, err := one(window + 2)
+			if err != nil || r2.pr.skipped == 0 {
+				return r2, err
+			}
+			p2 := r2.time - r1.time
+			spread = max(p1, p2) - min(p1, p2)
+			events += r2.res.Events
+		}
+		if p1 > 0 && spread <= periodTol && float64(p1+periodTol) >= bound {
+			total := window + r0.pr.skipped
+			r0.time += model.Time(r0.pr.skipped) * p1
+			r0.events = events
+			how := fmt.Sprintf("periodic within %d ps", spread)
+			if saturated {
+				how = "its busiest link saturated"
+			}
+			r0.note = joinNotes(r0.note, fmt.Sprintf("DES simulated %d of %d pipeline units in full; each of the other %d adds the steady-state period of %.3f us it measured (%s)",
+				window, total, r0.pr.skipped, p1.Microseconds(), how))
+			return r0, nil
+		}
+		window *= 2
+	}
+}
+
+// pipelineDepth is the number of hops a unit crosses on the critical path
+// of the call's algorithm: the window starts at least that long.
+func (e *Env) pipelineDepth(call Call) int {
+	c := e.Cluster
+	N, G := c.NumNodes(), c.GPUsPerNode()
+	depth := int(math.Ceil(math.Log2(float64(max(N, 1)))))
+	switch a := call.Choice.Algo; {
+	case a == model.AlgoTree:
+		return 2 * (G - 1 + depth)
+	case a == model.AlgoNVLSTree:
+		return 2 + 2*depth
+	case a == model.AlgoRing && (call.Coll == model.Broadcast || call.Coll == model.Reduce):
+		return c.NumRanks() - 1
+	}
+	return 4
+}
+
+// unitBound is the time, in picoseconds, the bytes of pipeline unit u take
+// on their busiest link: no periodic pipeline repeats units faster.
+func unitBound(s *Schedule, caps []float64, u int32) float64 {
+	load := map[model.LinkID]float64{}
+	for i := range s.Ops {
+		op := &s.Ops[i]
+		if op.Unit != u || op.Kind != OpTransfer {
+			continue
+		}
+		for _, l := range op.Route {
+			load[l] += op.Bytes * float64(max(op.Weight, 1))
+		}
+	}
+	var t float64
+	for l, b := range load {
+		t = math.Max(t, b/caps[l])
+	}
+	return t
+}
+
+// joinNotes joins two notes with "; ", skipping empty ones.
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
+}
+
+// periodTol is the spread, in picoseconds, allowed between consecutive
+// unit periods of a periodic pipeline: completion times are rounded up to
+// whole picoseconds, so identical units may differ by a picosecond each way.
+const periodTol = 2
 
 // bottleneck fills the most loaded links of a call.
 func (e *Env) bottleneck(pt *Point, loads []float64, t model.Time) {

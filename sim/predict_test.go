@@ -123,25 +123,6 @@ func TestPublishedFigures(t *testing.T) {
 	t.Log(table.String())
 }
 
-// TestDESMatchesAnalytic holds the two engines within 5% at >= 64 MiB on
-// every preset's single node (the analytic engine is the closed form of the
-// same schedule; the DES adds pipeline effects that vanish at large sizes).
-func TestDESMatchesAnalytic(t *testing.T) {
-	for _, p := range scenarios.Presets() {
-		for _, coll := range []model.Collective{model.AllReduce, model.AllGather} {
-			e := newEnv(t, scenarios.Overrides{Node: p.Name})
-			for _, size := range []model.Bytes{64 << 20, 1 << 30} {
-				d := predict(t, e, coll, sim.EngineDES, "", size)
-				a := predict(t, e, coll, sim.EngineAnalytic, "", size)
-				rel := (d.TimeUs - a.TimeUs) / a.TimeUs
-				if math.Abs(rel) > 0.05 {
-					t.Errorf("%s %s %s: DES %.1f us vs analytic %.1f us (%+.1f%%)", p.Name, coll, model.FormatBytes(size), d.TimeUs, a.TimeUs, 100*rel)
-				}
-			}
-		}
-	}
-}
-
 // TestScheduleBytes checks each algorithm moves what its formula says,
 // through the schedule's own link accounting (Schedule.LinkLoad via the
 // analytic loads): ring AllReduce sends 2(n-1)/n*S per rank, AllGather and

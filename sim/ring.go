@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/collsim/collsim/model"
@@ -33,7 +32,7 @@ func (b *builder) ring() (*prog, error) {
 	if call.Coll == model.AllReduce {
 		steps = 2 * (n - 1)
 	}
-	pr := &prog{kind: "ring", steps: steps}
+	pr := &prog{}
 	if n == 1 {
 		return pr, nil
 	}
@@ -41,16 +40,17 @@ func (b *builder) ring() (*prog, error) {
 	chunk, slices := ringChunk(proto)
 	D := float64(call.Bytes) / float64(nc)
 	units := ringLoops(D, n, chunk)
-	reduced := e.symmetric()
+	reduced := e.symmetric() && !b.full
 	nsim := n
 	if reduced {
 		nsim = G
 	}
+	pr.units = units
 	ccap := e.channelCeiling(proto)
 	members := channelMembers(e.Tuner.Graphs.Ring, nc)
 	hops := make([][]hopInfo, len(chans))
 	multi := make([][]*multiHop, len(chans))
-	fan := 0 // DES ops per push, summed over one group's ranks
+	fan := 0 // DES ops per push, summed over the groups' ranks
 	for g, ch := range chans {
 		hops[g] = make([]hopInfo, nsim)
 		multi[g] = make([]*multiHop, nsim)
@@ -64,59 +64,31 @@ func (b *builder) ring() (*prog, error) {
 			fan += m.fan()
 		}
 	}
-	// DES ops: per (loop, step, slice) every rank's push (fan ops) and arrival.
-	opCount := func() int { return len(units) * steps * slices * (fan + len(chans)*nsim) }
-	// Coarsen pipeline units until the DES fits the op budget.
-	for b.des && opCount() > opBudget && (len(units) > 1 || slices > 1) {
-		if slices > 1 {
-			slices = 1
-		} else {
-			chunk *= 2
-			units = ringLoops(D, n, chunk)
-		}
-		pr.Note = "pipeline units coarsened to fit the simulation budget"
-	}
-	if b.des && opCount() > opBudget {
-		// 2(n-1) steps per loop are inherent; beyond the budget the closed
-		// form stands in.
-		b.des, b.sched = false, nil
-		pr.Note = fmt.Sprintf("ring timed analytically: %d ranks x %d channel groups is beyond the DES budget", n, len(chans))
-	}
-	pr.units, pr.slices = units, slices
-	var total float64
-	for _, u := range units {
-		total += u * float64(steps)
-	}
-	pr.perMemb = total / model.ProtoPayload(proto)
-	hopLat := model.Time(0)
-	pr.syncAfterStep = true
-	for g := range chans {
-		for j := 0; j < nsim; j++ {
-			h := &hops[g][j]
-			if g == 0 {
-				// A step's data dependency walks one hop around the ring, so
-				// over a loop the latency paid is the ring's mean hop latency.
-				hopLat += h.lat / model.Time(nsim)
-			}
-			if m := multi[g][j]; m != nil {
-				pr.classes = append(pr.classes, m.classesOf(pr.perMemb, h.cap)...)
-				continue
-			}
-			pr.classes = append(pr.classes, flowClass{route: h.route, bytes: pr.perMemb, weight: weights[g], ceil: h.cap})
-		}
-	}
-	pr.latHop = hopLat
 	if !b.des {
 		return pr, nil
 	}
 	// DES: ops T (push) and A (arrival) per (group, loop, step, slice, rank).
+	sim, skipped := b.simUnits(units)
+	pr.skipped = skipped
+	// Per (loop, step, slice) every rank's push (fan ops: one per QP route
+	// and a join where a hop has several) and its arrival.
+	nops := int64(len(sim)) * int64(steps) * int64(slices) * int64(fan+len(chans)*nsim)
+	if err := b.reserve(nops, nops*2); err != nil {
+		return nil, err
+	}
+	rank := make([]int32, nsim) // global rank at each ring position
 	for g := range chans {
+		for j := range rank {
+			node, gpu := ringRank(chans[g], G, j)
+			rank[j] = int32(node*G + gpu)
+		}
 		prevT := make([]OpID, nsim) // last push by each rank
 		for j := range prevT {
 			prevT[j] = b.base
 		}
 		lastA := make([]OpID, nsim*slices) // arrival of (rank, slice) of the previous step
-		for _, u := range units {
+		for ui, u := range sim {
+			b.unit = int32(ui)
 			sb := u / float64(slices) / model.ProtoPayload(proto)
 			for s := 0; s < steps; s++ {
 				for k := 0; k < slices; k++ {
@@ -125,23 +97,27 @@ func (b *builder) ring() (*prog, error) {
 					// rank one step earlier.
 					for j := 0; j < nsim; j++ {
 						h := &hops[g][j]
-						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(s), Rank: int32(j)}
-						if s == 0 {
+						op := Op{Kind: OpTransfer, Route: h.route, Bytes: sb, Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(s), Rank: rank[j]}
+						switch {
+						case s == 0:
 							prevT[j] = b.addHop(op, multi[g][j], prevT[j])
-						} else {
+						case k == 0:
+							// The step's synchronisation: a rank starts a
+							// step once its predecessor's whole previous step
+							// has arrived (the receiver's poll on the last
+							// slice's flag before it forwards; across nodes
+							// the proxy's completion). The first slice's own
+							// data arrived no later.
+							prevT[j] = b.addHop(op, multi[g][j], prevT[j], lastA[((j-1+nsim)%nsim)*slices+slices-1])
+						default:
 							prevT[j] = b.addHop(op, multi[g][j], prevT[j], lastA[((j-1+nsim)%nsim)*slices+k])
 						}
 					}
 					// Arrivals are recorded after every push of the slice, so
 					// the loop above always reads the previous step's.
 					for j := 0; j < nsim; j++ {
-						lastA[j*slices+k] = b.add(Op{Kind: OpDelay, Latency: hops[g][j].lat, Channel: int32(g), Step: int32(s), Rank: int32(j)}, prevT[j])
+						lastA[j*slices+k] = b.add(Op{Kind: OpDelay, Latency: hops[g][j].lat, Channel: int32(g), Step: int32(s), Rank: rank[(j+1)%nsim]}, prevT[j])
 					}
-				}
-				// The step's synchronisation follows its last slice: the
-				// rank's next push waits for it (see the analytic ring).
-				for j := 0; pr.syncAfterStep && j < nsim; j++ {
-					prevT[j] = lastA[j*slices+slices-1]
 				}
 			}
 		}

@@ -45,8 +45,13 @@ type Op struct {
 	// Every dependency must have a smaller ID (schedules are built in
 	// topological order).
 	Deps []OpID
-	// Channel, Step and Rank label the op for traces and tests.
+	// Channel, Step and Rank label the op for traces and tests: the channel
+	// group, the algorithm step and the global rank of the GPU that sends
+	// (transfer) or works (delay); Rank is -1 when no single GPU does.
 	Channel, Step, Rank int32
+	// Unit is the pipeline unit (chunk or loop) the op belongs to, counted
+	// from 0 in the order the schedule processes them.
+	Unit int32
 }
 
 // Schedule is a DAG of operations in topological order.

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/collsim/collsim/model"
@@ -29,7 +28,7 @@ func (b *builder) tree() (*prog, error) {
 	N, G := c.NumNodes(), c.GPUsPerNode()
 	proto := call.Choice.Proto
 	nc := max(call.Choice.Channels, 1)
-	pr := &prog{kind: "tree"}
+	pr := &prog{}
 	if c.NumRanks() == 1 {
 		return pr, nil
 	}
@@ -60,30 +59,25 @@ func (b *builder) tree() (*prog, error) {
 	chunk := stepChunk(proto)
 	D := float64(call.Bytes) / float64(nc)
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
-	perChunkOps := 4 * N * G
-	if b.des && len(groups)*perChunkOps > treeFlowBudget {
-		// Every node's chain and tree edges are simulated and many are in
-		// flight at once; beyond this size the closed form stands in.
-		b.des = false
-		b.sched = nil
-		pr.Note = fmt.Sprintf("tree timed analytically: %d nodes x %d GPUs x %d channel groups is beyond the DES tree budget", N, G, len(groups))
-	}
-	for b.des && len(groups)*nChunks*perChunkOps > treeOpBudget && nChunks > 1 {
-		chunk *= 2
-		nChunks = max(int(math.Ceil(D/chunk)), 1)
-		pr.Note = "pipeline units coarsened to fit the simulation budget"
-	}
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
-	pr.slices = 1
-	depth := int(math.Ceil(math.Log2(float64(N))))
-	pr.steps = 2 * (G - 1 + depth)
-	pr.perMemb = D / model.ProtoPayload(proto)
 	ccap := e.channelCeiling(proto)
 	mk := func(route []model.LinkID) hopInfo {
 		r, capv := e.decorate(route)
 		return hopInfo{r, minCeiling(capv, ccap), e.stepLat(e.routeClass(r), proto)}
+	}
+	var sim []float64
+	if b.des {
+		var skipped int
+		sim, skipped = b.simUnits(pr.units)
+		pr.skipped = skipped
+		// Per unit and group: two ops per chain edge each way, two per tree
+		// edge each way, one for the root's sum.
+		nops := int64(len(groups)) * int64(len(sim)) * int64(N) * int64(4*(G-1)+5)
+		if err := b.reserve(nops, nops*2); err != nil {
+			return nil, err
+		}
 	}
 	for gi, g := range groups {
 		// Chain edges per node (up: chain[i] -> chain[i-1]; down reverse) and tree edges.
@@ -113,31 +107,6 @@ func (b *builder) tree() (*prog, error) {
 				netUp[v], netDown[v] = mk(ru), mk(rd)
 			}
 		}
-		for v := 0; v < N; v++ {
-			for _, ed := range append(append([]hopInfo(nil), up[v]...), down[v]...) {
-				pr.classes = append(pr.classes, flowClass{ed.route, pr.perMemb, g.w, ed.cap})
-				pr.latHop = max(pr.latHop, ed.lat)
-			}
-			if trees[g.tree][v] >= 0 {
-				for _, ed := range []hopInfo{netUp[v], netDown[v]} {
-					pr.classes = append(pr.classes, flowClass{ed.route, pr.perMemb, g.w, ed.cap})
-					pr.latHop = max(pr.latHop, ed.lat)
-				}
-			}
-		}
-		if gi == 0 {
-			var intra, inter model.Time
-			if len(up[0]) > 0 {
-				intra = up[0][0].lat
-			}
-			for v := 0; v < N; v++ {
-				if trees[g.tree][v] >= 0 {
-					inter = netUp[v].lat
-					break
-				}
-			}
-			pr.latPath = 2 * (model.Time(G-1)*intra + model.Time(depth)*inter)
-		}
 		if !b.des {
 			continue
 		}
@@ -162,11 +131,14 @@ func (b *builder) tree() (*prog, error) {
 			prevDown[v] = fill(G, b.base)
 			prevNetUp[v], prevNetDown[v] = b.base, b.base
 		}
-		for _, u := range pr.units {
+		// rankOf is the global rank of chain position i of node v.
+		rankOf := func(v, i int) int32 { return int32(v*G + g.ch.GPUs[i]) }
+		for ui, u := range sim {
+			b.unit = int32(ui)
 			bytes := u / model.ProtoPayload(proto)
-			mkT := func(ed hopInfo, deps ...OpID) (OpID, OpID) {
-				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi)}, deps...)
-				return t, b.add(Op{Kind: OpDelay, Latency: ed.lat}, t)
+			mkT := func(ed hopInfo, from, to int32, deps ...OpID) (OpID, OpID) {
+				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}, deps...)
+				return t, b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(gi), Rank: to}, t)
 			}
 			headReady := make([]OpID, N) // head holds the node's partial sum
 			arrivedUp := make([][]OpID, N)
@@ -180,16 +152,16 @@ func (b *builder) tree() (*prog, error) {
 						deps = append(deps, arr)
 					}
 					var t OpID
-					t, arr = mkT(ed, deps...)
+					t, arr = mkT(ed, rankOf(v, G-1-k), rankOf(v, G-2-k), deps...)
 					prevUp[v][k] = t
 				}
 				ready := append([]OpID{arr}, arrivedUp[v]...)
 				if p := trees[g.tree][v]; p >= 0 {
-					t, a := mkT(netUp[v], append(ready, prevNetUp[v])...)
+					t, a := mkT(netUp[v], rankOf(v, 0), rankOf(p, 0), append(ready, prevNetUp[v])...)
 					prevNetUp[v] = t
 					arrivedUp[p] = append(arrivedUp[p], a)
 				} else {
-					headReady[v] = b.add(Op{Kind: OpDelay}, ready...)
+					headReady[v] = b.add(Op{Kind: OpDelay, Channel: int32(gi), Rank: rankOf(v, 0)}, ready...)
 				}
 			}
 			// Broadcast: root first.
@@ -197,14 +169,14 @@ func (b *builder) tree() (*prog, error) {
 			have[root] = headReady[root]
 			for _, v := range order {
 				for _, ch := range children[v] {
-					t, a := mkT(netDown[ch], have[v], prevNetDown[ch])
+					t, a := mkT(netDown[ch], rankOf(v, 0), rankOf(ch, 0), have[v], prevNetDown[ch])
 					prevNetDown[ch] = t
 					have[ch] = a
 				}
 				arr := have[v]
 				for k := len(down[v]) - 1; k >= 0; k-- {
 					var t OpID
-					t, arr = mkT(down[v][k], arr, prevDown[v][k])
+					t, arr = mkT(down[v][k], rankOf(v, G-2-k), rankOf(v, G-1-k), arr, prevDown[v][k])
 					prevDown[v][k] = t
 				}
 			}

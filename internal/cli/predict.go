@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -96,6 +97,8 @@ func predictFlags() []cli.Flag {
 		formatFlag(),
 		datatypeFlag(),
 		reportFlag(),
+		&cli.StringFlag{Name: "max-memory", Usage: "memory `BYTES` one DES run may use (K/M/G suffixes; default 8G); a call beyond it is refused before it is built"},
+		&cli.Int64Flag{Name: "max-events", Usage: "engine `EVENTS` one DES call may process (default 2e9)"},
 	)
 }
 
@@ -105,7 +108,7 @@ func seedsFlag() cli.Flag {
 }
 
 func predictCommand(e *env) *cli.Command {
-	flags := append(append(clusterFlags(), predictFlags()...), seedsFlag())
+	flags := append(append(append(clusterFlags(), predictFlags()...), traceFlags()...), seedsFlag())
 	return &cli.Command{
 		Name:      "predict",
 		Usage:     "predict nccl-tests results for a cluster",
@@ -119,22 +122,27 @@ func predictCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			trace, err := traceOptions(c, req)
+			if err != nil {
+				return err
+			}
 			var out *prediction
+			var envr *sim.Env
 			if k := c.Int("seeds"); k == 1 {
 				// One seed: rows print as their sizes finish.
-				envr, err := buildEnv(c)
-				if err != nil {
+				if envr, err = buildEnv(c); err != nil {
 					return err
 				}
 				if out, err = streamPrediction(c.Context, e, envr, req, c.String("datatype"), format); err != nil {
-					return err
+					return budgetInput(err)
 				}
 			} else {
 				// Several seeds: every seed's sweep runs before the
 				// expected and worst rows can be printed.
-				envr, pts, worst, err := seededSweep(c, req)
-				if err != nil {
-					return err
+				var pts []sim.Point
+				var worst []seededPoint
+				if envr, pts, worst, err = seededSweep(c, req); err != nil {
+					return budgetInput(err)
 				}
 				out = newPrediction(envr, req, pts, c.String("datatype"))
 				out.worst, out.seeds = worst, k
@@ -143,6 +151,17 @@ func predictCommand(e *env) *cli.Command {
 						return err
 					}
 				}
+			}
+			if trace != nil {
+				info, err := writeTrace(c, envr, req, trace)
+				if err != nil {
+					return err
+				}
+				sampled := ""
+				if info.Every > 1 {
+					sampled = fmt.Sprintf(", every %d-th op (sampled)", info.Every)
+				}
+				fmt.Fprintf(e.stderr, "collsim: trace of %s written to %s: %d slices%s, %d counter samples\n", model.FormatBytes(trace.size), trace.path, info.Slices, sampled, info.Counters)
 			}
 			report := func() (*reports.Document, error) {
 				return predictReport(c.Context, e, out, predictInputs{files: clusterFilesFrom(c), sizes: sizeOptions(c)})
@@ -298,6 +317,18 @@ func requestBase(c *cli.Context) (sim.Request, error) {
 	if req.Engine, err = sim.ParseEngine(c.String("engine")); err != nil {
 		return req, badInputf("--engine: %w", err)
 	}
+	if m := c.String("max-memory"); m != "" {
+		b, err := model.ParseBytes(m)
+		if err != nil || b <= 0 {
+			return req, badInputf("--max-memory: want a positive size such as 16G, got %q", m)
+		}
+		req.Budget.MaxMemory = int64(b)
+	}
+	if c.IsSet("max-events") {
+		if req.Budget.MaxEvents = c.Int64("max-events"); req.Budget.MaxEvents <= 0 {
+			return req, badInputf("--max-events: want a positive count, got %d", req.Budget.MaxEvents)
+		}
+	}
 	if a := c.String("algo"); a != "" {
 		algo, err := model.ParseAlgo(a)
 		if err != nil {
@@ -445,7 +476,9 @@ type resultJSON struct {
 	Channels   int     `json:"channels"`
 	NCCLTimeUs float64 `json:"nccl_model_time_us"`
 	Bottleneck string  `json:"bottleneck,omitempty"`
-	Note       string  `json:"note,omitempty"`
+	// Engine is the engine that timed the row: "des" or "analytic".
+	Engine string `json:"engine"`
+	Note   string `json:"note,omitempty"`
 	// Worst is the slowest seed's result with --seeds K > 1 (the row's
 	// time and bandwidths are then the expected over the seeds).
 	Worst *worstJSON `json:"worst,omitempty"`
@@ -465,7 +498,7 @@ func pointJSON(pt sim.Point) resultJSON {
 	return resultJSON{
 		SizeBytes: int64(pt.Size), Count: pt.Count, TimeUs: round(pt.TimeUs, 3), AlgBW: round(pt.AlgBW, 3), BusBW: round(pt.BusBW, 3),
 		Algo: pt.Choice.Algo.String(), Proto: pt.Choice.Proto.String(), Channels: pt.Choice.Channels,
-		NCCLTimeUs: round(pt.Choice.NCCLTimeUs, 3), Bottleneck: pt.Bottleneck, Note: pt.Note,
+		NCCLTimeUs: round(pt.Choice.NCCLTimeUs, 3), Bottleneck: pt.Bottleneck, Engine: string(pt.Engine), Note: pt.Note,
 	}
 }
 
@@ -597,17 +630,17 @@ func (p *prediction) writeTableHeader(w io.Writer) {
 	}
 	fmt.Fprintln(w, "#")
 	fmt.Fprintf(w, "#%71s%s\n", "", "predicted")
-	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-6s  %-6s  %8s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto", "channels")
+	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-6s  %-6s  %8s  %s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algo", "proto", "channels", "engine")
 	fmt.Fprintf(w, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)")
 }
 
 // writeTableRow writes one size's row.
 func (p *prediction) writeTableRow(w io.Writer, pt sim.Point) {
 	redop, root := p.redopRoot()
-	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6d  %s  %s  %s  %-6s  %-6s  %8d\n",
+	fmt.Fprintf(w, "%12d  %12d  %8s  %6s  %6d  %s  %s  %s  %-6s  %-6s  %8d  %s\n",
 		pt.Size, pt.Count, p.dtype, redop, root,
 		ncclNum(pt.TimeUs, 7), ncclNum(pt.AlgBW, 6), ncclNum(pt.BusBW, 6),
-		pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels)
+		pt.Choice.Algo, pt.Choice.Proto, pt.Choice.Channels, pt.Engine)
 }
 
 // writeTableFooter writes the average, the transport summary and the notes.
@@ -630,6 +663,16 @@ func (p *prediction) writeTableFooter(w io.Writer) {
 			fmt.Fprintf(w, "# Note: %s (from %s)\n", pt.Note, model.FormatBytes(pt.Size))
 		}
 	}
+}
+
+// budgetInput marks an error that refuses a simulation beyond its budget
+// (sim.BudgetError) as bad input: the user raises the flag it names.
+func budgetInput(err error) error {
+	var be *sim.BudgetError
+	if errors.As(err, &be) {
+		return badInput(err)
+	}
+	return err
 }
 
 func wrap(s string, width int) []string {

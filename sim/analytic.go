@@ -1,0 +1,635 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/collsim/collsim/model"
+)
+
+// The analytic engine: NCCL's latency + size/bandwidth cost form
+// (src/graph/tuning.cc; nccl-facts §2), with the bandwidth taken from the
+// most loaded link. The load comes from the algorithm's own traffic matrix
+// (who sends how many bytes to whom, from the algorithm's definition in
+// nccl-facts §4) routed over the topology, and the pipeline terms from the
+// algorithm's step structure. It shares only the topology, the routes, the
+// graph channels and NCCL's chunk sizes with the DES; it never reads the
+// DES's schedule, so a test holding the two together checks the schedule
+// builders.
+
+// demand is one entry of an algorithm's traffic matrix: members identical
+// flows, each carrying bytes (wire bytes) over route, capped at ceil.
+type demand struct {
+	route  []model.LinkID
+	bytes  float64
+	weight int32
+	ceil   ceiling
+}
+
+// shape is an algorithm's pipeline structure for the closed form.
+type shape struct {
+	kind    string    // "ring", "chain", "tree", "nvls", "direct"
+	units   []float64 // payload bytes per pipeline unit (per channel)
+	slices  int       // ring: slices per chunk
+	steps   int       // ring: steps per loop; chain/tree: hops on the critical path
+	latHop  model.Time
+	latPath model.Time // sum of hop latencies on the critical path (0 = steps x latHop)
+	perMemb float64    // wire bytes one member (channel) moves
+	// path lists the demands whose hops form the critical path of the
+	// first unit (chain, tree), in order; nil = steps x the slowest hop.
+	path []int
+}
+
+// form is a call as the analytic engine sees it.
+type form struct {
+	demands []demand
+	shape
+	// note is what the prediction should say about the call, empty if
+	// nothing.
+	note string
+	// caps are the call's link capacities when the congestion physics
+	// changed them (nil: the Env's); the DES runs with the same.
+	caps []float64
+}
+
+// closedForm builds the analytic form of a call.
+func (e *Env) closedForm(call Call) (*form, error) { return e.closedFormOf(call, false) }
+
+// closedFormOf builds the analytic form of a call; with every set it
+// routes every rank's traffic even where symmetry lets fewer stand for
+// the rest (the congestion physics needs every port's offered load).
+func (e *Env) closedFormOf(call Call, every bool) (*form, error) {
+	c := e.Cluster
+	if c.NumRanks() == 1 {
+		return &form{shape: shape{kind: "direct"}}, nil
+	}
+	a := call.Choice.Algo
+	switch {
+	case a == model.AlgoRing && (call.Coll == model.Broadcast || call.Coll == model.Reduce):
+		return e.formChain(call)
+	case a == model.AlgoRing:
+		return e.formRing(call)
+	case a == model.AlgoTree:
+		return e.formTree(call)
+	case a == model.AlgoNVLS:
+		return e.formNVLS(call)
+	case a == model.AlgoNVLSTree:
+		return e.formNVLSTree(call)
+	case a == model.AlgoDirect:
+		return e.formDirect(call, every)
+	case a == model.AlgoCollNetDirect || a == model.AlgoCollNetChain:
+		return e.formCollNet(call, a == model.AlgoCollNetDirect)
+	}
+	return nil, fmt.Errorf("sim: algorithm %s is not modelled", a)
+}
+
+// gpuHop is the route and ceiling from GPU x to GPU y, through the fabric
+// (leaving by NIC index out, entering by in) when they are on different
+// nodes.
+func (e *Env) gpuHop(x, y model.ElemID, out, in int) ([]model.LinkID, ceiling, error) {
+	t := e.Cluster.Topo
+	if x == y {
+		return nil, ceiling{}, nil
+	}
+	var route []model.LinkID
+	if t.Elem(x).Node != t.Elem(y).Node {
+		var err error
+		if route, err = e.netRoute(x, out, y, in); err != nil {
+			return nil, ceiling{}, err
+		}
+	} else {
+		route = e.Res.GPU(x, y).Route
+	}
+	r, ceil := e.decorate(route)
+	return r, ceil, nil
+}
+
+// formRing: every rank sends to the next on every channel's ring; per loop
+// of n chunks AllReduce takes 2(n-1) steps (reduce-scatter then
+// all-gather), AllGather and ReduceScatter n-1; each rank sends one chunk
+// per step (nccl-facts §4.1-4.2).
+func (e *Env) formRing(call Call) (*form, error) {
+	c := e.Cluster
+	n, G := c.NumRanks(), c.GPUsPerNode()
+	proto := call.Choice.Proto
+	nc := max(call.Choice.Channels, 1)
+	steps := n - 1
+	if call.Coll == model.AllReduce {
+		steps = 2 * (n - 1)
+	}
+	chunk, slices := ringChunk(proto)
+	D := float64(call.Bytes) / float64(nc)
+	f := &form{shape: shape{kind: "ring", steps: steps, slices: slices, units: ringLoops(D, n, chunk)}}
+	f.perMemb = sumUnits(f.units) * float64(steps) / model.ProtoPayload(proto)
+	ccap := e.channelCeiling(proto)
+	chans, weights := channelGroups(e.Tuner.Graphs.Ring, nc)
+	members := channelMembers(e.Tuner.Graphs.Ring, nc)
+	var latSum model.Time
+	for g, ch := range chans {
+		for i := 0; i < n; i++ {
+			na, ga := ringRank(ch, G, i)
+			nb, gb := ringRank(ch, G, (i+1)%n)
+			x, y := c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb]
+			route, ceil, err := e.gpuHop(x, y, ch.NetOut, ch.NetIn)
+			if err != nil {
+				return nil, err
+			}
+			if g == 0 {
+				latSum += e.stepLat(e.routeClass(route), proto)
+			}
+			ceil = minCeiling(ceil, ccap)
+			if na != nb {
+				// Over the network each runtime channel's connection is
+				// spread over its queue pairs, each hashed onto its own
+				// ECMP route: each QP carries 1/Q of the channel's bytes
+				// at 1/Q of its rate cap (physics_routes.go).
+				ps, err := e.netPaths(x, ch.NetOut, y, ch.NetIn, members[g])
+				if err != nil {
+					return nil, err
+				}
+				if q := e.qps(); len(ps) > 1 || q > 1 {
+					qc := ceil
+					qc.rate /= float64(q)
+					for _, p := range ps {
+						r, _ := e.decorate(p.route)
+						f.demands = append(f.demands, demand{r, f.perMemb / float64(q), p.n, qc})
+					}
+					continue
+				}
+			}
+			f.demands = append(f.demands, demand{route, f.perMemb, weights[g], ceil})
+		}
+	}
+	// A rank starts its next step once its predecessor's whole step has
+	// arrived, so the step's data walks one hop around the ring: over a
+	// loop the latency paid per step is the ring's mean hop latency, the
+	// sum NCCL's own model charges ((nsteps-nInterSteps)*intraLat +
+	// nInterSteps*interLat, tuning.cc).
+	f.latHop = latSum / model.Time(n)
+	return f, nil
+}
+
+// formChain: Broadcast from rank 0 (Reduce towards it) along the ring's
+// order, n-1 hops, pipelined by chunk.
+func (e *Env) formChain(call Call) (*form, error) {
+	c := e.Cluster
+	n, G := c.NumRanks(), c.GPUsPerNode()
+	proto := call.Choice.Proto
+	nc := max(call.Choice.Channels, 1)
+	D := float64(call.Bytes) / float64(nc)
+	f := &form{shape: shape{kind: "chain", steps: n - 1, slices: 1, units: chunked(D, stepChunk(proto))}}
+	f.perMemb = D / model.ProtoPayload(proto)
+	ccap := e.channelCeiling(proto)
+	chans, weights := channelGroups(e.Tuner.Graphs.Ring, nc)
+	for g, ch := range chans {
+		for j := 0; j < n-1; j++ {
+			from, to := j, j+1
+			if call.Coll == model.Reduce {
+				from, to = j+1, (j+2)%n
+			}
+			na, ga := ringRank(ch, G, from)
+			nb, gb := ringRank(ch, G, to)
+			route, ceil, err := e.gpuHop(c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb], ch.NetOut, ch.NetIn)
+			if err != nil {
+				return nil, err
+			}
+			lat := e.stepLat(e.routeClass(route), proto)
+			f.latHop = max(f.latHop, lat)
+			if g == 0 {
+				f.latPath += lat
+				f.path = append(f.path, len(f.demands))
+			}
+			f.demands = append(f.demands, demand{route, f.perMemb, weights[g], minCeiling(ceil, ccap)})
+		}
+	}
+	return f, nil
+}
+
+// chunked splits D payload bytes into pipeline units of chunk bytes.
+func chunked(D, chunk float64) []float64 {
+	k := max(int(math.Ceil(D/chunk)), 1)
+	out := make([]float64, k)
+	for u := range out {
+		out[u] = math.Min(chunk, D-float64(u)*chunk)
+	}
+	return out
+}
+
+// formTree: every byte of the buffer goes up a chain inside each node (the
+// last GPU to the head) and up NCCL's double binary tree between the heads,
+// then back down both; half the channels use each tree (nccl-facts §4.3).
+// Each chain and tree edge carries the channel's whole block once each way.
+func (e *Env) formTree(call Call) (*form, error) {
+	c := e.Cluster
+	N, G := c.NumNodes(), c.GPUsPerNode()
+	proto := call.Choice.Proto
+	nc := max(call.Choice.Channels, 1)
+	D := float64(call.Bytes) / float64(nc)
+	depth := int(math.Ceil(math.Log2(float64(N))))
+	f := &form{shape: shape{kind: "tree", slices: 1, steps: 2 * (G - 1 + depth), units: chunked(D, stepChunk(proto))}}
+	f.perMemb = D / model.ProtoPayload(proto)
+	ccap := e.channelCeiling(proto)
+	trees := model.DoubleBinaryTree(N)
+	chans, ws := channelGroups(e.Tuner.Graphs.Tree, nc)
+	var intra, inter model.Time
+	upChain, netEdge := -1, -1 // first intra and inter demand of group 0
+	add := func(x, y model.ElemID, ch model.GraphChannel, w int32) error {
+		route, ceil, err := e.gpuHop(x, y, ch.NetOut, ch.NetIn)
+		if err != nil {
+			return err
+		}
+		lat := e.stepLat(e.routeClass(route), proto)
+		f.latHop = max(f.latHop, lat)
+		if e.routeClass(route) == model.LatNet {
+			inter = max(inter, lat)
+			if netEdge < 0 {
+				netEdge = len(f.demands)
+			}
+		} else {
+			intra = max(intra, lat)
+			if upChain < 0 {
+				upChain = len(f.demands)
+			}
+		}
+		f.demands = append(f.demands, demand{route, f.perMemb, w, minCeiling(ceil, ccap)})
+		return nil
+	}
+	for i, ch := range chans {
+		w := [2]int32{(ws[i] + 1) / 2, ws[i] / 2}
+		if N == 1 {
+			w = [2]int32{ws[i], 0}
+		}
+		for tr := 0; tr < 2; tr++ {
+			if w[tr] == 0 {
+				continue
+			}
+			for v := 0; v < N; v++ {
+				gpus := c.Nodes[v].GPUs
+				for k := G - 1; k >= 1; k-- {
+					a, b := gpus[ch.GPUs[k]], gpus[ch.GPUs[k-1]]
+					if err := add(a, b, ch, w[tr]); err != nil {
+						return nil, err
+					}
+					if err := add(b, a, ch, w[tr]); err != nil {
+						return nil, err
+					}
+				}
+				if p := trees[tr][v]; p >= 0 {
+					hv, hp := gpus[ch.GPUs[0]], c.Nodes[p].GPUs[ch.GPUs[0]]
+					if err := add(hv, hp, ch, w[tr]); err != nil {
+						return nil, err
+					}
+					if err := add(hp, hv, ch, w[tr]); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	f.latPath = 2 * (model.Time(G-1)*intra + model.Time(depth)*inter)
+	// The first chunk climbs a chain and the tree, then comes back down.
+	for k := 0; k < 2*(G-1) && upChain >= 0; k++ {
+		f.path = append(f.path, upChain)
+	}
+	for k := 0; k < 2*depth && netEdge >= 0; k++ {
+		f.path = append(f.path, netEdge)
+	}
+	return f, nil
+}
+
+// nvlsChunk is NCCL's NVLS chunk for a channel block of D bytes on G GPUs:
+// 128 KiB, halved for small sizes down to 16 KiB (nccl-facts §4.1).
+func nvlsChunk(D float64, G int) float64 {
+	chunk := float64(model.NVLSChunkBytes)
+	for chunk > model.NVLSMinChunkBytes && D < chunk*float64(G) {
+		chunk /= 2
+	}
+	return chunk
+}
+
+// formNVLS: each GPU sends its whole buffer into the NVSwitch (reduced
+// there) and receives its 1/G share to multicast, then sends that share
+// and receives the whole result: S(1+1/G) each way per GPU, over every
+// channel at the NVLS efficiency (nccl-facts §4.4).
+func (e *Env) formNVLS(call Call) (*form, error) {
+	c := e.Cluster
+	G := c.GPUsPerNode()
+	if c.NumNodes() != 1 {
+		return nil, fmt.Errorf("sim: NVLS is modelled on one NVSwitch node only")
+	}
+	nc := max(call.Choice.Channels, 1)
+	D := float64(call.Bytes) / float64(nc)
+	f := &form{shape: shape{kind: "nvls", slices: 1, steps: 4, units: chunked(D, nvlsChunk(D, G))}}
+	f.latHop = e.stepLat(model.LatNVLink, model.ProtoSimple)
+	f.perMemb = D * (1 + 1/float64(G)) / e.nvlsEff()
+	ups, downs, err := e.nvlsLinks(0)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ups {
+		f.demands = append(f.demands, demand{ups[i : i+1], f.perMemb, int32(nc), ceiling{}}, demand{downs[i : i+1], f.perMemb, int32(nc), ceiling{}})
+	}
+	return f, nil
+}
+
+// formNVLSTree: NVLS inside every node (S(1+1/G) each way per GPU), and
+// GPU i's 1/G shard reduced up and broadcast down the double binary tree
+// of nodes through GPU i's own NIC; half the channels use each tree
+// (nccl-facts §4.4).
+func (e *Env) formNVLSTree(call Call) (*form, error) {
+	c := e.Cluster
+	N, G := c.NumNodes(), c.GPUsPerNode()
+	nc := max(call.Choice.Channels, 1)
+	D := float64(call.Bytes) / float64(nc)
+	depth := int(math.Ceil(math.Log2(float64(N))))
+	f := &form{shape: shape{kind: "tree", slices: 1, steps: 2 + 2*depth, units: chunked(D, float64(model.NVLSChunkBytes))}}
+	f.perMemb = D * (1 + 1/float64(G)) / e.nvlsEff()
+	netLat := e.stepLat(model.LatNet, model.ProtoSimple)
+	f.latHop = netLat
+	f.latPath = 2*e.stepLat(model.LatNVLink, model.ProtoSimple) + model.Time(2*depth)*netLat
+	trees := model.DoubleBinaryTree(N)
+	half := [2]int32{int32((nc + 1) / 2), int32(nc / 2)}
+	shard := D / float64(G)
+	for v := 0; v < N; v++ {
+		ups, downs, err := e.nvlsLinks(v)
+		if err != nil {
+			return nil, err
+		}
+		for i := range ups {
+			f.demands = append(f.demands, demand{ups[i : i+1], f.perMemb, int32(nc), ceiling{}}, demand{downs[i : i+1], f.perMemb, int32(nc), ceiling{}})
+		}
+		for tr := 0; tr < 2; tr++ {
+			p := trees[tr][v]
+			if p < 0 || half[tr] == 0 {
+				continue
+			}
+			for i := 0; i < G; i++ {
+				hv, hp := c.Nodes[v].GPUs[i], c.Nodes[p].GPUs[i]
+				rail, err := e.railOf(hv)
+				if err != nil {
+					return nil, err
+				}
+				for _, pair := range [2][2]model.ElemID{{hv, hp}, {hp, hv}} {
+					route, ceil, err := e.gpuHop(pair[0], pair[1], rail, rail)
+					if err != nil {
+						return nil, err
+					}
+					f.demands = append(f.demands, demand{route, shard, half[tr], ceil})
+				}
+			}
+		}
+	}
+	return f, nil
+}
+
+// railOf is the index, among its node's usable NICs, of the NIC closest to
+// GPU g (its rail).
+func (e *Env) railOf(g model.ElemID) (int, error) {
+	best := e.Res.LocalNICs(g)
+	if len(best) == 0 {
+		return 0, fmt.Errorf("sim: %s has no usable NIC", e.Cluster.Topo.Elem(g).Name)
+	}
+	node := e.Cluster.Topo.Elem(g).Node
+	for j, nic := range e.Res.NICUsable[node] {
+		if nic == best[0].NIC {
+			return j, nil
+		}
+	}
+	return 0, nil
+}
+
+// formDirect: AlltoAll sends S/n from every rank to every other rank at
+// once, SendRecv S from each rank to the next, as grouped point-to-point
+// operations; inter-node blocks leave through the NIC on the destination's
+// rail (PXN). On a symmetric cluster every node's links carry what node
+// 0's do, so only the blocks node 0 sends or receives are routed: node 0's
+// links then carry their whole load and no link carries more.
+func (e *Env) formDirect(call Call, every bool) (*form, error) {
+	c := e.Cluster
+	n, G := c.NumRanks(), c.GPUsPerNode()
+	block := float64(call.Bytes) / float64(n)
+	if call.Coll == model.SendRecv {
+		block = float64(call.Bytes)
+	}
+	f := &form{shape: shape{kind: "direct", slices: 1, steps: 1, units: []float64{block}, perMemb: block}}
+	// NCCL spreads each send over a number of p2p channels that grows with
+	// its size (model.Tuner.P2POpFor); each channel is one CTA, and over
+	// the network one connection.
+	op := e.Tuner.P2POpFor(int64(block))
+	f.note = fmt.Sprintf("%d p2p channels per peer operation of %s (chunk %s)", op.Channels, model.FormatBytes(model.Bytes(block)), model.FormatBytes(model.Bytes(op.ChunkBytes)))
+	peerCeil := func(route []model.LinkID, capv ceiling) ceiling {
+		ch := ceiling{rate: e.channelCap(model.ProtoSimple) * e.params.P2PChanShare, kind: ceilPeerChannels}
+		if e.routeClass(route) == model.LatNet {
+			ch = minCeiling(ch, ceiling{rate: e.params.NetChanGBps * 1e-3, kind: ceilNetChannel})
+		}
+		ch = minCeiling(ch, capv)
+		ch.rate *= float64(op.Channels)
+		return ch
+	}
+	sym := e.symmetric() && !every
+	for s := 0; s < n; s++ {
+		src := c.Nodes[s/G].GPUs[s%G]
+		for d := 0; d < n; d++ {
+			if d == s || (call.Coll == model.SendRecv && d != (s+1)%n) || (sym && s >= G && d >= G) {
+				continue
+			}
+			dst := c.Nodes[d/G].GPUs[d%G]
+			var route []model.LinkID
+			var ceil ceiling
+			if d/G == s/G {
+				route, ceil = e.decorate(e.Res.GPU(src, dst).Route)
+			} else {
+				in, err := e.railOf(dst)
+				if err != nil {
+					return nil, err
+				}
+				out := in % len(e.Res.NICUsable[s/G])
+				if c.Knobs.PXNDisable {
+					if out, err = e.railOf(src); err != nil {
+						return nil, err
+					}
+				}
+				r, err := e.netRoute(src, out, dst, in)
+				if err != nil {
+					return nil, err
+				}
+				route, ceil = e.decorate(r)
+			}
+			f.latHop = max(f.latHop, e.stepLat(e.routeClass(route), model.ProtoSimple))
+			f.demands = append(f.demands, demand{route, block, 1, peerCeil(route, ceil)})
+		}
+	}
+	return f, nil
+}
+
+// formCollNet: CollNet AllReduce over SHARP (nccl-facts, CollNet rows of
+// the bandwidth table; NCCL src/graph/tuning.cc). Direct:
+// every GPU of a node is a head; it sends 1/G of the buffer to each peer
+// over NVLink (reduce-scatter), its own part up its NIC into the SHARP
+// tree, gets the reduced part back and sends it to each peer (all-gather).
+// Chain: one head per usable NIC; the node's GPUs reduce along a chain to
+// it over NVLink and the result comes back down. The network carries each
+// byte once each way (no 2(n-1)/n factor, NCCL's CollNet bandwidth in
+// tuning.cc); a head's port streams at the SHARP aggregation rate. The
+// latency is NCCL's flat CollNet form: the NVLink hops of one part and
+// the switches' aggregation (sharp.lat.us), paid once per pipeline unit
+// in and out, shared between the two directions.
+func (e *Env) formCollNet(call Call, direct bool) (*form, error) {
+	pl, err := e.planCollNet(call, direct)
+	if err != nil {
+		return nil, err
+	}
+	c := e.Cluster
+	N, G := c.NumNodes(), c.GPUsPerNode()
+	S := float64(call.Bytes)
+	// Wire bytes per member flow over the call: a head's part, S / heads.
+	part := S / float64(pl.heads)
+	f := &form{shape: shape{kind: "nvls", slices: 1, steps: 4, units: chunked(S, collNetChunk), perMemb: part}}
+	port := func(p sharpPort) {
+		f.demands = append(f.demands, demand{p.up, part, 1, ceiling{rate: p.cap}}, demand{p.down, part, 1, ceiling{rate: p.cap}})
+	}
+	if direct {
+		f.latHop = (2*pl.intraLat + pl.sharpLat) / 2
+		for v := 0; v < N; v++ {
+			for i := 0; i < G; i++ {
+				for j := 0; j < G; j++ {
+					if i != j {
+						in, out := pl.nvl(v, j, i), pl.nvl(v, i, j)
+						f.demands = append(f.demands, demand{in.route, part, 1, in.cap}, demand{out.route, part, 1, in.cap})
+					}
+				}
+				port(pl.ports[v][i])
+			}
+		}
+		return f, nil
+	}
+	// Chain: G-1 NVLink hops each way around the head, per chain.
+	f.latHop = (2*model.Time(G-1)*pl.intraLat + pl.sharpLat) / 2
+	for v := 0; v < N; v++ {
+		for h := 0; h < pl.heads; h++ {
+			for k := 0; k+1 < G; k++ {
+				a, b := e.chainGPU(h, k, G), e.chainGPU(h, k+1, G)
+				f.demands = append(f.demands, demand{pl.nvl(v, b, a).route, part, 1, ceiling{}}, demand{pl.nvl(v, a, b).route, part, 1, ceiling{}})
+			}
+			port(pl.ports[v][h])
+		}
+	}
+	return f, nil
+}
+
+// analytic returns the closed-form time of a call, the per-link load
+// (bytes) its traffic matrix puts on every link, and the binding
+// per-member rate cap when a cap rather than a link limits the call (0
+// otherwise). base is NCCL's per-call base latency.
+func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling) {
+	caps := e.capsOf(f)
+	loads := make([]float64, len(caps))
+	var tCap float64
+	var bindCap ceiling
+	for _, d := range f.demands {
+		w := float64(max(d.weight, 1))
+		for _, l := range d.route {
+			loads[l] += d.bytes * w
+		}
+		if c := d.ceil; c.rate > 0 && d.bytes/c.rate > tCap {
+			tCap, bindCap = d.bytes/c.rate, c
+		}
+	}
+	var tBW float64
+	for l, ld := range loads {
+		if ld > 0 && caps[l] > 0 {
+			tBW = math.Max(tBW, ld/caps[l])
+		}
+	}
+	tData := math.Max(tBW, tCap) // ps for one member's bytes
+	if tCap <= tBW*1.001 {
+		bindCap = ceiling{}
+	}
+	if f.perMemb <= 0 || tData <= 0 {
+		return base + f.latHop, loads, ceiling{}
+	}
+	rate := f.perMemb / tData // wire bytes per ps per member
+	lat := float64(f.latHop)
+	eff := unitEff(&f.shape)
+	var total float64
+	switch f.kind {
+	case "ring":
+		// Each step moves its slices, then pays the step's synchronisation
+		// (the sender's fence and flag, the receiver's poll before it
+		// forwards; across nodes the proxy's completion): the next step
+		// waits for it, so it adds to the transfer instead of hiding under
+		// the other slices, as NCCL's own model adds nsteps x hwLat to
+		// bytes/bw (tuning.cc ncclTopoGetAlgoTime). It shows at mid sizes:
+		// 8x H100 AllGather at 64 MiB takes 205 us where the transfer
+		// alone takes 174 (xxrjun file); 8x A100 AllReduce at 32 MiB 378
+		// against 253 (thanos file).
+		for _, u := range f.units {
+			st := u / float64(f.slices) / eff / rate
+			total += float64(f.steps) * (float64(f.slices)*st + lat)
+		}
+	case "chain", "tree":
+		// Steady state at the bottleneck rate for all but the first unit;
+		// the first unit fills the pipeline hop by hop, each hop at the
+		// rate one channel group gets on it while the hop is otherwise idle.
+		alone := func(d *demand) float64 {
+			r := math.Inf(1)
+			if d.ceil.rate > 0 {
+				r = d.ceil.rate
+			}
+			for _, l := range d.route {
+				r = math.Min(r, caps[l]/float64(max(d.weight, 1)))
+			}
+			return math.Max(r, rate)
+		}
+		first := f.units[0] / eff
+		var fill float64
+		if f.path != nil {
+			for _, i := range f.path {
+				fill += first / alone(&f.demands[i])
+			}
+		} else {
+			slow := math.Inf(1)
+			for i := range f.demands {
+				slow = math.Min(slow, alone(&f.demands[i]))
+			}
+			fill = float64(f.steps) * first / slow
+		}
+		path := float64(f.latPath)
+		if path == 0 {
+			path = float64(f.steps) * lat
+		}
+		total = (sumUnits(f.units)/eff-first)/rate + fill + path
+	case "nvls":
+		// Each unit moves u*perMemb/sum(units) wire bytes per GPU each way;
+		// one extra unit time fills the reduce/multicast pipeline.
+		wirePerPayload := f.perMemb / sumUnits(f.units)
+		for _, u := range f.units {
+			total += u * wirePerPayload / rate
+		}
+		total += 2*lat + f.units[0]*wirePerPayload/rate
+	default: // direct
+		total = tData + lat
+	}
+	return base + model.Time(math.Ceil(total)), loads, bindCap
+}
+
+// unitEff converts pipeline-unit payload to wire bytes: perMemb is wire
+// bytes, units are payload, so their ratio is the protocol efficiency.
+func unitEff(s *shape) float64 {
+	t := sumUnits(s.units)
+	if s.kind == "ring" {
+		t *= float64(s.steps)
+	}
+	if t <= 0 || s.perMemb <= 0 {
+		return 1
+	}
+	return t / s.perMemb
+}
+
+func sumUnits(u []float64) float64 {
+	var s float64
+	for _, x := range u {
+		s += x
+	}
+	return s
+}
