@@ -284,15 +284,9 @@ var gFlagRE = regexp.MustCompile(`(?:^|[\s(,;])-g\s*(\d+)`)
 // nil (the header is then not read). A header and a case text that
 // disagree are an error naming both.
 func (c *Case) LaunchOf(r *ingest.Run) (model.Launch, string, error) {
-	header := 0
-	if r != nil {
-		if v, ok := r.Params["nGpus"]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return "", "", fmt.Errorf("calibrate: case %s: the results header says nGpus %q", c.ID, v)
-			}
-			header = n
-		}
+	_, header, _, err := calibrate.RunLaunch(r)
+	if err != nil {
+		return "", "", fmt.Errorf("calibrate: case %s: %w", c.ID, err)
 	}
 	text := 0
 	for _, f := range []string{c.Caveat, c.Source} {
