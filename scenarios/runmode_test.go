@@ -53,3 +53,33 @@ func TestRunOverrides(t *testing.T) {
 		t.Errorf("--launch mpi: %v", err)
 	}
 }
+
+// TestSweepRunAxes: run.launch and run.vm are sweep axes; a bad value is
+// an error at its place.
+func TestSweepRunAxes(t *testing.T) {
+	s, err := LoadSweep("s.yaml", []byte("base: dgx-a100\naxes:\n  run.launch: [process-per-gpu, single-process]\n  run.vm: [false, true]\nmetric: {collective: allreduce, size: 8}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := s.Designs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []model.RunSpec{{Launch: "process-per-gpu"}, {Launch: "process-per-gpu", VM: true}, {Launch: "single-process"}, {Launch: "single-process", VM: true}}
+	if len(ds) != len(want) {
+		t.Fatalf("%d designs, want %d", len(ds), len(want))
+	}
+	for i, d := range ds {
+		if d.Spec.Run != want[i] {
+			t.Errorf("design %d (%s): run %+v, want %+v", i, d.Name, d.Spec.Run, want[i])
+		}
+	}
+	for _, c := range []struct{ doc, want string }{
+		{"base: dgx-a100\naxes:\n  run.launch: [threads]\nmetric: {collective: allreduce}\n", `unknown launch mode "threads"`},
+		{"base: dgx-a100\naxes:\n  run.vm: [perhaps]\nmetric: {collective: allreduce}\n", `want true or false, got "perhaps"`},
+	} {
+		if _, err := LoadSweep("s.yaml", []byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "s.yaml:3:") {
+			t.Errorf("%q: %v, want s.yaml:3: ... %q", c.doc, err, c.want)
+		}
+	}
+}
