@@ -57,6 +57,14 @@ type Params struct {
 	BaseLatUs [model.NumProtos]float64
 	// NVLSLatUs is the latency of one NVLS call in µs.
 	NVLSLatUs float64
+	// LaunchSingleUs is the host time in µs of one kernel launch when one
+	// thread launches the kernels of a node's G GPUs one after the other
+	// (model.LaunchSingleProcess): a call then takes at least G of them;
+	// see runmode.go.
+	LaunchSingleUs float64
+	// VMLatUs is the extra latency of one call in µs on hosts that are
+	// virtual machines (model.RunSpec.VM); see runmode.go.
+	VMLatUs float64
 	// P2PChanShare is the share of one channel's (one CTA's) Simple copy
 	// rate that a point-to-point send gets.
 	P2PChanShare float64
@@ -198,6 +206,9 @@ func buildTermTable() []termDef {
 		add(d)
 	}
 	for _, d := range stackTerms() {
+		add(d)
+	}
+	for _, d := range runModeTerms() {
 		add(d)
 	}
 	for pr := model.Proto(0); pr < model.NumProtos; pr++ {

@@ -145,6 +145,8 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		pt.Engine = EngineDES
 	}
 	pt.Note = e.withFabricNotes(pt.Note)
+	t, launchNote := e.launchFloor(t)
+	pt.Note = joinNotes(pt.Note, launchNote)
 	pt.TimeUs = t.Microseconds()
 	if pt.TimeUs > 0 {
 		pt.AlgBW = float64(size) / (pt.TimeUs * 1e3)
@@ -165,6 +167,10 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	if capBound.rate > 0 {
 		pt.BottleneckClass = "channel ceiling"
 		pt.Bottleneck = e.capLabel(capBound, choice.Proto)
+	}
+	if launchNote != "" {
+		pt.BottleneckClass = "host launch"
+		pt.Bottleneck = fmt.Sprintf("one thread launching %d kernels per call", c.GPUsPerNode())
 	}
 	return pt, nil
 }
