@@ -111,8 +111,9 @@ func TestAccuracyHarness(t *testing.T) {
 	}
 }
 
-// guards are the corpus-wide medians over cases the model reached when
-// the three-regime harness was introduced, with a little room.
+// guards are the corpus-wide medians over cases the model reaches today
+// (bandwidth 4.7%/6.2%, mid 14.4%/11.9%, latency 12.9%/7.9% uncalibrated/
+// calibrated), with about a point of room: a change that loses more fails.
 var guards = []struct {
 	regime     string
 	calibrated bool
@@ -120,10 +121,10 @@ var guards = []struct {
 }{
 	{calibrate.RegimeBandwidth, false, 0.05},
 	{calibrate.RegimeBandwidth, true, 0.07},
-	{calibrate.RegimeMid, false, 0.19},
-	{calibrate.RegimeMid, true, 0.16},
-	{calibrate.RegimeLatency, false, 0.22},
-	{calibrate.RegimeLatency, true, 0.12},
+	{calibrate.RegimeMid, false, 0.155},
+	{calibrate.RegimeMid, true, 0.13},
+	{calibrate.RegimeLatency, false, 0.14},
+	{calibrate.RegimeLatency, true, 0.09},
 }
 
 // TestSendRecvSteps: on one 8x H100 NVSwitch node, NCCL 2.29.2, SendRecv
