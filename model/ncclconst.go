@@ -185,13 +185,17 @@ const NVLSMaxArity = 32
 func NVLSHeads(g int) int { return max(min(g, NVLSMaxArity), 1) }
 
 // NVLSChunk is NCCL's NVLS AllReduce chunk for a call of nBytes over nc
-// channels with nHeads heads (enqueue.cc, the same since 2.18): the
-// NCCL_NVLS_CHUNKSIZE default of 128 KiB, 64 KiB when nBytes is under
-// 64 x nc x nHeads x 128 KiB, 32 KiB under 8 x nc x nHeads x 64 KiB, 16 KiB
-// under 2 x nc x nHeads x 32 KiB. A channel's loop is nHeads chunks.
-func NVLSChunk(nBytes float64, nc, nHeads int) float64 {
+// channels with nHeads heads (enqueue.cc, the same since 2.18): start from
+// NCCL_NVLS_CHUNKSIZE (maxChunk; 0 means its default of 128 KiB), cut to
+// 64 KiB when nBytes is under 64 x nc x nHeads x chunk, to 32 KiB under
+// 8 x nc x nHeads x chunk, to 16 KiB under 2 x nc x nHeads x chunk, each
+// only if the chunk is larger. A channel's loop is nHeads chunks.
+func NVLSChunk(nBytes float64, nc, nHeads int, maxChunk Bytes) float64 {
 	ops := float64(max(nc, 1) * max(nHeads, 1))
 	chunk := float64(NVLSChunkBytes)
+	if maxChunk > 0 {
+		chunk = float64(maxChunk)
+	}
 	for _, s := range [...]struct{ mult, to float64 }{{64, 64 << 10}, {8, 32 << 10}, {2, 16 << 10}} {
 		if nBytes < s.mult*ops*chunk && chunk > s.to {
 			chunk = s.to

@@ -313,7 +313,7 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 	nc := max(call.Choice.Channels, 1)
 	D := float64(call.Bytes) / float64(nc)
 	heads := model.NVLSHeads(G)
-	chunk := model.NVLSChunk(float64(call.Bytes), nc, heads)
+	chunk := model.NVLSChunk(float64(call.Bytes), nc, heads, e.Cluster.Knobs.NVLSChunkSize)
 	f := &form{shape: shape{kind: "mcast", slices: 1, steps: 1, units: chunked(D, chunk*float64(heads))}}
 	f.latHop = e.stepLat(model.LatNVLink, model.ProtoSimple)
 	eff := e.nvlsEff()

@@ -43,7 +43,7 @@ func (b *builder) nvls() (*prog, error) {
 		return nil, err
 	}
 	heads := model.NVLSHeads(G)
-	pr := &prog{units: nvlsUnits(call, nc, G)}
+	pr := &prog{units: e.nvlsUnits(call, nc, G)}
 	eff := e.nvlsEff()
 	lat := e.stepLat(model.LatNVLink, model.ProtoSimple)
 	w := int32(nc)
@@ -77,10 +77,11 @@ func (b *builder) nvls() (*prog, error) {
 }
 
 // nvlsUnits are the per-channel loops of an NVLS AllReduce call: nHeads
-// chunks of NCCL's chunk size each, the last one what remains.
-func nvlsUnits(call Call, nc, G int) []float64 {
+// chunks of NCCL's chunk size (NCCL_NVLS_CHUNKSIZE and the shrinking
+// rule) each, the last one what remains.
+func (e *Env) nvlsUnits(call Call, nc, G int) []float64 {
 	heads := model.NVLSHeads(G)
-	chunk := model.NVLSChunk(float64(call.Bytes), nc, heads)
+	chunk := model.NVLSChunk(float64(call.Bytes), nc, heads, e.Cluster.Knobs.NVLSChunkSize)
 	return chunked(float64(call.Bytes)/float64(nc), chunk*float64(heads))
 }
 

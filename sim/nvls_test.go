@@ -112,3 +112,28 @@ func TestNVLSHeadsOnRack(t *testing.T) {
 		t.Fatalf("%d GPUs", len(up))
 	}
 }
+
+// TestNVLSChunkSizeKnob: NCCL_NVLS_CHUNKSIZE sets the chunk NCCL starts
+// from (transport/nvls.cc): 32 KiB chunks make 4 GiB on 8x H100 pay four
+// times the loops' synchronisation, 512 KiB a quarter of it; a value that
+// is no size is refused.
+func TestNVLSChunkSizeKnob(t *testing.T) {
+	bw := func(set string) float64 {
+		o := scenarios.Overrides{Node: "dgx-h100"}
+		if set != "" {
+			o.Set = []string{set}
+		}
+		return predict(t, newEnv(t, o), model.AllReduce, sim.EngineDES, "nvls", 4<<30).BusBW
+	}
+	def, small, large := bw(""), bw("NCCL_NVLS_CHUNKSIZE=32768"), bw("NCCL_NVLS_CHUNKSIZE=524288")
+	if !(small < 0.9*def && large > def) {
+		t.Errorf("4 GiB busbw: 32K chunks %.1f, default %.1f, 512K %.1f", small, def, large)
+	}
+	spec, err := (scenarios.Overrides{Node: "dgx-h100", Set: []string{"NCCL_NVLS_CHUNKSIZE=lots"}}).Resolve()
+	if err == nil {
+		_, err = spec.Build()
+	}
+	if err == nil {
+		t.Error("NCCL_NVLS_CHUNKSIZE=lots accepted")
+	}
+}
