@@ -297,7 +297,8 @@ func (e *Env) formTree(call Call) (*form, error) {
 	return f, nil
 }
 
-// formNVLS: per loop of u bytes a head GPU's NVSwitch ports carry
+// formNVLS (AllGather and ReduceScatter with their own traffic, as
+// nvlsPortBytes says): per loop of u bytes a head GPU's NVSwitch ports carry
 // u(1+1/nHeads) each way (its whole loop in, its reduced chunk back, the
 // chunk's multicast store out, every head's multicast in), another GPU's
 // u; the operand pull up to the switch is bounded by the switch's
@@ -317,7 +318,6 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 	f := &form{shape: shape{kind: "mcast", slices: 1, steps: 1, units: chunked(D, chunk*float64(heads))}}
 	f.latHop = e.stepLat(model.LatNVLink, model.ProtoSimple)
 	eff := e.nvlsEff()
-	f.perMemb = D * (1 + 1/float64(heads)) / eff
 	ups, downs, err := e.nvlsLinks(0)
 	if err != nil {
 		return nil, err
@@ -325,19 +325,30 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 	// Per GPU port, the switch's reduction rate (per channel) over the
 	// G-1 additions of each of its operands' elements, spread over G ports.
 	var red float64
-	if G > 1 {
+	if G > 1 && call.Coll != model.AllGather {
 		red = e.nvlsReduce() * e.capsOf(f)[ups[0]] * float64(G) / float64(G-1) / float64(nc)
 	}
+	// What a GPU moves: AllReduce the loop each way (a head its chunk
+	// more), ReduceScatter the loop up and its share down, AllGather its
+	// share up and the loop down.
+	share := D / float64(G)
 	for i := range ups {
-		b := D / eff
-		if i < heads {
-			b = D * (1 + 1/float64(heads)) / eff
+		bu, bd := D, D
+		switch {
+		case call.Coll == model.ReduceScatter:
+			bd = share
+		case call.Coll == model.AllGather:
+			bu = share
+		case i < heads:
+			bu, bd = D*(1+1/float64(heads)), D*(1+1/float64(heads))
 		}
-		up := demand{ups[i : i+1], b, int32(nc), ceiling{}}
+		bu, bd = bu/eff, bd/eff
+		f.perMemb = math.Max(f.perMemb, math.Max(bu, bd))
+		up := demand{ups[i : i+1], bu, int32(nc), ceiling{}}
 		if red > 0 {
-			up.ceil = ceiling{rate: red * b / D, kind: ceilNVLSReduce}
+			up.ceil = ceiling{rate: red * bu / D, kind: ceilNVLSReduce}
 		}
-		f.demands = append(f.demands, up, demand{downs[i : i+1], b, int32(nc), ceiling{}})
+		f.demands = append(f.demands, up, demand{downs[i : i+1], bd, int32(nc), ceiling{}})
 	}
 	return f, nil
 }
@@ -616,15 +627,16 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 		}
 		total = (sumUnits(f.units)/eff-first)/rate + fill + path
 	case "mcast":
-		// NVLS AllReduce: the loops' operand pulls and stores follow one
-		// another, each followed by one step of synchronisation; the last
-		// loop's multicast then arrives at the port rate.
-		wirePerPayload := f.perMemb / sumUnits(f.units)
+		// NVLS: the loops' transfers up the GPUs' switch ports (operand
+		// pulls, stores) follow one another, each followed by one step of
+		// synchronisation; the multicast deliveries down the ports
+		// pipeline behind them, and the last loop's then arrives.
+		tUp, tDown := e.mcastTimes(f, loads, caps)
+		sum := sumUnits(f.units)
+		var gate float64 // a loop's pull and store done, plus the step
 		for _, u := range f.units {
-			total += u*wirePerPayload/rate + lat
-		}
-		if tBW > 0 {
-			total += f.units[len(f.units)-1] * wirePerPayload * tBW / f.perMemb
+			gate += u/sum*tUp + lat
+			total = math.Max(total, gate) + u/sum*tDown
 		}
 	case "nvls":
 		// Each unit moves u*perMemb/sum(units) wire bytes per GPU each way;
@@ -638,6 +650,30 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 		total = tData + lat
 	}
 	return base + model.Time(math.Ceil(total)), loads, bindCap
+}
+
+// mcastTimes are the times one member's bytes of an NVLS call take up and
+// down the GPUs' NVSwitch ports (ps): the slowest port each way at the
+// call's link loads, up with the reduction ceiling.
+func (e *Env) mcastTimes(f *form, loads, caps []float64) (up, down float64) {
+	ups, downs, err := e.nvlsLinks(0)
+	if err != nil {
+		return 0, 0
+	}
+	for i := range ups {
+		if l := ups[i]; caps[l] > 0 {
+			up = math.Max(up, loads[l]/caps[l])
+		}
+		if l := downs[i]; caps[l] > 0 {
+			down = math.Max(down, loads[l]/caps[l])
+		}
+	}
+	for _, d := range f.demands {
+		if d.ceil.kind == ceilNVLSReduce && d.ceil.rate > 0 {
+			up = math.Max(up, d.bytes/d.ceil.rate)
+		}
+	}
+	return up, down
 }
 
 // unitEff converts pipeline-unit payload to wire bytes: perMemb is wire

@@ -6,10 +6,10 @@ import (
 	"github.com/collsim/collsim/model"
 )
 
-// nvlsAlgo schedules NVLS AllReduce.
+// nvlsAlgo schedules NVLS AllReduce, AllGather and ReduceScatter.
 type nvlsAlgo struct{}
 
-func (nvlsAlgo) name() string { return "NVLS AllReduce" }
+func (nvlsAlgo) name() string { return "NVLS AllReduce, AllGather and ReduceScatter" }
 
 func (nvlsAlgo) applies(a model.Algo, coll model.Collective) bool {
 	return a == model.AlgoNVLS
@@ -18,7 +18,8 @@ func (nvlsAlgo) applies(a model.Algo, coll model.Collective) bool {
 func (nvlsAlgo) build(b *builder) (*prog, error) { return b.nvls() }
 
 // nvls builds single-node NVLS AllReduce (device/all_reduce.h, NVLS
-// oneNode): a channel works in loops of nHeads chunks (NCCL's chunk rule,
+// oneNode), and AllGather and ReduceScatter with the same loops and their
+// own traffic (nvlsPortBytes; AllGather has no reduction): a channel works in loops of nHeads chunks (NCCL's chunk rule,
 // model.NVLSChunk). In each loop every head GPU's reduce warps pull its
 // chunk out of every GPU through the NVSwitch (multimem.ld_reduce) and
 // store the sum to every GPU (multimem.st); the other GPUs only feed and
@@ -56,21 +57,26 @@ func (b *builder) nvls() (*prog, error) {
 	if err := b.reserve(nops, int64(len(sim))*int64(4*G)); err != nil {
 		return nil, err
 	}
-	rcap := e.nvlsReduceCap(nc, G)
+	var rcap float64
+	if call.Coll != model.AllGather {
+		rcap = e.nvlsReduceCap(nc, G)
+	}
 	gate := b.base
 	prevD := fill(G, b.base)
 	for ui, u := range sim {
 		b.unit = int32(ui)
 		up := make([]OpID, G)
 		for i := 0; i < G; i++ {
-			bytes := nvlsPortBytes(u, i, heads) / eff
+			bytes, _ := nvlsPortBytes(call.Coll, u, i, heads, G)
+			bytes /= eff
 			// The cap holds the operand pull (u of the bytes) to the
 			// switch's reduction rate.
 			up[i] = b.add(Op{Kind: OpTransfer, Route: ups[i : i+1], Bytes: bytes, Weight: w, RateCap: rcap * bytes / u, Rank: int32(i)}, gate)
 		}
 		gate = b.add(Op{Kind: OpDelay, Latency: lat, Rank: -1}, up...)
 		for i := 0; i < G; i++ {
-			prevD[i] = b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: nvlsPortBytes(u, i, heads) / eff, Weight: w, Rank: int32(i)}, gate, prevD[i])
+			_, bytes := nvlsPortBytes(call.Coll, u, i, heads, G)
+			prevD[i] = b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: bytes / eff, Weight: w, Rank: int32(i)}, gate, prevD[i])
 		}
 	}
 	return pr, nil
@@ -85,15 +91,24 @@ func (e *Env) nvlsUnits(call Call, nc, G int) []float64 {
 	return chunked(float64(call.Bytes)/float64(nc), chunk*float64(heads))
 }
 
-// nvlsPortBytes is the payload GPU i moves each way over its NVSwitch
-// ports for a loop of u bytes: the whole loop, plus the chunk it reduces
-// and multicasts when it is one of the heads (GPUs 0..heads-1, the NVLS
-// graph's channels).
-func nvlsPortBytes(u float64, i, heads int) float64 {
-	if i < heads {
-		return u * (1 + 1/float64(heads))
+// nvlsPortBytes is the payload GPU i moves up and down its NVSwitch ports
+// for a loop of u bytes. AllReduce: the whole loop each way, plus the
+// chunk it reduces and multicasts when it is one of the heads (GPUs
+// 0..heads-1, the NVLS graph's channels). ReduceScatter: its operands of
+// the whole loop up (multimem.ld_reduce), its reduced share down.
+// AllGather: its share up (multimem.st), the whole loop down.
+func nvlsPortBytes(coll model.Collective, u float64, i, heads, G int) (up, down float64) {
+	share := u / float64(G)
+	switch coll {
+	case model.ReduceScatter:
+		return u, share
+	case model.AllGather:
+		return share, u
 	}
-	return u
+	if i < heads {
+		return u * (1 + 1/float64(heads)), u * (1 + 1/float64(heads))
+	}
+	return u, u
 }
 
 // nvlsReduceCap is the per-channel rate (payload bytes/ps) at which one

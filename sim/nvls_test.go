@@ -137,3 +137,30 @@ func TestNVLSChunkSizeKnob(t *testing.T) {
 		t.Error("NCCL_NVLS_CHUNKSIZE=lots accepted")
 	}
 }
+
+// TestNVLSGatherScatter: NVLS AllGather stores each GPU's share into the
+// multicast (up S/G, down S per GPU), NVLS ReduceScatter pulls every
+// operand through the switch's reduction (up S, down S/G); both engines
+// agree on their times.
+func TestNVLSGatherScatter(t *testing.T) {
+	e := newEnv(t, scenarios.Overrides{Node: "dgx-h100"})
+	const S = 256 << 20
+	eff := sim.DefaultParams().NVLSEff[0]
+	for _, tc := range []struct {
+		coll model.Collective
+		up   float64 // bytes each GPU sends, as a multiple of S
+	}{{model.AllGather, 1.0 / 8}, {model.ReduceScatter, 1}} {
+		for g, b := range e.UplinkBytes(t.Context(), tc.coll, "nvls", S) {
+			if want := tc.up * S / eff; math.Abs(b-want) > 1e-6*want {
+				t.Errorf("%s: GPU%d sends %.0f B, want %.0f", tc.coll, g, b, want)
+			}
+		}
+		for _, size := range []model.Bytes{64 << 20, 1 << 30} {
+			d := predict(t, e, tc.coll, sim.EngineDES, "nvls", size)
+			a := predict(t, e, tc.coll, sim.EngineAnalytic, "nvls", size)
+			if rel := math.Abs(d.TimeUs/a.TimeUs - 1); rel > 0.01 {
+				t.Errorf("%s %s: DES %.1f us vs analytic %.1f", tc.coll, model.FormatBytes(size), d.TimeUs, a.TimeUs)
+			}
+		}
+	}
+}
