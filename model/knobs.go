@@ -181,6 +181,8 @@ type Knobs struct {
 	NVLSChannels int
 	// BuffSize is NCCL_BUFFSIZE in bytes (0 = default 4 MiB).
 	BuffSize Bytes
+	// NVLSChunkSize is NCCL_NVLS_CHUNKSIZE in bytes (0 = default 128 KiB).
+	NVLSChunkSize Bytes
 	// IBGIDIndex is NCCL_IB_GID_INDEX (-1 auto).
 	IBGIDIndex int
 	// IBQPsPerConn is NCCL_IB_QPS_PER_CONNECTION: RC QPs per connection
@@ -297,6 +299,14 @@ var knobDefs = []knobDef{
 		return err
 	}},
 	{"NCCL_NVLS_NCHANNELS", "NVLS channel count", intKnob(1, 64, func(k *Knobs) *int { return &k.NVLSChannels })},
+	{"NCCL_NVLS_CHUNKSIZE", "NVLS chunk per head and channel in bytes (default 131072; smaller calls shrink it to 64K/32K/16K)", func(k *Knobs, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 4096 || n > 1<<24 || n%16 != 0 {
+			return fmt.Errorf("want bytes in 4096..16777216, a multiple of 16, got %q", v)
+		}
+		k.NVLSChunkSize = Bytes(n)
+		return nil
+	}},
 	{"NCCL_BUFFSIZE", "Simple protocol buffer per connection in bytes (default 4194304)", func(k *Knobs, v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 64*1024 || n > 1<<30 {

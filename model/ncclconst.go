@@ -174,6 +174,36 @@ const (
 	NVLSMinChunkBytes = 16 * 1024        // NVLS chunks shrink to 64K/32K/16K for small sizes
 )
 
+// NVLSMaxArity is NCCL_MAX_NVLS_ARITY (include/device.h): the NVLS graph
+// of one NVLink domain has min(32, GPUs) channels, one head GPU each
+// (graph/search.cc caps the NVLS graph's channels at it), so a domain of
+// more than 32 GPUs (GB200 NVL72) has 32 heads and the other GPUs only
+// feed and receive the multicast.
+const NVLSMaxArity = 32
+
+// NVLSHeads is the number of NVLS head GPUs of an NVLink domain of g GPUs.
+func NVLSHeads(g int) int { return max(min(g, NVLSMaxArity), 1) }
+
+// NVLSChunk is NCCL's NVLS AllReduce chunk for a call of nBytes over nc
+// channels with nHeads heads (enqueue.cc, the same since 2.18): start from
+// NCCL_NVLS_CHUNKSIZE (maxChunk; 0 means its default of 128 KiB), cut to
+// 64 KiB when nBytes is under 64 x nc x nHeads x chunk, to 32 KiB under
+// 8 x nc x nHeads x chunk, to 16 KiB under 2 x nc x nHeads x chunk, each
+// only if the chunk is larger. A channel's loop is nHeads chunks.
+func NVLSChunk(nBytes float64, nc, nHeads int, maxChunk Bytes) float64 {
+	ops := float64(max(nc, 1) * max(nHeads, 1))
+	chunk := float64(NVLSChunkBytes)
+	if maxChunk > 0 {
+		chunk = float64(maxChunk)
+	}
+	for _, s := range [...]struct{ mult, to float64 }{{64, 64 << 10}, {8, 32 << 10}, {2, 16 << 10}} {
+		if nBytes < s.mult*ops*chunk && chunk > s.to {
+			chunk = s.to
+		}
+	}
+	return chunk
+}
+
 // StepPayload returns the payload of one buffer step of a protocol.
 func StepPayload(p Proto) float64 {
 	switch p {

@@ -74,3 +74,34 @@ func TestHWLatUsAt(t *testing.T) {
 		}
 	}
 }
+
+// TestNVLSChunk: NCCL's NVLS chunk rule (enqueue.cc) on 8x H100 (16
+// channels, 8 heads: 128 KiB from 1 GiB, 64 KiB from 64 MiB, 32 KiB from
+// 8 MiB) and on a 72-GPU NVL72 rack (24 channels, 32 heads).
+func TestNVLSChunk(t *testing.T) {
+	const K, M, G = 1 << 10, 1 << 20, 1 << 30
+	for _, tc := range []struct {
+		bytes     float64
+		nc, heads int
+		want      float64
+	}{
+		{G, 16, 8, 128 * K}, {G - 1, 16, 8, 64 * K}, {64 * M, 16, 8, 64 * K}, {32 * M, 16, 8, 32 * K},
+		{8 * M, 16, 8, 32 * K}, {8*M - 1, 16, 8, 16 * K}, {1 * K, 16, 8, 16 * K},
+		{8 * G, 24, 32, 128 * K}, {4 * G, 24, 32, 64 * K}, {384 * M, 24, 32, 64 * K}, {256 * M, 24, 32, 32 * K}, {32 * M, 24, 32, 16 * K},
+	} {
+		if got := NVLSChunk(tc.bytes, tc.nc, tc.heads, 0); got != tc.want {
+			t.Errorf("NVLSChunk(%.0f, %d, %d) = %.0f, want %.0f", tc.bytes, tc.nc, tc.heads, got, tc.want)
+		}
+	}
+	// NCCL_NVLS_CHUNKSIZE: a larger chunk on large calls, a smaller one
+	// is never grown.
+	if got := NVLSChunk(16*G, 16, 8, 512*K); got != 512*K {
+		t.Errorf("NCCL_NVLS_CHUNKSIZE=512K at 16 GiB: chunk %.0f, want 512K", got)
+	}
+	if got := NVLSChunk(16*G, 16, 8, 32*K); got != 32*K {
+		t.Errorf("NCCL_NVLS_CHUNKSIZE=32K at 16 GiB: chunk %.0f, want 32K", got)
+	}
+	if NVLSHeads(8) != 8 || NVLSHeads(72) != 32 {
+		t.Errorf("heads: 8 GPUs %d, 72 GPUs %d; want 8, 32", NVLSHeads(8), NVLSHeads(72))
+	}
+}

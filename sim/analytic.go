@@ -28,7 +28,7 @@ type demand struct {
 
 // shape is an algorithm's pipeline structure for the closed form.
 type shape struct {
-	kind    string    // "ring", "chain", "tree", "nvls", "direct"
+	kind    string    // "ring", "chain", "tree", "nvls" (CollNet), "mcast" (NVLS), "direct"
 	units   []float64 // payload bytes per pipeline unit (per channel)
 	slices  int       // ring: slices per chunk
 	steps   int       // ring: steps per loop; chain/tree: hops on the critical path
@@ -297,20 +297,14 @@ func (e *Env) formTree(call Call) (*form, error) {
 	return f, nil
 }
 
-// nvlsChunk is NCCL's NVLS chunk for a channel block of D bytes on G GPUs:
-// 128 KiB, halved for small sizes down to 16 KiB (nccl-facts §4.1).
-func nvlsChunk(D float64, G int) float64 {
-	chunk := float64(model.NVLSChunkBytes)
-	for chunk > model.NVLSMinChunkBytes && D < chunk*float64(G) {
-		chunk /= 2
-	}
-	return chunk
-}
-
-// formNVLS: each GPU sends its whole buffer into the NVSwitch (reduced
-// there) and receives its 1/G share to multicast, then sends that share
-// and receives the whole result: S(1+1/G) each way per GPU, over every
-// channel at the NVLS efficiency (nccl-facts §4.4).
+// formNVLS (AllGather and ReduceScatter with their own traffic, as
+// nvlsPortBytes says): per loop of u bytes a head GPU's NVSwitch ports carry
+// u(1+1/nHeads) each way (its whole loop in, its reduced chunk back, the
+// chunk's multicast store out, every head's multicast in), another GPU's
+// u; the operand pull up to the switch is bounded by the switch's
+// reduction rate, and the loops follow one another with one NVLink step
+// of synchronisation between them while the multicast delivery of one
+// loop overlaps the next (device/all_reduce.h; nccl-facts §4.4).
 func (e *Env) formNVLS(call Call) (*form, error) {
 	c := e.Cluster
 	G := c.GPUsPerNode()
@@ -319,15 +313,42 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 	}
 	nc := max(call.Choice.Channels, 1)
 	D := float64(call.Bytes) / float64(nc)
-	f := &form{shape: shape{kind: "nvls", slices: 1, steps: 4, units: chunked(D, nvlsChunk(D, G))}}
+	heads := model.NVLSHeads(G)
+	chunk := model.NVLSChunk(float64(call.Bytes), nc, heads, e.Cluster.Knobs.NVLSChunkSize)
+	f := &form{shape: shape{kind: "mcast", slices: 1, steps: 1, units: chunked(D, chunk*float64(heads))}}
 	f.latHop = e.stepLat(model.LatNVLink, model.ProtoSimple)
-	f.perMemb = D * (1 + 1/float64(G)) / e.nvlsEff()
+	eff := e.nvlsEff()
 	ups, downs, err := e.nvlsLinks(0)
 	if err != nil {
 		return nil, err
 	}
+	// Per GPU port, the switch's reduction rate (per channel) over the
+	// G-1 additions of each of its operands' elements, spread over G ports.
+	var red float64
+	if G > 1 && call.Coll != model.AllGather {
+		red = e.nvlsReduce() * e.capsOf(f)[ups[0]] * float64(G) / float64(G-1) / float64(nc)
+	}
+	// What a GPU moves: AllReduce the loop each way (a head its chunk
+	// more), ReduceScatter the loop up and its share down, AllGather its
+	// share up and the loop down.
+	share := D / float64(G)
 	for i := range ups {
-		f.demands = append(f.demands, demand{ups[i : i+1], f.perMemb, int32(nc), ceiling{}}, demand{downs[i : i+1], f.perMemb, int32(nc), ceiling{}})
+		bu, bd := D, D
+		switch {
+		case call.Coll == model.ReduceScatter:
+			bd = share
+		case call.Coll == model.AllGather:
+			bu = share
+		case i < heads:
+			bu, bd = D*(1+1/float64(heads)), D*(1+1/float64(heads))
+		}
+		bu, bd = bu/eff, bd/eff
+		f.perMemb = math.Max(f.perMemb, math.Max(bu, bd))
+		up := demand{ups[i : i+1], bu, int32(nc), ceiling{}}
+		if red > 0 {
+			up.ceil = ceiling{rate: red * bu / D, kind: ceilNVLSReduce}
+		}
+		f.demands = append(f.demands, up, demand{downs[i : i+1], bd, int32(nc), ceiling{}})
 	}
 	return f, nil
 }
@@ -355,8 +376,14 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 		if err != nil {
 			return nil, err
 		}
+		var red ceiling
+		if G > 1 {
+			// The operand pull (D of the bytes) at the switch's reduction rate.
+			r := e.nvlsReduce() * e.capsOf(f)[ups[0]] * float64(G) / float64(G-1) / float64(nc)
+			red = ceiling{rate: r * f.perMemb / D, kind: ceilNVLSReduce}
+		}
 		for i := range ups {
-			f.demands = append(f.demands, demand{ups[i : i+1], f.perMemb, int32(nc), ceiling{}}, demand{downs[i : i+1], f.perMemb, int32(nc), ceiling{}})
+			f.demands = append(f.demands, demand{ups[i : i+1], f.perMemb, int32(nc), red}, demand{downs[i : i+1], f.perMemb, int32(nc), ceiling{}})
 		}
 		for tr := 0; tr < 2; tr++ {
 			p := trees[tr][v]
@@ -599,6 +626,18 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 			path = float64(f.steps) * lat
 		}
 		total = (sumUnits(f.units)/eff-first)/rate + fill + path
+	case "mcast":
+		// NVLS: the loops' transfers up the GPUs' switch ports (operand
+		// pulls, stores) follow one another, each followed by one step of
+		// synchronisation; the multicast deliveries down the ports
+		// pipeline behind them, and the last loop's then arrives.
+		tUp, tDown := e.mcastTimes(f, loads, caps)
+		sum := sumUnits(f.units)
+		var gate float64 // a loop's pull and store done, plus the step
+		for _, u := range f.units {
+			gate += u/sum*tUp + lat
+			total = math.Max(total, gate) + u/sum*tDown
+		}
 	case "nvls":
 		// Each unit moves u*perMemb/sum(units) wire bytes per GPU each way;
 		// one extra unit time fills the reduce/multicast pipeline.
@@ -611,6 +650,30 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 		total = tData + lat
 	}
 	return base + model.Time(math.Ceil(total)), loads, bindCap
+}
+
+// mcastTimes are the times one member's bytes of an NVLS call take up and
+// down the GPUs' NVSwitch ports (ps): the slowest port each way at the
+// call's link loads, up with the reduction ceiling.
+func (e *Env) mcastTimes(f *form, loads, caps []float64) (up, down float64) {
+	ups, downs, err := e.nvlsLinks(0)
+	if err != nil {
+		return 0, 0
+	}
+	for i := range ups {
+		if l := ups[i]; caps[l] > 0 {
+			up = math.Max(up, loads[l]/caps[l])
+		}
+		if l := downs[i]; caps[l] > 0 {
+			down = math.Max(down, loads[l]/caps[l])
+		}
+	}
+	for _, d := range f.demands {
+		if d.ceil.kind == ceilNVLSReduce && d.ceil.rate > 0 {
+			up = math.Max(up, d.bytes/d.ceil.rate)
+		}
+	}
+	return up, down
 }
 
 // unitEff converts pipeline-unit payload to wire bytes: perMemb is wire

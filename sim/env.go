@@ -214,6 +214,7 @@ const (
 	ceilChannel                  // one CTA's copy rate (chan.cap.*)
 	ceilPeerChannels             // the p2p channels of one peer pair (p2p.chan.share)
 	ceilNetChannel               // one channel's network connection (net.chan.gbps)
+	ceilNVLSReduce               // the NVSwitch's in-switch reduction (nvls.reduce.*)
 )
 
 // ceiling is a per-member rate cap in bytes/ps (0 = none) and what it is.
@@ -247,6 +248,8 @@ func (e *Env) capLabel(c ceiling, p model.Proto) string {
 		return fmt.Sprintf("per-channel copy ceiling of one CTA (%.3g GB/s %s)", c.rate*1e3*model.ProtoPayload(p), p)
 	case ceilPeerChannels:
 		return fmt.Sprintf("p2p channels of one peer operation (%.3g GB/s in all)", c.rate*1e3)
+	case ceilNVLSReduce:
+		return "the NVSwitch's in-switch reduction (nvls.reduce.*)"
 	case ceilNetChannel:
 		return fmt.Sprintf("network connections of one peer operation (%.3g GB/s per channel, net.chan.gbps)", e.params.NetChanGBps)
 	}

@@ -2,15 +2,14 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/collsim/collsim/model"
 )
 
-// nvlsAlgo schedules NVLS AllReduce.
+// nvlsAlgo schedules NVLS AllReduce, AllGather and ReduceScatter.
 type nvlsAlgo struct{}
 
-func (nvlsAlgo) name() string { return "NVLS AllReduce" }
+func (nvlsAlgo) name() string { return "NVLS AllReduce, AllGather and ReduceScatter" }
 
 func (nvlsAlgo) applies(a model.Algo, coll model.Collective) bool {
 	return a == model.AlgoNVLS
@@ -18,80 +17,114 @@ func (nvlsAlgo) applies(a model.Algo, coll model.Collective) bool {
 
 func (nvlsAlgo) build(b *builder) (*prog, error) { return b.nvls() }
 
-// nvls builds single-node NVLS AllReduce: per chunk every GPU's data is
-// pulled into the switch and reduced for the head GPU owning each part
-// (multimem.ld_reduce), then each head multicasts its reduced part to all
-// GPUs (multimem.st): per GPU about chunk*(1+1/G) up and down
-// (nccl-facts §4.4).
+// nvls builds single-node NVLS AllReduce (device/all_reduce.h, NVLS
+// oneNode), and AllGather and ReduceScatter with the same loops and their
+// own traffic (nvlsPortBytes; AllGather has no reduction): a channel works in loops of nHeads chunks (NCCL's chunk rule,
+// model.NVLSChunk). In each loop every head GPU's reduce warps pull its
+// chunk out of every GPU through the NVSwitch (multimem.ld_reduce) and
+// store the sum to every GPU (multimem.st); the other GPUs only feed and
+// receive. Per loop of u bytes a head moves u(1+1/nHeads) each way over
+// its NVLink ports, any other GPU u (nccl-facts §4.4). The switch adds the
+// G operands of every element, so the operand pull is bounded by its
+// reduction rate (nvlsReduceCap). The same warps issue the pull and the
+// store and then synchronise with the scatter and gather warps of every
+// GPU before the next loop: that per-loop synchronisation (one NVLink step
+// latency) is paid in series with the pull, where the multicast delivery
+// of a loop overlaps the pull of the next.
 func (b *builder) nvls() (*prog, error) {
 	e, call := b.e, b.call
 	c := e.Cluster
 	G := c.GPUsPerNode()
-	sw := c.Nodes[0].NVSwitch
-	if c.NumNodes() != 1 || sw == model.None {
+	if c.NumNodes() != 1 || c.Nodes[0].NVSwitch == model.None {
 		return nil, fmt.Errorf("sim: NVLS is modelled on one NVSwitch node only")
 	}
 	nc := max(call.Choice.Channels, 1)
-	pr := &prog{}
-	eff := e.params.NVLSEff[0]
-	if c.GPUModel().Arch == model.Blackwell {
-		eff = e.params.NVLSEff[1]
+	ups, downs, err := e.nvlsLinks(0)
+	if err != nil {
+		return nil, err
 	}
-	D := float64(call.Bytes) / float64(nc)
-	chunk := float64(model.NVLSChunkBytes)
-	// NVLS chunks shrink for small sizes (64K/32K/16K, nccl-facts §4.1).
-	for chunk > model.NVLSMinChunkBytes && D < chunk*float64(G) {
-		chunk /= 2
-	}
-	nChunks := max(int(math.Ceil(D/chunk)), 1)
-	for u := 0; u < nChunks; u++ {
-		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
-	}
-	ups := make([]model.LinkID, G)
-	downs := make([]model.LinkID, G)
-	for i, g := range c.Nodes[0].GPUs {
-		l, ok := c.Topo.LinkBetween(g, sw)
-		if !ok {
-			return nil, fmt.Errorf("sim: %s has no NVLink to the NVSwitch", c.Topo.Elem(g).Name)
-		}
-		ups[i], downs[i] = l, c.Topo.Links[l].Reverse
-	}
+	heads := model.NVLSHeads(G)
+	pr := &prog{units: e.nvlsUnits(call, nc, G)}
+	eff := e.nvlsEff()
 	lat := e.stepLat(model.LatNVLink, model.ProtoSimple)
 	w := int32(nc)
 	if !b.des {
 		return pr, nil
 	}
-	// The scatter, reduce and multicast stages run in separate warps, so
-	// each stage is its own sequence per GPU and chunks pipeline through them.
 	sim, skipped := b.simUnits(pr.units)
 	pr.skipped = skipped
-	nops := int64(len(sim)) * int64(5*G+2)
-	if err := b.reserve(nops, int64(len(sim))*int64(9*G)); err != nil {
+	nops := int64(len(sim)) * int64(2*G+1)
+	if err := b.reserve(nops, int64(len(sim))*int64(4*G)); err != nil {
 		return nil, err
 	}
-	prevU1, prevD1 := fill(G, b.base), fill(G, b.base)
-	prevU2, prevD2 := fill(G, b.base), fill(G, b.base)
+	var rcap float64
+	if call.Coll != model.AllGather {
+		rcap = e.nvlsReduceCap(nc, G)
+	}
+	gate := b.base
+	prevD := fill(G, b.base)
 	for ui, u := range sim {
 		b.unit = int32(ui)
-		full, part := u/eff, u/float64(G)/eff
-		u1 := make([]OpID, G)
+		up := make([]OpID, G)
 		for i := 0; i < G; i++ {
-			u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[i : i+1], Bytes: full, Weight: w, Rank: int32(i)}, prevU1[i])
-			prevU1[i] = u1[i]
+			bytes, _ := nvlsPortBytes(call.Coll, u, i, heads, G)
+			bytes /= eff
+			// The cap holds the operand pull (u of the bytes) to the
+			// switch's reduction rate.
+			up[i] = b.add(Op{Kind: OpTransfer, Route: ups[i : i+1], Bytes: bytes, Weight: w, RateCap: rcap * bytes / u, Rank: int32(i)}, gate)
 		}
-		reduced := b.add(Op{Kind: OpDelay, Latency: lat, Rank: -1}, u1...)
-		u2 := make([]OpID, G)
+		gate = b.add(Op{Kind: OpDelay, Latency: lat, Rank: -1}, up...)
 		for i := 0; i < G; i++ {
-			d1 := b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: part, Weight: w, Rank: int32(i)}, reduced, prevD1[i])
-			u2[i] = b.add(Op{Kind: OpTransfer, Route: ups[i : i+1], Bytes: part, Weight: w, Rank: int32(i)}, d1, prevU2[i])
-			prevD1[i], prevU2[i] = d1, u2[i]
-		}
-		mc := b.add(Op{Kind: OpDelay, Latency: lat, Rank: -1}, u2...)
-		for i := 0; i < G; i++ {
-			prevD2[i] = b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: full, Weight: w, Rank: int32(i)}, mc, prevD2[i])
+			_, bytes := nvlsPortBytes(call.Coll, u, i, heads, G)
+			prevD[i] = b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: bytes / eff, Weight: w, Rank: int32(i)}, gate, prevD[i])
 		}
 	}
 	return pr, nil
+}
+
+// nvlsUnits are the per-channel loops of an NVLS AllReduce call: nHeads
+// chunks of NCCL's chunk size (NCCL_NVLS_CHUNKSIZE and the shrinking
+// rule) each, the last one what remains.
+func (e *Env) nvlsUnits(call Call, nc, G int) []float64 {
+	heads := model.NVLSHeads(G)
+	chunk := model.NVLSChunk(float64(call.Bytes), nc, heads, e.Cluster.Knobs.NVLSChunkSize)
+	return chunked(float64(call.Bytes)/float64(nc), chunk*float64(heads))
+}
+
+// nvlsPortBytes is the payload GPU i moves up and down its NVSwitch ports
+// for a loop of u bytes. AllReduce: the whole loop each way, plus the
+// chunk it reduces and multicasts when it is one of the heads (GPUs
+// 0..heads-1, the NVLS graph's channels). ReduceScatter: its operands of
+// the whole loop up (multimem.ld_reduce), its reduced share down.
+// AllGather: its share up (multimem.st), the whole loop down.
+func nvlsPortBytes(coll model.Collective, u float64, i, heads, G int) (up, down float64) {
+	share := u / float64(G)
+	switch coll {
+	case model.ReduceScatter:
+		return u, share
+	case model.AllGather:
+		return share, u
+	}
+	if i < heads {
+		return u * (1 + 1/float64(heads)), u * (1 + 1/float64(heads))
+	}
+	return u, u
+}
+
+// nvlsReduceCap is the per-channel rate (payload bytes/ps) at which one
+// GPU's operands can be pulled through the switch's reduction: the switch
+// adds G operands per element, G-1 additions, spread evenly over the ports
+// of the G GPUs, so a GPU's ports sustain an operand rate of
+// reduce x G/(G-1), where reduce is the in-switch reduction rate per GPU
+// (nvls.reduce.*, a fraction of the ring-effective rate of the GPU's
+// NVSwitch ports); the channels share it.
+func (e *Env) nvlsReduceCap(nc, G int) float64 {
+	ups, _, err := e.nvlsLinks(0)
+	if err != nil || G < 2 {
+		return 0
+	}
+	port := e.caps[ups[0]]
+	return e.nvlsReduce() * port * float64(G) / float64(G-1) / float64(max(nc, 1))
 }
 
 // nvlsLinks returns each GPU's NVLink to and from its node's NVSwitch.
@@ -117,4 +150,13 @@ func (e *Env) nvlsEff() float64 {
 		return e.params.NVLSEff[1]
 	}
 	return e.params.NVLSEff[0]
+}
+
+// nvlsReduce returns the in-switch reduction rate term for the cluster's
+// GPU.
+func (e *Env) nvlsReduce() float64 {
+	if e.Cluster.GPUModel().Arch == model.Blackwell {
+		return e.params.NVLSReduce[1]
+	}
+	return e.params.NVLSReduce[0]
 }

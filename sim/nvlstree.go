@@ -99,6 +99,9 @@ func (b *builder) nvlsTree() (*prog, error) {
 	if err := b.reserve(nops, nops*2); err != nil {
 		return nil, err
 	}
+	// The operand pull is bounded by the switch's reduction rate, as in
+	// single-node NVLS (nvlsReduceCap).
+	rcap := e.nvlsReduceCap(nc, G)
 	for tr := 0; tr < 2; tr++ {
 		w := half[tr]
 		if w == 0 {
@@ -129,7 +132,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 			for v := 0; v < N; v++ {
 				u1 := make([]OpID, G)
 				for i := 0; i < G; i++ {
-					u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: full, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, prevU1[v][i])
+					u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: full, Weight: w, RateCap: rcap / eff, Channel: int32(tr), Rank: int32(v*G + i)}, prevU1[v][i])
 					prevU1[v][i] = u1[i]
 				}
 				red := b.add(Op{Kind: OpDelay, Latency: nvLat, Channel: int32(tr), Rank: -1}, u1...)

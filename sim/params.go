@@ -30,6 +30,11 @@ type Params struct {
 	// NVLSEff is NVLS's achieved fraction of the ring-effective NVLink rate,
 	// on Hopper [0] and Blackwell [1].
 	NVLSEff [2]float64
+	// NVLSReduce is the NVSwitch's in-switch reduction rate per GPU (the
+	// additions of multimem.ld_reduce, spread over the GPU's switch ports)
+	// as a fraction of the ring-effective rate of those ports, on Hopper
+	// [0] and Blackwell [1].
+	NVLSReduce [2]float64
 	// HostReadGBps caps each channel's traffic that a GPU reads from host
 	// memory (SHM transport, NET without GPUDirect RDMA): SM loads across
 	// PCIe are latency-bound.
@@ -194,13 +199,20 @@ func buildTermTable() []termDef {
 	nvlsLat := model.HWLatUs(model.LatNVLink, model.AlgoNVLS, model.ProtoSimple)
 	add(termDef{"nvls.lat.us", func(p *Params) *float64 { return &p.NVLSLatUs }, nvlsLat + launchOverheadUs, 1, 200, "us", "latency of one NVLS call",
 		model.Cite("tuning.cc hwLat; snellius_h100_1x4 case", fmt.Sprintf("NCCL's NVLS latency (%g us) plus ~%d us of launch overhead", nvlsLat, launchOverheadUs)), false})
-	// NVLS moves chunk*(1+1/G) per GPU each way, so busbw = 2(G-1)/G *
-	// rate/(1+1/G): the rate NVLS needs for a measured busbw, over the
-	// ring-effective NVLink rate.
-	add(termDef{"nvls.eff.hopper", func(p *Params) *float64 { return &p.NVLSEff[0] }, 0.834, 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Hopper",
-		model.Cite("nccl-tests#212", fmt.Sprintf("480 GB/s NVLS busbw on 8x H100 needs rate 308.6 = 0.834 x 450 x 0.822; NCCL's own NVLS factor is %g", model.NVLSEff(model.ArchHopper))), false})
-	add(termDef{"nvls.eff.blackwell", func(p *Params) *float64 { return &p.NVLSEff[1] }, 0.741, 0.2, 1.2, "fraction", "NVLS rate relative to ring-effective NVLink on Blackwell",
-		model.Cite("nccl#1807", fmt.Sprintf("~830 GB/s NVLS busbw on 8x B200 needs rate 533.6 = 0.741 x 900 x 0.8; NCCL's own NVLS factor is %g", model.NVLSEff(model.ArchBlackwell))), false})
+	// NVLS's loads and stores cross the GPU's NVSwitch ports like ring's
+	// copies; what holds NVLS below them is the switch's reduction.
+	for a, arch := range [2]string{"Hopper", "Blackwell"} {
+		add(termDef{"nvls.eff." + strings.ToLower(arch), func(p *Params) *float64 { return &p.NVLSEff[a] }, 1, 0.2, 1.2, "fraction", "NVLS link rate relative to ring-effective NVLink on " + arch,
+			model.Assume("multimem loads and stores are NVLink traffic like ring's copies and reach the ring-effective rate (nvlink.eff); the NVLS shortfall measured on 8x H100, 8x B200 and 72x GB200 is the in-switch reduction (nvls.reduce.*), which binds first: at 8x H100 the ports carry 1.125 x 276 = 311 GB/s of 370 ring-effective"), false})
+	}
+	// Per loop the switch adds G operands per element; spread over the G
+	// GPUs' ports that bounds algbw x (G-1)/G, so the busbw the reduction
+	// allows, 2 x reduce x port, is flat in G (as NCCL's own NVLS model
+	// holds it, tuning.cc), while algbw falls towards busbw/2.
+	add(termDef{"nvls.reduce.hopper", func(p *Params) *float64 { return &p.NVLSReduce[0] }, nvlsReduceHopper, 0.1, 1.2, "fraction", "NVSwitch in-switch reduction rate per GPU relative to its ring-effective NVLink rate on Hopper",
+		model.Cite("nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt; nccl-tests#212", fmt.Sprintf("fitted on one run, 8x H100 AllReduce 1-16 GiB (NVLS, 128 KiB chunks: 60.8 us per 16 MiB loop of which 3.4 are the step synchronisation) needs an operand pull of 292 GB/s per GPU = %.3f x 370 x 8/7; it gives the ~480 GB/s busbw NVIDIA quotes; the Blackwell/Hopper ratio %.3f/%.3f = %.2f is that of NCCL's own NVLS factors, %.2f", nvlsReduceHopper, nvlsReduceBlackwell, nvlsReduceHopper, nvlsReduceBlackwell/nvlsReduceHopper, model.NVLSEff(model.ArchBlackwell)/model.NVLSEff(model.ArchHopper))), false})
+	add(termDef{"nvls.reduce.blackwell", func(p *Params) *float64 { return &p.NVLSReduce[1] }, nvlsReduceBlackwell, 0.1, 1.2, "fraction", "NVSwitch in-switch reduction rate per GPU relative to its ring-effective NVLink rate on Blackwell",
+		model.Cite("coreweave/nccl-tests#43; nccl#1807; nccl#2140", fmt.Sprintf("fitted on 72x GB200 NVL72 AllReduce 4-8 GiB, busbw 835-847 (algbw 423-429): operand pull 439 GB/s per GPU = %.3f x 720 x 72/71; the same term gives 8x B200/B300 806 GB/s, 3%% and 5%% under their 830 and 845", nvlsReduceBlackwell)), false})
 	for i, k := range model.NICKinds() {
 		d := termDef{"lat.net." + string(k), func(p *Params) *float64 { return &p.NetLatUs[i] }, 0, 0, 500, "us", "extra latency per network step over " + string(k) + " NICs",
 			model.Cite("tuning.cc hwLat; nccl-facts §2.4", "0: NCCL's network hop latency (lat.step.net) covers "+string(k)), false}
@@ -262,6 +274,13 @@ func buildTermTable() []termDef {
 	}
 	return append(ts, physicsTerms()...)
 }
+
+// NVSwitch in-switch reduction rates (nvls.reduce.*), fitted as their
+// sources say.
+const (
+	nvlsReduceHopper    = 0.691
+	nvlsReduceBlackwell = 0.601
+)
 
 // netEffRoCE is RoCE's default achieved fraction of NIC line rate.
 const netEffRoCE = 0.95

@@ -164,7 +164,13 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 			}
 		}
 	}
-	if capBound.rate > 0 {
+	switch {
+	case capBound.kind == ceilNVLSReduce:
+		// The switch's reduction sits in the NVLink domain: the NVLink
+		// class, with the reduction named and its ports' load kept.
+		pt.BottleneckClass = "NVLink"
+		pt.Bottleneck = e.capLabel(capBound, choice.Proto) + "; its ports"
+	case capBound.rate > 0:
 		pt.BottleneckClass = "channel ceiling"
 		pt.Bottleneck = e.capLabel(capBound, choice.Proto)
 	}

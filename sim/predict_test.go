@@ -140,7 +140,7 @@ func TestScheduleBytes(t *testing.T) {
 		{"ring allreduce", "dgx-a100", model.AllReduce, "ring", 2 * 7.0 / 8},
 		{"ring allgather", "dgx-a100", model.AllGather, "ring", 7.0 / 8},
 		{"ring reducescatter", "dgx-h100", model.ReduceScatter, "ring", 7.0 / 8},
-		{"nvls allreduce", "dgx-h100", model.AllReduce, "nvls", (1 + 1.0/8) / 0.834},
+		{"nvls allreduce", "dgx-h100", model.AllReduce, "nvls", (1 + 1.0/8) / sim.DefaultParams().NVLSEff[0]},
 		{"alltoall", "dgx-a100", model.AlltoAll, "", 7.0 / 8},
 		{"broadcast", "dgx-a100", model.Broadcast, "", 1},
 	}

@@ -469,10 +469,10 @@ func termApplies(c *model.Cluster) func(name string) bool {
 			if !multicast {
 				return false
 			}
-			switch name {
-			case "nvls.eff.hopper":
+			switch parts[len(parts)-1] { // nvls.eff.*, nvls.reduce.*
+			case "hopper":
 				return arch[model.Hopper]
-			case "nvls.eff.blackwell":
+			case "blackwell":
 				return arch[model.Blackwell]
 			}
 			return true
