@@ -109,7 +109,10 @@ func (t *Tuner) supported(coll Collective, a Algo, p Proto) bool {
 		switch a {
 		case AlgoRing:
 		case AlgoNVLS:
-			if t.Graphs.NVLS == nil || p != ProtoSimple || t.NNodes > 1 {
+			// NVLS AllGather/ReduceScatter are skipped when a node holds
+			// more local ranks than NCCL_MAX_NVLS_ARITY (enqueue.cc's
+			// algorithm loop: func != AllReduce && localRanks > 32).
+			if t.Graphs.NVLS == nil || p != ProtoSimple || t.NNodes > 1 || t.PPN > NVLSMaxArity {
 				return false
 			}
 		case AlgoPAT:

@@ -94,3 +94,26 @@ func TestTunerRelease(t *testing.T) {
 		t.Errorf("tree Simple latency %g us in 2.8 (28 us hops), %g in 2.30 (4/14 us): want the older higher", o, n)
 	}
 }
+
+// TestNVLSGatherAboveArity: NCCL skips NVLS for AllGather and
+// ReduceScatter when a node holds more local ranks than
+// NCCL_MAX_NVLS_ARITY (32; enqueue.cc's algorithm loop), so the 72-GPU
+// NVL72 rack runs them as rings while AllReduce keeps NVLS; an 8-GPU
+// NVSwitch node keeps NVLS for both.
+func TestNVLSGatherAboveArity(t *testing.T) {
+	for _, tc := range []struct {
+		node string
+		coll model.Collective
+		nvls bool
+	}{
+		{"gb200-nvl72", model.AllGather, false}, {"gb200-nvl72", model.ReduceScatter, false},
+		{"gb200-nvl72", model.AllReduce, true}, {"dgx-h100", model.AllGather, true},
+	} {
+		tu := tunerFor(t, tc.node, 1, "")
+		a := model.AlgoNVLS
+		_, err := tu.Select(tc.coll, 64<<20, &a, nil)
+		if got := err == nil; got != tc.nvls {
+			t.Errorf("%s %s: NVLS runs %v (%v), want %v", tc.node, tc.coll, got, err, tc.nvls)
+		}
+	}
+}
