@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/collsim/collsim/model"
@@ -64,8 +65,9 @@ func (b *builder) direct() (*prog, error) {
 			ch = minCeiling(ch, ceiling{rate: e.params.NetChanGBps * 1e-3, kind: ceilNetChannel})
 		}
 		ch = minCeiling(ch, capv)
+		lat := e.stepLat(class, model.ProtoSimple) + e.p2pTail(class, block/float64(op.Channels), op.ChunkBytes, ch.rate)
 		ch.rate *= float64(op.Channels)
-		f := flow{r, ch, w, e.stepLat(class, model.ProtoSimple), src}
+		f := flow{r, ch, w, lat, src}
 		flows = append(flows, f)
 	}
 	if b.des {
@@ -164,4 +166,47 @@ func (b *builder) directNet(src model.ElemID, sn, dn, dg int, usable [][]model.E
 		}
 	}
 	return e.netRoute(src, outIdx, dst, inIdx)
+}
+
+// p2pTail is the time the receiver of a point-to-point part still needs
+// after the sender's last step: NCCL's Simple protocol posts a p2p step
+// (p2pChunkSize, NCCL_P2P_NVL_CHUNKSIZE) only once it is whole, and the
+// receive warps of the channel's CTA then copy it out of the FIFO into the
+// user buffer (device/sendrecv.h runRecv, one chunk per directRecv; the
+// send and the receive share the CTA, so the copy runs at the channel's
+// p2p rate, perChan payload bytes per ps). Over NVLink this is the whole
+// of the receive side's lag; a part smaller than a step lags by itself.
+// Routes through host memory or a network keep their own latency terms.
+func (e *Env) p2pTail(class model.LatClass, part float64, chunk int64, perChan float64) model.Time {
+	if class != model.LatNVLink || part <= 0 || perChan <= 0 {
+		return 0
+	}
+	return model.Time(math.Ceil(math.Min(part, float64(chunk)) / perChan))
+}
+
+// a2aCaps returns the link capacities an AlltoAll call runs with: every
+// link between a GPU and its node's NVSwitch at p2p.a2a.switch.eff of the
+// Env's capacity while every GPU writes to every other one through the
+// switch at once (three or more GPUs per node), nil (the Env's) otherwise.
+// SendRecv and ring traffic are permutations, one peer per GPU, which the
+// NVLink efficiency terms describe. Both engines time the call with these
+// capacities.
+func (e *Env) a2aCaps(coll model.Collective) []float64 {
+	c := e.Cluster
+	if coll != model.AlltoAll || c.GPUsPerNode() < 3 || e.params.A2ASwitchEff >= 1 {
+		return nil
+	}
+	t := c.Topo
+	var caps []float64
+	for i := range t.Links {
+		l := &t.Links[i]
+		if l.Kind != model.LinkNVLink || (t.Elem(l.From).Kind != model.KindNVSwitch && t.Elem(l.To).Kind != model.KindNVSwitch) {
+			continue
+		}
+		if caps == nil {
+			caps = append([]float64(nil), e.caps...)
+		}
+		caps[i] *= e.params.A2ASwitchEff
+	}
+	return caps
 }
