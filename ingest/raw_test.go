@@ -128,6 +128,10 @@ var rawCases = []rawCase{
 		runs: []wantRun{{"all_reduce", 16, 24, 33.34, 7.41855}}}, // 33554432 row: 33.34
 	{file: "nccltests_a100sxm40_4x8_ib-hdr200x4_abci_1.txt", kind: KindNCCLTests,
 		runs: []wantRun{{"all_reduce", 32, 24, 31.33, 6.74639}}}, // 33554432 row: 31.33
+	{file: "nccltests_a100sxm40_8x8_ib-hdr200x4_abci_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 64, 24, 16.24, 4.11476}}}, // 16777216 row: 16.24 (32 MiB gives 15.21)
+	{file: "nccltests_a100sxm40_16x8_ib-hdr200x4_abci_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 128, 24, 26.63, 5.52162}}}, // 33554432 row: 26.63
 	{file: "nccltests_a100sxm80_1x8_nvswitch_blog-thanos_1.txt", kind: KindNCCLTests,
 		runs: []wantRun{
 			{"all_reduce", 8, 30, 232.44, 66.2058}, // -g 8 run, 4294967296 row

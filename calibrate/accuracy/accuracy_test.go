@@ -17,6 +17,10 @@ import (
 // that CI has; the cases cite their sources in MANIFEST.md.
 var casesFile = filepath.Join("..", "..", "ingest", "testdata", "cases.yaml")
 
+// scaleoutFile holds the ABCI 8- and 16-node runs the project added
+// (ingest/testdata/raw/MANIFEST.md rows 8a, 8b).
+var scaleoutFile = filepath.Join("..", "..", "ingest", "testdata", "cases_scaleout.yaml")
+
 // TestAccuracyHarness scores the model on every published case: the
 // uncalibrated error and the calibrated one (fitted on other cases of the
 // same hardware or on other sizes, never on the scored points). Run with
@@ -168,30 +172,33 @@ func hasPrefix(id string, ps []string) bool {
 	return false
 }
 
-// seriesOf returns a case's measured series on its configured cluster.
+// seriesOf returns a case's measured series on its configured cluster,
+// from the shared corpus or the project's scale-out cases.
 func seriesOf(t *testing.T, id string) calibrate.Series {
 	t.Helper()
-	cases, err := accuracy.LoadCases(casesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		if c.ID != id {
-			continue
-		}
-		setup, err := accuracy.SetupFor(&c)
+	for _, file := range []string{casesFile, scaleoutFile} {
+		cases, err := accuracy.LoadCases(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := c.ClusterSpec(setup.Configured)
-		if err != nil {
-			t.Fatal(err)
+		for _, c := range cases {
+			if c.ID != id {
+				continue
+			}
+			setup, err := accuracy.SetupFor(&c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, err := c.ClusterSpec(setup.Configured)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, run, err := c.Measured(filepath.Dir(file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return calibrate.SeriesFromRun(run, c.File, spec)
 		}
-		_, run, err := c.Measured(filepath.Dir(casesFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return calibrate.SeriesFromRun(run, c.File, spec)
 	}
 	t.Fatalf("no case %s", id)
 	return calibrate.Series{}
@@ -244,6 +251,14 @@ func TestTransfer(t *testing.T) {
 		// ABCI A100: 2 nodes (16 ranks) to 4 nodes (32 ranks), rows 7 and 8.
 		{"2 nodes to 4 nodes", []string{"abci_a100_2x8"}, "abci_a100_4x8", calibrate.RegimeMid, 0.15},
 		{"2 nodes to 4 nodes, latency", []string{"abci_a100_2x8"}, "abci_a100_4x8", calibrate.RegimeLatency, 0.20},
+		// The ABCI scale-out: fitted on the 2- and 4-node runs together
+		// (one fit over both scales), predicting the 8- and 16-node runs of
+		// the same job series (ingest/testdata/raw MANIFEST rows 8a, 8b).
+		// The latency regime transfers within 10%; the 8-32 MiB sizes do
+		// not yet (30% and 21% median |error|: the model's tree LL128 ramp
+		// at 64-128 ranks), so they are not held to the 7% here.
+		{"2+4 nodes to 8 nodes, latency", []string{"abci_a100_2x8", "abci_a100_4x8"}, "abci_a100_8x8", calibrate.RegimeLatency, 0.10},
+		{"2+4 nodes to 16 nodes, latency", []string{"abci_a100_2x8", "abci_a100_4x8"}, "abci_a100_16x8", calibrate.RegimeLatency, 0.10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
