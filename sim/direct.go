@@ -46,8 +46,10 @@ func (b *builder) direct() (*prog, error) {
 	// its size (model.Tuner.P2POpFor); each channel is one CTA whose warps
 	// serve a send and a receive, and over the network one connection.
 	op := e.Tuner.P2POpFor(int64(block))
-	pr.Note = fmt.Sprintf("%d p2p channels per peer operation of %s (chunk %s)", op.Channels, model.FormatBytes(model.Bytes(block)), model.FormatBytes(model.Bytes(op.ChunkBytes)))
-	ctaRate := e.channelCap(model.ProtoSimple) * e.params.P2PChanShare
+	pr.Note = p2pNote(op, block)
+	// A small operation runs LL (P2POpFor): its links carry LL's wire bytes.
+	ctaRate := e.channelCap(op.Proto) * e.params.P2PChanShare
+	wire := block / model.ProtoPayload(op.Proto)
 	type flow struct {
 		route []model.LinkID
 		cap   ceiling
@@ -65,7 +67,7 @@ func (b *builder) direct() (*prog, error) {
 			ch = minCeiling(ch, ceiling{rate: e.params.NetChanGBps * 1e-3, kind: ceilNetChannel})
 		}
 		ch = minCeiling(ch, capv)
-		lat := e.stepLat(class, model.ProtoSimple) + e.p2pTail(class, block/float64(op.Channels), op.ChunkBytes, ch.rate)
+		lat := e.stepLat(class, op.Proto) + e.p2pTail(class, op, block, ch.rate)
 		ch.rate *= float64(op.Channels)
 		f := flow{r, ch, w, lat, src}
 		flows = append(flows, f)
@@ -134,7 +136,7 @@ func (b *builder) direct() (*prog, error) {
 		return nil, err
 	}
 	for _, f := range flows {
-		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: block, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat, Rank: f.rank}, b.base)
+		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: wire, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat, Rank: f.rank}, b.base)
 	}
 	return pr, nil
 }
@@ -177,11 +179,22 @@ func (b *builder) directNet(src model.ElemID, sn, dn, dg int, usable [][]model.E
 // p2p rate, perChan payload bytes per ps). Over NVLink this is the whole
 // of the receive side's lag; a part smaller than a step lags by itself.
 // Routes through host memory or a network keep their own latency terms.
-func (e *Env) p2pTail(class model.LatClass, part float64, chunk int64, perChan float64) model.Time {
-	if class != model.LatNVLink || part <= 0 || perChan <= 0 {
+// An LL operation posts a flag with every 8 bytes and has no such lag.
+func (e *Env) p2pTail(class model.LatClass, op model.P2POp, block, perChan float64) model.Time {
+	part := block / float64(max(op.Channels, 1))
+	if class != model.LatNVLink || op.Proto != model.ProtoSimple || part <= 0 || perChan <= 0 {
 		return 0
 	}
-	return model.Time(math.Ceil(math.Min(part, float64(chunk)) / perChan))
+	return model.Time(math.Ceil(math.Min(part, float64(op.ChunkBytes)) / perChan))
+}
+
+// p2pNote says how a point-to-point block is spread.
+func p2pNote(op model.P2POp, block float64) string {
+	s := fmt.Sprintf("%d p2p channels per peer operation of %s (chunk %s", op.Channels, model.FormatBytes(model.Bytes(block)), model.FormatBytes(model.Bytes(op.ChunkBytes)))
+	if op.Proto != model.ProtoSimple {
+		s += ", " + op.Proto.String() + ": at most NCCL_P2P_LL_THRESHOLD bytes per channel"
+	}
+	return s + ")"
 }
 
 // a2aCaps returns the link capacities an AlltoAll call runs with: every
