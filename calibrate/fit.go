@@ -263,6 +263,14 @@ func (fp *fitProblem) termApplies(name string) bool {
 			if multi {
 				return true
 			}
+		case name == "launch.single.us":
+			if cl.Spec.Run.SerialLaunches(cl.GPUsPerNode()) > 1 {
+				return true
+			}
+		case name == "vm.lat.us":
+			if cl.Spec.Run.VM {
+				return true
+			}
 		default:
 			return true
 		}

@@ -23,6 +23,9 @@ type ClusterSpec struct {
 	// NCCLVersion selects version-dependent NCCL defaults ("2.21", "2.30").
 	// Empty means the newest collsim knows.
 	NCCLVersion string `yaml:"nccl_version,omitempty"`
+	// Run is how the collective is launched on the hosts (RunSpec): a
+	// process per GPU or one per node, bare metal or virtual machines.
+	Run RunSpec `yaml:"run,omitempty"`
 	// Seed drives every random choice of the fabric (ECMP hashing); the
 	// same seed gives the same routes.
 	Seed uint64 `yaml:"-"`
@@ -157,6 +160,9 @@ func (c ClusterSpec) Build() (*Cluster, error) {
 	ver, err := ParseVersion(c.NCCLVersion)
 	if err != nil {
 		return nil, fmt.Errorf("nccl_version: %w", err)
+	}
+	if err := c.Run.Validate(); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
 	}
 	t := &Topology{}
 	cl := &Cluster{Spec: c, Topo: t, Knobs: knobs, Version: ver}

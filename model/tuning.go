@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"math/bits"
 )
 
 // This file emulates NCCL's tuning model (src/graph/tuning.cc, enqueue.cc;
@@ -69,7 +68,8 @@ func (t *Tuner) cpuVendor() CPUVendor {
 // llMaxBW is llMaxBw: by GPU arch on one node, by CPU vendor across nodes.
 func (t *Tuner) llMaxBW() float64 {
 	if t.NNodes <= 1 {
-		return llMaxBW1Node[ArchIndex(t.r.c.GPUModel().SM)]
+		g := t.gen()
+		return g.llMaxBW1Node(g.archIndex())
 	}
 	amd := t.cpuVendor() == CPUAMD
 	switch {
@@ -184,7 +184,9 @@ func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 	if !t.supported(coll, a, p) || !k.Algos[a] || !k.Protos[p] {
 		return
 	}
+	g := t.gen()
 	arch := ArchIndex(t.r.c.GPUModel().SM)
+	col := g.archIndex() // the release's table column for this GPU
 	ni := t.nodeIdx()
 	var busBW float64
 	switch a {
@@ -197,29 +199,28 @@ func (t *Tuner) fill(coll Collective, a Algo, p Proto) {
 			bw = float64(t.Graphs.Tree.BWIntra) * float64(t.RingBW) / float64(t.Graphs.Ring.BWIntra)
 		}
 		busBW = nch * bw
+		if c := g.busCap(col); c > 0 {
+			busBW = math.Min(busBW, c)
+		}
 		if a == AlgoRing {
 			switch p {
 			case ProtoLL:
-				busBW = math.Min(t.llMaxBW(), 0.5*busBW)
+				busBW = math.Min(t.llMaxBW(), g.ringLLFactor(coll, t.NNodes)*busBW)
 			case ProtoLL128:
-				busBW = math.Min(0.92*busBW, nch*perChMaxRingLL128BW[arch])
+				busBW = math.Min(g.ringLL128Factor(t.PPN)*busBW, nch*g.ringLL128PerCh(coll, col))
 			}
 		} else {
 			if coll != AllReduce {
 				return
 			}
-			busBW = math.Min(0.92*busBW, nch*perChMaxTreeBW[arch][ni])
+			busBW = math.Min(0.92*busBW, nch*g.treePerCh(col, ni))
 			switch p {
 			case ProtoLL:
 				busBW = math.Min(busBW/3.8, t.llMaxBW())
 			case ProtoLL128:
-				f := ProtoPayload(ProtoLL128)
-				if t.NNodes == 1 {
-					f = 7.0 / 9
-				}
-				busBW = math.Min(busBW*f, nch*perChMaxTreeLL128BW[arch][ni])
+				busBW = math.Min(busBW*g.treeLL128Factor(t.NNodes), nch*g.treeLL128PerCh(coll, col, ni))
 			}
-			if arch >= 2 {
+			if arch >= ArchHopper && g.treePattern85() {
 				busBW *= 0.85 // SM90+ trees use the plain TREE pattern
 			}
 		}
@@ -305,13 +306,22 @@ func (t *Tuner) intraClass() LatClass {
 	return LatPCI
 }
 
+// latency is NCCL's latency of an (algorithm, protocol) for the model's
+// release (tunerGen): the release's base and per-hop latencies, the ring's
+// network steps, and the tree's log2(nNodes) network hops each way.
 func (t *Tuner) latency(coll Collective, a Algo, p Proto) float64 {
 	v := t.r.c.Version
-	intra := hwLat[t.intraClass()][a][p]
-	inter := hwLat[LatNet][a][p]
-	if t.PPN == 1 && t.NNodes > 1 {
-		inter = hwLat[LatNet][AlgoTree][p]
+	g := t.gen()
+	hw := func(c LatClass, a Algo) float64 { return HWLatUsAt(v, c, a, p) }
+	intra := hw(t.intraClass(), a) * g.llIntraFactor(t.NNodes, p)
+	inter := hw(LatNet, a)
+	if t.PPN == 1 && t.NNodes > 1 && g.ppn1TreeNet() {
+		inter = hw(LatNet, AlgoTree)
 	}
+	// floor is intra raised to the network overhead NCCL charges each step
+	// of a multi-node ring (tuning.cc getNetOverhead: 1 µs Intel, 2 µs AMD,
+	// x3 for Simple); trees do not pay it.
+	floor := intra
 	if t.NNodes > 1 {
 		overhead := 1.0
 		if t.cpuVendor() == CPUAMD {
@@ -320,39 +330,33 @@ func (t *Tuner) latency(coll Collective, a Algo, p Proto) float64 {
 		if p == ProtoSimple {
 			overhead *= 3
 		}
-		intra = math.Max(intra, overhead)
+		floor = math.Max(intra, overhead)
 	}
-	base := baseLat[a][p]
-	if a == AlgoTree && p == ProtoSimple && !v.AtLeast(23) {
-		base = 0
-	}
+	base := g.baseLat(a, p)
 	nNodes := float64(t.NNodes)
 	switch a {
 	case AlgoRing:
 		if coll == Broadcast || coll == Reduce {
 			lat := intra
 			if p == ProtoSimple {
-				lat = hwLat[t.intraClass()][AlgoTree][p]
+				lat = hw(t.intraClass(), AlgoTree)
 			}
 			if t.NNodes > 1 {
-				lat = hwLat[LatNet][AlgoRing][p]
+				lat = hw(LatNet, AlgoRing)
 				if p == ProtoSimple {
-					lat = hwLat[LatNet][AlgoTree][p]
+					lat = hw(LatNet, AlgoTree)
 				}
 			}
 			return base + lat
 		}
-		nsteps := float64(t.nsteps(coll))
-		interSteps := nNodes - 1
-		if coll == AllReduce {
-			interSteps = 2 * (nNodes - 1)
-			if !v.AtLeast(23) && t.NNodes > 1 {
-				interSteps = 2 * nNodes
-			}
+		if g.netOverhead() {
+			intra = floor
 		}
+		nsteps := float64(t.nsteps(coll))
+		interSteps := g.interSteps(coll, t.NNodes)
 		return base + (nsteps-interSteps)*intra + interSteps*inter
 	case AlgoTree:
-		return base + 2*(float64(t.PPN-1)*intra+math.Log2(nNodes)*inter)
+		return base + 2*(float64(t.PPN-1)*intra+float64(log2i(t.NNodes))*inter)
 	case AlgoNVLS:
 		lat := intra
 		if t.NNodes > 1 {
@@ -367,8 +371,8 @@ func (t *Tuner) latency(coll Collective, a Algo, p Proto) float64 {
 	case AlgoPAT:
 		return 8 + math.Log2(nNodes)*inter/3.5 + 2.8*float64(t.NRanks)
 	case AlgoCollNetDirect, AlgoCollNetChain:
-		// intra above is the NET-step floor (3 µs Simple on Intel).
-		return t.collNetLatency(a, intra)
+		// floor above is the NET-step floor (3 µs Simple on Intel).
+		return t.collNetLatency(a, floor)
 	}
 	return base
 }
@@ -381,21 +385,12 @@ func (t *Tuner) Time(coll Collective, a Algo, p Proto, nBytes Bytes) (float64, b
 	}
 	bw := t.BW[coll][a][p]
 	lat := t.Lat[coll][a][p]
+	g := t.gen()
 	if a == AlgoTree && coll == AllReduce {
-		idx := 0
-		if nBytes >= 64 {
-			idx = bits.Len64(uint64(nBytes>>6)) - 1
-		}
-		idx = max(0, min(idx, 22))
-		bw *= treeCorrection[p][idx]
+		bw *= g.treeCorrectionAt(p, nBytes)
 	}
-	if a == AlgoRing && p == ProtoSimple && coll == AllReduce && t.NNodes > 1 &&
-		float64(nBytes)/float64(t.CommChannels*t.NRanks) >= 64 {
-		if t.r.c.GPUModel().SM >= 80 {
-			lat *= 1.4
-		} else {
-			lat *= 1.9
-		}
+	if a == AlgoRing && p == ProtoSimple && coll == AllReduce && t.NNodes > 1 {
+		lat *= g.ringPlateau(nBytes, t.NRanks, t.CommChannels)
 	}
 	return lat + float64(nBytes)/(1000*bw), true
 }
@@ -491,4 +486,14 @@ func (t *Tuner) channelsFor(coll Collective, a Algo, p Proto, nBytes Bytes) (nc,
 		nt /= 2
 	}
 	return nc, nt
+}
+
+// log2i is NCCL's integer log2 (floor; 0 for n <= 1).
+func log2i(n int) int {
+	l := 0
+	for n > 1 {
+		n >>= 1
+		l++
+	}
+	return l
 }

@@ -69,6 +69,7 @@ func errAt(file string, n *yaml.Node, format string, a ...any) error {
 //	         background: [{collective, nodes, size}], switch_latency_ns}
 //	env: {NCCL_X: value, ...}
 //	nccl_version: "2.21"
+//	run: {launch: process-per-gpu|single-process, vm: true|false}
 func Load(file string, data []byte) (model.ClusterSpec, error) {
 	doc, err := parseYAML(file, data)
 	if err != nil {
@@ -147,8 +148,14 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 				return spec, errAt(file, v, "nccl_version: %v", err)
 			}
 			spec.NCCLVersion = v.Value
+		case "run":
+			r, err := decodeRun(file, v)
+			if err != nil {
+				return spec, err
+			}
+			spec.Run = r
 		default:
-			return spec, errAt(file, k, "unknown key %q (known: name, node, nodes, gpus_per_node, gpu, nics, fabric, env, nccl_version)", k.Value)
+			return spec, errAt(file, k, "unknown key %q (known: name, node, nodes, gpus_per_node, gpu, nics, fabric, env, nccl_version, run)", k.Value)
 		}
 	}
 	if !nodeSet {
@@ -328,6 +335,10 @@ type Overrides struct {
 	// Set holds NCCL_X=VALUE assignments.
 	Set         []string
 	NCCLVersion string
+	// Launch names the launch mode (model.Launches); "" = keep.
+	Launch string
+	// VM sets whether the hosts are virtual machines; nil = keep.
+	VM *bool
 }
 
 // Resolve builds the ClusterSpec the overrides describe, on top of the
@@ -418,6 +429,9 @@ func (o Overrides) Resolve() (model.ClusterSpec, error) {
 	}
 	if o.NCCLVersion != "" {
 		spec.NCCLVersion = o.NCCLVersion
+	}
+	if spec, err = applyRun(spec, o.Launch, o.VM); err != nil {
+		return spec, fmt.Errorf("--launch: %w", err)
 	}
 	if _, err := model.ParseKnobs(spec.Env); err != nil {
 		return spec, err

@@ -77,7 +77,7 @@ type Design struct {
 }
 
 // sweepAxisKeys are the axis names (env.NCCL_X besides).
-var sweepAxisKeys = [...]string{"nodes", "gpus_per_node", "gpu", "nics", "fabric.oversubscription", "fabric.nodes_per_leaf"}
+var sweepAxisKeys = [...]string{"nodes", "gpus_per_node", "gpu", "nics", "fabric.oversubscription", "fabric.nodes_per_leaf", "run.launch", "run.vm"}
 
 // LoadSweepFile reads a sweep YAML file (schema: LoadSweep). Relative
 // file names inside it are relative to its directory.
@@ -102,6 +102,8 @@ func LoadSweepFile(path string) (*Sweep, error) {
 //	  fabric.oversubscription: [1, 2]   # needs a leaf-spine base fabric
 //	  fabric.nodes_per_leaf: [4, 8]
 //	  env.NCCL_ALGO: [Ring, Tree]
+//	  run.launch: [process-per-gpu, single-process]
+//	  run.vm: [false, true]
 //	metric:                             # a collective at a size ...
 //	  collective: allreduce
 //	  size: 1G
@@ -323,6 +325,18 @@ func (s *Sweep) checkAxisValue(key, val string) (string, error) {
 			return "", fmt.Errorf("want a positive integer, got %q", val)
 		}
 		return strconv.Itoa(n), nil
+	case "run.launch":
+		l, err := model.ParseLaunch(v)
+		if err != nil {
+			return "", err
+		}
+		return string(l), nil
+	case "run.vm":
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return "", fmt.Errorf("want true or false, got %q", val)
+		}
+		return strconv.FormatBool(b), nil
 	}
 	name := strings.TrimPrefix(key, "env.")
 	if _, err := model.ParseKnobs(map[string]string{name: v}); err != nil {
@@ -526,6 +540,14 @@ func applyAxis(spec model.ClusterSpec, key, val string) (model.ClusterSpec, erro
 			return spec, err
 		}
 		spec.Fabric.NodesPerLeaf = n
+	case "run.launch":
+		return applyRun(spec, val, nil)
+	case "run.vm":
+		b, err := strconv.ParseBool(val)
+		if err != nil {
+			return spec, err
+		}
+		return applyRun(spec, "", &b)
 	default:
 		env := make(map[string]string, len(spec.Env)+1)
 		for k, v := range spec.Env {

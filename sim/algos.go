@@ -149,17 +149,20 @@ func (b *builder) reserve(ops, deps int64) error {
 	return nil
 }
 
-// baseLat is NCCL's base latency of a call of the chosen algorithm and
-// protocol (tuning.cc's baseLat; NVLS and NVLSTree have their own).
+// baseLat is the fixed latency of a call of the chosen algorithm and
+// protocol: NCCL's base latency (tuning.cc's baseLat; NVLS and NVLSTree
+// have their own) with the launch overhead, plus what the run mode adds
+// (runLatency: serial launches of one thread, a VM). Both engines take it
+// from here.
 func (e *Env) baseLat(ch model.Choice) model.Time {
 	switch ch.Algo {
 	case model.AlgoNVLS, model.AlgoNVLSTree:
-		return model.Micros(e.params.NVLSLatUs)
+		return model.Micros(e.params.NVLSLatUs) + e.runLat
 	case model.AlgoCollNetDirect, model.AlgoCollNetChain:
 		// NCCL's CollNet base latency is 0 (tuning.cc); the launch remains.
-		return model.Micros(launchOverheadUs)
+		return model.Micros(launchOverheadUs) + e.runLat
 	}
-	return model.Micros(e.params.BaseLatUs[ch.Proto])
+	return model.Micros(e.params.BaseLatUs[ch.Proto]) + e.runLat
 }
 
 // channelGroups returns the distinct graph channels the nc runtime channels

@@ -238,7 +238,7 @@ func (e *Env) formTree(call Call) (*form, error) {
 		if err != nil {
 			return err
 		}
-		lat := e.stepLat(e.routeClass(route), proto)
+		lat := e.treeHopLat(e.routeClass(route), proto)
 		f.latHop = max(f.latHop, lat)
 		if e.routeClass(route) == model.LatNet {
 			inter = max(inter, lat)

@@ -23,6 +23,9 @@ type Env struct {
 	// netLatUs is NetLatUs for the cluster's NIC kind (StackLatUs for a
 	// stack that is not the kind's default), resolved once.
 	netLatUs float64
+	// runLat and runFloor are what the cluster's run mode adds to every
+	// call's base latency and the least time of a call (runmode.go).
+	runLat, runFloor model.Time
 	// sym records whether node-periodic reduction is exact (see symmetric).
 	sym bool
 
@@ -48,6 +51,9 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 		return nil, err
 	}
 	e := &Env{Cluster: c, Res: r, Tuner: r.Tuner(), params: p, sym: isSymmetric(c), xsock: map[model.LinkID]model.LinkID{}}
+	if e.runLat, e.runFloor, err = runMode(c, p); err != nil {
+		return nil, err
+	}
 	if k, err := model.ParseNICKind(c.Spec.Node.NICs.Kind); err == nil {
 		for i, kk := range model.NICKinds() {
 			if kk == k {

@@ -43,6 +43,11 @@ type Params struct {
 	// StepLatUs is the per-step latency in µs by latency class (NVLink,
 	// PCIe/SHM, network) and protocol.
 	StepLatUs [model.NumLatClasses][model.NumProtos]float64
+	// TreeNetLatUs is the latency in µs of one tree hop between nodes by
+	// protocol (a tree's network hop, up or down the inter-node tree) on
+	// the network stacks of NCCL releases before 2.18, in place of
+	// StepLatUs' network row, which is the ring's (treeHopLat).
+	TreeNetLatUs [model.NumProtos]float64
 	// NetLatUs is extra latency per network step by NIC kind (model.NICKinds()
 	// order: ib, roce, efa, tcp), on top of StepLatUs' network row.
 	NetLatUs [4]float64
@@ -57,6 +62,14 @@ type Params struct {
 	BaseLatUs [model.NumProtos]float64
 	// NVLSLatUs is the latency of one NVLS call in µs.
 	NVLSLatUs float64
+	// LaunchSingleUs is the host time in µs of one kernel launch when one
+	// thread launches the kernels of a node's G GPUs one after the other
+	// (model.LaunchSingleProcess): a call then takes at least G of them;
+	// see runmode.go.
+	LaunchSingleUs float64
+	// VMLatUs is the extra latency of one call in µs on hosts that are
+	// virtual machines (model.RunSpec.VM); see runmode.go.
+	VMLatUs float64
 	// P2PChanShare is the share of one channel's (one CTA's) Simple copy
 	// rate that a point-to-point send gets.
 	P2PChanShare float64
@@ -204,6 +217,9 @@ func buildTermTable() []termDef {
 	for _, d := range stackTerms() {
 		add(d)
 	}
+	for _, d := range runModeTerms() {
+		add(d)
+	}
 	for pr := model.Proto(0); pr < model.NumProtos; pr++ {
 		base := model.BaseLatUs(model.AlgoRing, pr)
 		add(termDef{"lat.base." + protoKeys[pr], func(p *Params) *float64 { return &p.BaseLatUs[pr] }, base + launchOverheadUs, 0, 500, "us", "fixed latency of one call",
@@ -212,6 +228,11 @@ func buildTermTable() []termDef {
 			add(termDef{"lat.step." + classKeys[c] + "." + protoKeys[pr], func(p *Params) *float64 { return &p.StepLatUs[c][pr] }, model.HWLatUs(c, model.AlgoRing, pr), 0, 200, "us", "latency of one pipeline step over " + classKeys[c],
 				model.Cite("tuning.cc hwLat; nccl-facts §2.4", "NCCL's per-hop Ring latency for "+classKeys[c]+" and "+pr.String()), false})
 		}
+	}
+	for pr := model.Proto(0); pr < model.NumProtos; pr++ {
+		def := model.HWLatUs(model.LatNet, model.AlgoTree, pr)
+		add(termDef{"lat.tree.net." + protoKeys[pr], func(p *Params) *float64 { return &p.TreeNetLatUs[pr] }, def, 0, 200, "us", "latency of one tree hop between nodes (NCCL before 2.18)",
+			model.Cite("tuning.cc hwLat (v2.8.4-1 .. v2.30.7-1); abci_v100_2x4, abci_v100_4x4, abci_a100_2x8, abci_a100_4x8 cases", treeNetLatWhy(pr, def)), false})
 	}
 	add(termDef{"p2p.chan.share", func(p *Params) *float64 { return &p.P2PChanShare }, 0.55, 0.45, 0.65, "fraction", "share of one channel's Simple copy rate a point-to-point send gets",
 		model.Assume("a p2p channel is one CTA whose warps are split between the send and the receive it serves (NCCL device/sendrecv.h: with one operation per channel 10 send and 9 receive warps of 20, 0.53 of the busy warps), so a send gets a little over half of the per-CTA Simple rate (chan.cap.simple); " +
@@ -361,4 +382,13 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 		return 0.95 // a network link with no NIC end (not built by collsim): as net.eff.ib
 	}
 	return 1
+}
+
+// treeNetLatWhy is the reasoning behind a lat.tree.net default.
+func treeNetLatWhy(pr model.Proto, def float64) string {
+	why := fmt.Sprintf("NCCL's per-hop Tree NET latency for %s, %g us (the ring's is %g): ", pr, def, model.HWLatUs(model.LatNet, model.AlgoRing, pr))
+	if pr != model.ProtoSimple {
+		return why + "the same in every release from 2.8 to 2.30; 8 B AllReduce measured 13.2 us slower on 4 nodes than on 2 on ABCI V100/EDR and 8.8 us on ABCI A100/HDR (NCCL 2.8.4), two more network hops of the tree, 6.6 and 4.4 us each"
+	}
+	return why + "from 2.23; 2.8-2.22 charged 28 (2.18: 14) and 2.7 50, figures that fold a 256 KiB chunk's transfer into the latency (the v2.8.4-1 comment: 'the latency of a 256kB chunk'), which the simulator times itself, so the newest value stands for every release"
 }

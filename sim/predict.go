@@ -145,6 +145,8 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 		pt.Engine = EngineDES
 	}
 	pt.Note = e.withFabricNotes(pt.Note)
+	t, launchNote := e.launchFloor(t)
+	pt.Note = joinNotes(pt.Note, launchNote)
 	pt.TimeUs = t.Microseconds()
 	if pt.TimeUs > 0 {
 		pt.AlgBW = float64(size) / (pt.TimeUs * 1e3)
@@ -165,6 +167,10 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	if capBound.rate > 0 {
 		pt.BottleneckClass = "channel ceiling"
 		pt.Bottleneck = e.capLabel(capBound, choice.Proto)
+	}
+	if launchNote != "" {
+		pt.BottleneckClass = "host launch"
+		pt.Bottleneck = fmt.Sprintf("one thread launching %d kernels per call", c.GPUsPerNode())
 	}
 	return pt, nil
 }
@@ -225,29 +231,36 @@ type desRun struct {
 const defaultWindow = 8
 
 // runDES builds and executes the call's schedule. A call with more full
-// pipeline units than the window (M > K) is simulated on prefixes of K,
-// K+1 and K+2 full units (each followed by the tail unit). In a periodic
-// pipeline every further full unit delays the end by the same period P, so
-// when T(K+1)-T(K) and T(K+2)-T(K+1) agree within periodTol the call takes
-// T(K) + (M-K)P: exact for a periodic pipeline, and otherwise off by at
-// most the stated spread per unit left out. When T(K+1)-T(K) equals one
-// unit's time on its busiest link (a saturated bottleneck) the K+2 run is
-// not needed. When they disagree the window
-// doubles, up to every unit (a full simulation). record keeps op times of
-// the run returned.
+// pipeline units than the window (M > K) is simulated on a prefix of K full
+// units followed by the tail unit, and the end time of every full unit is
+// read from the run. In a periodic pipeline every unit ends one period P
+// after the one before it, and every further full unit delays the tail by
+// the same P, so when a stretch of unit ends shows one period
+// (steadyPeriod) the call takes T(K) + (M-K)P: exact for a periodic
+// pipeline, and otherwise off by at most the stated spread per unit left
+// out. A spacing equal to one unit's time on its busiest link (a saturated
+// bottleneck, which every further unit crosses at the same cost) is
+// accepted as the period. When no stretch shows one the window doubles, up
+// to every unit (a full simulation). One run per window replaces the three
+// prefixes (K, K+1 and K+2 units, each with the tail) an earlier version
+// executed and compared. record keeps op times of the run returned.
 func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, ph desPhysics) (*desRun, error) {
 	caps := ph.caps
 	if caps == nil {
 		caps = e.caps
 	}
 	window := req.Window
+	depth := e.pipelineDepth(call)
 	if window == 0 {
 		// A unit's phases overlap the next units' only once the window
-		// spans a few pipeline depths; starting there saves the doublings.
-		window = max(defaultWindow, 4*e.pipelineDepth(call))
+		// spans a couple of pipeline depths; starting there saves the
+		// doublings, and the periodicity check doubles it when too short.
+		window = max(defaultWindow, 3*depth+8)
 	}
 	if window < 0 {
 		window = 0
+	} else if window < 5 {
+		window = 5 // five unit ends show two spacings over two units
 	}
 	one := func(w int) (*desRun, error) {
 		pr, err := e.program(call, true, desOpts{window: w, budget: req.Budget, full: req.Full})
@@ -257,7 +270,7 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, p
 		nops := len(pr.sched.Ops)
 		ours := addBackgroundOps(pr.sched, ph.bg)
 		ph.cg.apply(pr.sched)
-		res, err := Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: record || ours >= 0, MaxEvents: req.Budget.events(), What: describe(e, call, int64(nops))})
+		res, err := Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: true, MaxEvents: req.Budget.events(), What: describe(e, call, int64(nops))})
 		if err != nil {
 			return nil, err
 		}
@@ -270,53 +283,75 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, p
 		return &desRun{time: t, res: res, pr: pr, ops: nops, events: res.Events, note: pr.Note}, nil
 	}
 	for {
-		r0, err := one(window)
-		if err != nil || r0.pr.skipped == 0 {
-			return r0, err
+		r, err := one(window)
+		if err != nil {
+			return nil, err
+		}
+		if r.pr.skipped == 0 {
+			r.trim(record)
+			return r, nil
 		}
 		// No periodic pipeline repeats units faster than one unit's bytes
-		// take on its busiest link; a shorter period means the window ends
-		// before the pipeline has filled (its last phases do not yet
-		// overlap). A period equal to that bound is a saturated bottleneck,
-		// which every further unit crosses at the same cost.
-		bound := unitBound(r0.pr.sched, caps, int32(window-1))
-		if !record {
-			// Only the times are needed from here: free the schedule before
-			// the next run builds its own.
-			r0.pr.sched, r0.res.OpStart, r0.res.OpEnd = nil, nil, nil
-		}
-		r1, err := one(window + 1)
-		if err != nil || r1.pr.skipped == 0 {
-			return r1, err
-		}
-		p1 := r1.time - r0.time
-		r1.pr.sched = nil
-		saturated := math.Abs(float64(p1)-bound) <= periodTol
-		events := r0.res.Events + r1.res.Events
-		spread := model.Time(0)
-		if !saturated {
-			r2, err := one(window + 2)
-			if err != nil || r2.pr.skipped == 0 {
-				return r2, err
-			}
-			p2 := r2.time - r1.time
-			spread = max(p1, p2) - min(p1, p2)
-			events += r2.res.Events
-		}
-		if p1 > 0 && spread <= periodTol && float64(p1+periodTol) >= bound {
-			total := window + r0.pr.skipped
-			r0.time += model.Time(r0.pr.skipped) * p1
-			r0.events = events
+		// take on its busiest link; a shorter spacing means the pipeline
+		// has not filled there (its last phases do not yet overlap).
+		bound := unitBound(r.pr.sched, caps, int32(window-1))
+		ends := unitEnds(r.pr.sched, r.res.OpEnd, r.ops, 0, window)
+		if p, spread, saturated, ok := steadyPeriod(ends, bound); ok {
+			total := window + r.pr.skipped
+			r.time += model.Time(r.pr.skipped) * p
 			how := fmt.Sprintf("periodic within %d ps", spread)
 			if saturated {
 				how = "its busiest link saturated"
 			}
-			r0.note = joinNotes(r0.note, fmt.Sprintf("DES simulated %d of %d pipeline units in full; each of the other %d adds the steady-state period of %.3f us it measured (%s)",
-				window, total, r0.pr.skipped, p1.Microseconds(), how))
-			return r0, nil
+			r.note = joinNotes(r.note, fmt.Sprintf("DES simulated %d of %d pipeline units in full; each of the other %d adds the steady-state period of %.3f us it measured (%s)",
+				window, total, r.pr.skipped, p.Microseconds(), how))
+			r.trim(record)
+			return r, nil
 		}
 		window *= 2
 	}
+}
+
+// steadyPeriod looks, from the end of the prefix back, for the latest
+// stretch of five unit ends whose spacings, each taken over two units (a
+// call split over two trees or channel halves can alternate a short and a
+// long spacing around its period), agree within periodTol, or equal the
+// busiest link's time per unit (saturated), and are no shorter than it.
+// The units just before the tail share links with it and the first ones
+// fill the pipeline, so neither shows the period; the search skips them by
+// the test itself.
+func steadyPeriod(ends []model.Time, bound float64) (p, spread model.Time, saturated, ok bool) {
+	for u := len(ends) - 5; u >= 0; u-- {
+		p1, p2 := (ends[u+2]-ends[u])/2, (ends[u+4]-ends[u+2])/2
+		if p2 <= 0 || float64(p2+periodTol) < bound {
+			continue
+		}
+		spread = max(p1, p2) - min(p1, p2)
+		saturated = math.Abs(float64(p2)-bound) <= periodTol && math.Abs(float64(p1)-bound) <= periodTol
+		if saturated || spread <= periodTol {
+			return p2, spread, saturated, true
+		}
+	}
+	return 0, 0, false, false
+}
+
+// trim frees the op times of a run whose caller did not ask for them.
+func (r *desRun) trim(record bool) {
+	if !record {
+		r.res.OpStart, r.res.OpEnd = nil, nil
+	}
+}
+
+// unitEnds returns, for the k pipeline units from u0, the time the last of
+// the call's ops (the first nops of s) of each unit ends.
+func unitEnds(s *Schedule, opEnd []model.Time, nops int, u0 int32, k int) []model.Time {
+	end := make([]model.Time, k)
+	for i := 0; i < nops; i++ {
+		if u := s.Ops[i].Unit - u0; u >= 0 && int(u) < k && opEnd[i] > end[u] {
+			end[u] = opEnd[i]
+		}
+	}
+	return end
 }
 
 // pipelineDepth is the number of hops a unit crosses on the critical path

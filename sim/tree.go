@@ -65,7 +65,7 @@ func (b *builder) tree() (*prog, error) {
 	ccap := e.channelCeiling(proto)
 	mk := func(route []model.LinkID) hopInfo {
 		r, capv := e.decorate(route)
-		return hopInfo{r, minCeiling(capv, ccap), e.stepLat(e.routeClass(r), proto)}
+		return hopInfo{r, minCeiling(capv, ccap), e.treeHopLat(e.routeClass(r), proto)}
 	}
 	var sim []float64
 	if b.des {
@@ -184,3 +184,28 @@ func (b *builder) tree() (*prog, error) {
 	}
 	return pr, nil
 }
+
+// treeHopLat is the latency of one tree hop of a route class: inside a
+// node the step latency of its class; between nodes, on the network stacks
+// of NCCL releases before treeNetGenMinor, the tree's own network hop
+// latency (lat.tree.net: NCCL's hwLat NET Tree row, above the ring's), from
+// it the ring's (lat.step.net); plus the NIC kind's or stack's extra
+// network latency either way.
+func (e *Env) treeHopLat(class model.LatClass, p model.Proto) model.Time {
+	if class != model.LatNet || e.Cluster.Version.AtLeast(treeNetGenMinor) {
+		return e.stepLat(class, p)
+	}
+	return model.Micros(e.params.TreeNetLatUs[p] + e.netLatUs)
+}
+
+// treeNetGenMinor is the first NCCL minor release whose network stack
+// generation pays the ring's network hop latency on a tree hop too. An
+// assumption keyed on the release as the stack generation's marker: NCCL
+// 2.18 retuned its latency tables (base latencies, the network overhead;
+// tuning.cc v2.18.1-1) for the systems of its time, and the data hold one
+// run pair on a stack that new, snellius_h100_1x4 and snellius_h100_2x4
+// (NCCL 2.22.3, NDR200): 8 B AllReduce takes 17.0 us on one node and 17.5
+// on two, so the tree's two network hops cost no more than a ring's
+// (lat.step.net.ll, 2.7 us); the ABCI runs (NCCL 2.8.4, EDR/HDR) pay
+// 4.4-6.6 us per tree hop (lat.tree.net).
+const treeNetGenMinor = 18

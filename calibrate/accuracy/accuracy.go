@@ -13,6 +13,7 @@ import (
 
 	"github.com/collsim/collsim/calibrate"
 	"github.com/collsim/collsim/ingest"
+	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 )
 
@@ -184,11 +185,14 @@ func Run(ctx context.Context, casesFile string, opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		spec, err := c.ClusterSpec(setup.Configured)
+		art, run, err := c.Measured(dir)
 		if err != nil {
 			return nil, err
 		}
-		art, run, err := c.Measured(dir)
+		if setup, err = withLaunch(&c, run, setup); err != nil {
+			return nil, err
+		}
+		spec, err := c.ClusterSpec(setup.Configured)
 		if err != nil {
 			return nil, err
 		}
@@ -243,6 +247,23 @@ func Run(ctx context.Context, casesFile string, opt Options) (*Report, error) {
 	rep := &Report{CasesFile: casesFile, Engine: string(opt.Engine), Cases: results}
 	rep.summarise()
 	return rep, nil
+}
+
+// withLaunch sets the launch mode the case ran with (Case.LaunchOf) on
+// the setup's clusters, configured and healthy, and says so in Why.
+func withLaunch(c *Case, r *ingest.Run, s CaseSetup) (CaseSetup, error) {
+	l, why, err := c.LaunchOf(r)
+	if err != nil || l == model.LaunchProcessPerGPU {
+		return s, err
+	}
+	s.Configured.Launch = string(l)
+	if s.Healthy != nil {
+		h := *s.Healthy
+		h.Launch = string(l)
+		s.Healthy = &h
+	}
+	s.Why += "; " + string(l) + ": " + why
+	return s, nil
 }
 
 func hasPrefixAny(s string, ps []string) bool {

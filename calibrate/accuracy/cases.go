@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/collsim/collsim/calibrate"
@@ -240,6 +241,9 @@ type NodeFlags struct {
 	GPUsPerNode int
 	NICs        string
 	Set         []string
+	// Launch is --launch: the launch mode the case ran with, "" for the
+	// default (see LaunchOf).
+	Launch string
 	// Inline replaces Node with an explicit layout.
 	Inline *model.NodeSpec
 }
@@ -264,7 +268,43 @@ func (f NodeFlags) String() string {
 	for _, kv := range f.Set {
 		s = append(s, "--set "+kv)
 	}
+	if f.Launch != "" {
+		s = append(s, "--launch "+f.Launch)
+	}
 	return strings.Join(s, " ")
+}
+
+// gFlagRE finds nccl-tests' -g N (GPUs per thread) in free text.
+var gFlagRE = regexp.MustCompile(`(?:^|[\s(,;])-g\s*(\d+)`)
+
+// LaunchOf returns the launch mode a case ran with and what says so:
+// single-process when one thread drove several GPUs, as nccl-tests -g N
+// with N > 1 does, stated by its results table's header ("nGpus N") or by
+// the case's caveat or source ("-g 8"); process-per-gpu otherwise. r may be
+// nil (the header is then not read). A header and a case text that
+// disagree are an error naming both.
+func (c *Case) LaunchOf(r *ingest.Run) (model.Launch, string, error) {
+	_, header, _, err := calibrate.RunLaunch(r)
+	if err != nil {
+		return "", "", fmt.Errorf("calibrate: case %s: %w", c.ID, err)
+	}
+	text := 0
+	for _, f := range []string{c.Caveat, c.Source} {
+		if m := gFlagRE.FindStringSubmatch(f); m != nil {
+			text, _ = strconv.Atoi(m[1])
+			break
+		}
+	}
+	if header > 0 && text > 0 && (header > 1) != (text > 1) {
+		return "", "", fmt.Errorf("calibrate: case %s: the results header says nGpus %d, the case says -g %d", c.ID, header, text)
+	}
+	switch {
+	case header > 1:
+		return model.LaunchSingleProcess, fmt.Sprintf("the results header says nGpus %d (one thread drives %d GPUs)", header, header), nil
+	case text > 1:
+		return model.LaunchSingleProcess, fmt.Sprintf("the case says -g %d (one thread drives %d GPUs)", text, text), nil
+	}
+	return model.LaunchProcessPerGPU, "", nil
 }
 
 // CaseSetup maps a case to the cluster collsim models it with.
@@ -372,7 +412,7 @@ func SetupFor(c *Case) (CaseSetup, error) {
 // NCCL version come from the case.
 func (c *Case) ClusterSpec(f NodeFlags) (model.ClusterSpec, error) {
 	o := scenarios.Overrides{Node: f.Node, Nodes: c.Nodes, GPUsPerNode: f.GPUsPerNode, GPU: f.GPU, NICs: f.NICs,
-		Set: f.Set, NCCLVersion: c.Version(), Topo: f.Inline}
+		Set: f.Set, NCCLVersion: c.Version(), Topo: f.Inline, Launch: f.Launch}
 	spec, err := o.Resolve()
 	if err != nil {
 		return spec, fmt.Errorf("calibrate: case %s: %w", c.ID, err)

@@ -153,6 +153,10 @@ func calibrateCommand(e *env) *cli.Command {
 				return err
 			}
 			note := useMeasuredVersion(&spec, arts)
+			launchNote, err := calibrate.MeasuredLaunch(&spec, arts)
+			if err != nil {
+				return badInput(err)
+			}
 			ds, err := calibrate.BuildDataset(arts, spec)
 			if err != nil {
 				if len(files) == 1 && !strings.Contains(err.Error(), files[0]) {
@@ -161,8 +165,10 @@ func calibrateCommand(e *env) *cli.Command {
 				}
 				return badInput(err)
 			}
-			if note != "" {
-				ds.Notes = append(ds.Notes, note)
+			for _, n := range []string{note, launchNote} {
+				if n != "" {
+					ds.Notes = append(ds.Notes, n)
+				}
 			}
 			fr, err := calibrate.Fit(c.Context, ds.Series, ds.Links, base, calibrate.FitOptions{Terms: terms, Engine: engine, MaxEvals: c.Int("max-evals")})
 			switch {

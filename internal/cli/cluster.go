@@ -24,6 +24,8 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "nics", Usage: "NICs per node as `COUNTxSPEED-KIND` (4x200G-ib, 2x100G-roce, 1x10G-tcp, 4x100G-efa)"},
 		&cli.StringFlag{Name: "net-stack", Usage: "network stack `NAME` driving the NICs: ib-verbs, roce, efa-ofi, gib, tcpx, tcpxo, socket (default: the NIC kind's own)"},
 		&cli.StringSliceFlag{Name: "set", Usage: "NCCL variable `NCCL_X=VALUE` (repeatable)"},
+		&cli.StringFlag{Name: "launch", Usage: "how processes drive the GPUs, `MODE`: process-per-gpu (mpirun -np N, torchrun) or single-process (one process per node drives all its GPUs, nccl-tests -g G) (default: the cluster file's run.launch; calibrate and validate take single-process when the measured files say nGpus > 1; else process-per-gpu)"},
+		&cli.BoolFlag{Name: "vm", Usage: "the hosts are virtual machines (GPUs and NICs passed through): every call pays vm.lat.us more (default: the cluster file's run.vm)"},
 		&cli.StringFlag{Name: "nccl-version", Usage: "NCCL release whose defaults to model, e.g. `2.21` (default: newest)"},
 		&cli.Uint64Flag{Name: "seed", Usage: "seed `N` of the fabric's randomness (ECMP hashing); the same seed gives the same result"},
 		profileFlag(),
@@ -47,6 +49,16 @@ func clusterSpec(c *cli.Context) (model.ClusterSpec, error) {
 		NetStack:    c.String("net-stack"),
 		Set:         c.StringSlice("set"),
 		NCCLVersion: c.String("nccl-version"),
+		Launch:      c.String("launch"),
+	}
+	if c.IsSet("vm") {
+		vm := c.Bool("vm")
+		o.VM = &vm
+	}
+	if v := c.String("launch"); v != "" {
+		if _, err := model.ParseLaunch(v); err != nil {
+			return model.ClusterSpec{}, badInputf("--launch: %w", err)
+		}
 	}
 	var given []string
 	for _, f := range []string{"node", "topo", "cluster"} {

@@ -435,6 +435,9 @@ type clusterJSON struct {
 	Fabric      string            `json:"fabric"`
 	Env         map[string]string `json:"env,omitempty"`
 	NCCLVersion string            `json:"nccl_version"`
+	// Run is the run mode ("single-process", "process-per-gpu, vm"), empty
+	// for the default (a process per GPU on bare metal).
+	Run string `json:"run,omitempty"`
 }
 
 // nodeLabel is the node template's name, or fallback for a node built
@@ -460,8 +463,17 @@ func clusterInfo(e *sim.Env) clusterJSON {
 	return clusterJSON{
 		Name: s.Name, Description: c.Topo.Describe(), Node: s.Node.Name, Nodes: c.NumNodes(),
 		GPUsPerNode: c.GPUsPerNode(), GPU: c.GPUModel().Name, NICs: nics, Fabric: fabric,
-		Env: c.Knobs.Raw, NCCLVersion: c.Version.String(),
+		Env: c.Knobs.Raw, NCCLVersion: c.Version.String(), Run: runWords(s.Run),
 	}
+}
+
+// runWords is a run mode as output prints it, "" for the default (a
+// process per GPU on bare metal, named or not).
+func runWords(r model.RunSpec) string {
+	if m, err := r.Mode(); err == nil && m == model.LaunchProcessPerGPU && !r.VM {
+		return ""
+	}
+	return r.String()
 }
 
 // resultJSON is one row of predict's JSON.
@@ -627,6 +639,9 @@ func (p *prediction) writeTableHeader(w io.Writer) {
 			kv = append(kv, k+"="+c.Knobs.Raw[k])
 		}
 		fmt.Fprintf(w, "# Environment: %s\n", strings.Join(kv, " "))
+	}
+	if ci.Run != "" {
+		fmt.Fprintf(w, "# Run: %s\n", ci.Run)
 	}
 	fmt.Fprintln(w, "#")
 	fmt.Fprintf(w, "#%71s%s\n", "", "predicted")

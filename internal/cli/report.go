@@ -148,6 +148,9 @@ func clusterInputs(cl *model.Cluster, f clusterFiles) []reports.KV {
 		reports.KV{Key: "NICs per node", Value: ci.NICs},
 		reports.KV{Key: "fabric", Value: ci.Fabric},
 	)
+	if ci.Run != "" {
+		kv = append(kv, reports.KV{Key: "run mode", Value: ci.Run})
+	}
 	if len(ci.Env) > 0 {
 		var s []string
 		for _, k := range sortedKeys(ci.Env) {

@@ -76,6 +76,10 @@ func validateCommand(e *env) *cli.Command {
 			}
 			spec := envr.Cluster.Spec
 			note := useMeasuredVersion(&spec, arts)
+			launchNote, err := calibrate.MeasuredLaunch(&spec, arts)
+			if err != nil {
+				return badInput(fmt.Errorf("validate: %w", err))
+			}
 			v, err := calibrate.Validate(c.Context, arts, spec, envr.Params(), opt)
 			switch {
 			case errors.Is(err, calibrate.ErrMismatch), errors.Is(err, calibrate.ErrNoGate):
@@ -83,8 +87,10 @@ func validateCommand(e *env) *cli.Command {
 			case err != nil:
 				return fmt.Errorf("validate: %w", err)
 			}
-			if note != "" {
-				v.Notes = append(v.Notes, note)
+			for _, n := range []string{note, launchNote} {
+				if n != "" {
+					v.Notes = append(v.Notes, n)
+				}
 			}
 			switch format {
 			case "json":
