@@ -18,6 +18,10 @@ const p2pPerChannelNetGBps = 14
 // P2PPerChannelNetGBps returns NCCL_P2P_PER_CHANNEL_NET_BW's default.
 func P2PPerChannelNetGBps() float64 { return p2pPerChannelNetGBps }
 
+// p2pLLThreshold is NCCL_P2P_LL_THRESHOLD's default (enqueue.cc, 2.14+):
+// a p2p operation runs LL when its bytes fit this many per channel.
+const p2pLLThreshold = 16384
+
 // maxDevWorkP2PPerBatch is NCCL_MAX_DEV_WORK_P2P_PER_BATCH (device.h): p2p
 // operations one channel's work batch holds.
 const maxDevWorkP2PPerBatch = 8
@@ -148,6 +152,9 @@ type P2POp struct {
 	// size rule works between.
 	Channels, MinChannels, MaxChannels int
 	ChunkBytes                         int64
+	// Proto is the protocol the operation runs: LL when it is small
+	// (P2PProto), Simple otherwise.
+	Proto Proto
 }
 
 // P2PChunkBytes is p2pChunkSize (init.cc): 128 KiB across nodes (256 KiB on
@@ -231,9 +238,10 @@ func (t *Tuner) P2POpFor(bytes int64) P2POp {
 			minPart, maxPart = step/2, step
 		}
 	}
-	op := P2POp{MinChannels: minCh, MaxChannels: maxCh, ChunkBytes: step}
+	op := P2POp{MinChannels: minCh, MaxChannels: maxCh, ChunkBytes: step, Proto: ProtoSimple}
 	if bytes <= 0 {
 		op.Channels = 1
+		op.Proto = t.p2pProto(bytes, 1)
 		return op
 	}
 	nch := int(min(int64(minCh), max(1, ceilDiv64(bytes, minPart))))
@@ -243,7 +251,29 @@ func (t *Tuner) P2POpFor(bytes int64) P2POp {
 		part = bytes / int64(nch)
 	}
 	op.Channels = nch
+	op.Proto = t.p2pProto(bytes, nch)
 	return op
+}
+
+// p2pProto is the protocol of one send (or receive) of bytes over nch
+// channels: LL when the operation fits NCCL_P2P_LL_THRESHOLD bytes per
+// channel (enqueue.cc addP2pToPlan, 2.19+: bytes <= nChannels x
+// threshold; 2.14-2.18 p2pTaskAppend/addP2pToPlan: each channel's part
+// <= threshold), Simple otherwise and before 2.14. Every p2p connection
+// has LL buffers (transport/p2p.cc and shm.cc allocate every protocol's).
+func (t *Tuner) p2pProto(bytes int64, nch int) Proto {
+	v := t.r.c.Version
+	switch {
+	case !v.AtLeast(14):
+		return ProtoSimple
+	case !v.AtLeast(19):
+		if ceilDiv64(max(bytes, 0), int64(max(nch, 1))) <= p2pLLThreshold {
+			return ProtoLL
+		}
+	case bytes <= int64(max(nch, 1))*p2pLLThreshold:
+		return ProtoLL
+	}
+	return ProtoSimple
 }
 
 func ceilDiv64(a, b int64) int64 { return (a + b - 1) / b }

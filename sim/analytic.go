@@ -438,21 +438,30 @@ func (e *Env) formDirect(call Call, every bool) (*form, error) {
 	if call.Coll == model.SendRecv {
 		block = float64(call.Bytes)
 	}
-	f := &form{shape: shape{kind: "direct", slices: 1, steps: 1, units: []float64{block}, perMemb: block}}
+	op := e.Tuner.P2POpFor(int64(block))
+	// A small operation runs LL (P2POpFor): its links carry LL's wire bytes.
+	wire := block / model.ProtoPayload(op.Proto)
+	f := &form{shape: shape{kind: "direct", slices: 1, steps: 1, units: []float64{block}, perMemb: wire}}
 	// NCCL spreads each send over a number of p2p channels that grows with
 	// its size (model.Tuner.P2POpFor); each channel is one CTA, and over
 	// the network one connection.
-	op := e.Tuner.P2POpFor(int64(block))
-	f.note = fmt.Sprintf("%d p2p channels per peer operation of %s (chunk %s)", op.Channels, model.FormatBytes(model.Bytes(block)), model.FormatBytes(model.Bytes(op.ChunkBytes)))
-	peerCeil := func(route []model.LinkID, capv ceiling) ceiling {
-		ch := ceiling{rate: e.channelCap(model.ProtoSimple) * e.params.P2PChanShare, kind: ceilPeerChannels}
-		if e.routeClass(route) == model.LatNet {
+	f.note = p2pNote(op, block)
+	// peerCeil returns a block's ceiling and its latency: one step plus
+	// the receiver's lag behind the last step (p2pTail).
+	peerCeil := func(route []model.LinkID, capv ceiling) (ceiling, model.Time) {
+		class := e.routeClass(route)
+		ch := ceiling{rate: e.channelCap(op.Proto) * e.params.P2PChanShare, kind: ceilPeerChannels}
+		if class == model.LatNet {
 			ch = minCeiling(ch, ceiling{rate: e.params.NetChanGBps * 1e-3, kind: ceilNetChannel})
 		}
 		ch = minCeiling(ch, capv)
+		lat := e.stepLat(class, op.Proto) + e.p2pTail(class, op, block, ch.rate)
 		ch.rate *= float64(op.Channels)
-		return ch
+		return ch, lat
 	}
+	// All-to-all through an NVSwitch gets less of it than permutation
+	// traffic (a2aCaps).
+	f.caps = e.a2aCaps(call.Coll)
 	sym := e.symmetric() && !every
 	for s := 0; s < n; s++ {
 		src := c.Nodes[s/G].GPUs[s%G]
@@ -482,8 +491,9 @@ func (e *Env) formDirect(call Call, every bool) (*form, error) {
 				}
 				route, ceil = e.decorate(r)
 			}
-			f.latHop = max(f.latHop, e.stepLat(e.routeClass(route), model.ProtoSimple))
-			f.demands = append(f.demands, demand{route, block, 1, peerCeil(route, ceil)})
+			pc, lat := peerCeil(route, ceil)
+			f.latHop = max(f.latHop, lat)
+			f.demands = append(f.demands, demand{route, wire, 1, pc})
 		}
 	}
 	return f, nil

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/collsim/collsim/model"
@@ -45,8 +46,10 @@ func (b *builder) direct() (*prog, error) {
 	// its size (model.Tuner.P2POpFor); each channel is one CTA whose warps
 	// serve a send and a receive, and over the network one connection.
 	op := e.Tuner.P2POpFor(int64(block))
-	pr.Note = fmt.Sprintf("%d p2p channels per peer operation of %s (chunk %s)", op.Channels, model.FormatBytes(model.Bytes(block)), model.FormatBytes(model.Bytes(op.ChunkBytes)))
-	ctaRate := e.channelCap(model.ProtoSimple) * e.params.P2PChanShare
+	pr.Note = p2pNote(op, block)
+	// A small operation runs LL (P2POpFor): its links carry LL's wire bytes.
+	ctaRate := e.channelCap(op.Proto) * e.params.P2PChanShare
+	wire := block / model.ProtoPayload(op.Proto)
 	type flow struct {
 		route []model.LinkID
 		cap   ceiling
@@ -64,8 +67,9 @@ func (b *builder) direct() (*prog, error) {
 			ch = minCeiling(ch, ceiling{rate: e.params.NetChanGBps * 1e-3, kind: ceilNetChannel})
 		}
 		ch = minCeiling(ch, capv)
+		lat := e.stepLat(class, op.Proto) + e.p2pTail(class, op, block, ch.rate)
 		ch.rate *= float64(op.Channels)
-		f := flow{r, ch, w, e.stepLat(class, model.ProtoSimple), src}
+		f := flow{r, ch, w, lat, src}
 		flows = append(flows, f)
 	}
 	if b.des {
@@ -132,7 +136,7 @@ func (b *builder) direct() (*prog, error) {
 		return nil, err
 	}
 	for _, f := range flows {
-		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: block, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat, Rank: f.rank}, b.base)
+		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: wire, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat, Rank: f.rank}, b.base)
 	}
 	return pr, nil
 }
@@ -164,4 +168,58 @@ func (b *builder) directNet(src model.ElemID, sn, dn, dg int, usable [][]model.E
 		}
 	}
 	return e.netRoute(src, outIdx, dst, inIdx)
+}
+
+// p2pTail is the time the receiver of a point-to-point part still needs
+// after the sender's last step: NCCL's Simple protocol posts a p2p step
+// (p2pChunkSize, NCCL_P2P_NVL_CHUNKSIZE) only once it is whole, and the
+// receive warps of the channel's CTA then copy it out of the FIFO into the
+// user buffer (device/sendrecv.h runRecv, one chunk per directRecv; the
+// send and the receive share the CTA, so the copy runs at the channel's
+// p2p rate, perChan payload bytes per ps). Over NVLink this is the whole
+// of the receive side's lag; a part smaller than a step lags by itself.
+// Routes through host memory or a network keep their own latency terms.
+// An LL operation posts a flag with every 8 bytes and has no such lag.
+func (e *Env) p2pTail(class model.LatClass, op model.P2POp, block, perChan float64) model.Time {
+	part := block / float64(max(op.Channels, 1))
+	if class != model.LatNVLink || op.Proto != model.ProtoSimple || part <= 0 || perChan <= 0 {
+		return 0
+	}
+	return model.Time(math.Ceil(math.Min(part, float64(op.ChunkBytes)) / perChan))
+}
+
+// p2pNote says how a point-to-point block is spread.
+func p2pNote(op model.P2POp, block float64) string {
+	s := fmt.Sprintf("%d p2p channels per peer operation of %s (chunk %s", op.Channels, model.FormatBytes(model.Bytes(block)), model.FormatBytes(model.Bytes(op.ChunkBytes)))
+	if op.Proto != model.ProtoSimple {
+		s += ", " + op.Proto.String() + ": at most NCCL_P2P_LL_THRESHOLD bytes per channel"
+	}
+	return s + ")"
+}
+
+// a2aCaps returns the link capacities an AlltoAll call runs with: every
+// link between a GPU and its node's NVSwitch at p2p.a2a.switch.eff of the
+// Env's capacity while every GPU writes to every other one through the
+// switch at once (three or more GPUs per node), nil (the Env's) otherwise.
+// SendRecv and ring traffic are permutations, one peer per GPU, which the
+// NVLink efficiency terms describe. Both engines time the call with these
+// capacities.
+func (e *Env) a2aCaps(coll model.Collective) []float64 {
+	c := e.Cluster
+	if coll != model.AlltoAll || c.GPUsPerNode() < 3 || e.params.A2ASwitchEff >= 1 {
+		return nil
+	}
+	t := c.Topo
+	var caps []float64
+	for i := range t.Links {
+		l := &t.Links[i]
+		if l.Kind != model.LinkNVLink || (t.Elem(l.From).Kind != model.KindNVSwitch && t.Elem(l.To).Kind != model.KindNVSwitch) {
+			continue
+		}
+		if caps == nil {
+			caps = append([]float64(nil), e.caps...)
+		}
+		caps[i] *= e.params.A2ASwitchEff
+	}
+	return caps
 }

@@ -3,7 +3,9 @@ package sim_test
 import (
 	"testing"
 
+	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
 )
 
 // TestP2PChannels checks NCCL's point-to-point channel rules (enqueue.cc,
@@ -60,5 +62,43 @@ func TestP2PChannels(t *testing.T) {
 	set := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 8, NICs: "8x400G-ib", NCCLVersion: "2.21", Set: []string{"NCCL_NCHANNELS_PER_NET_PEER=4"}})
 	if got := set.Tuner.P2PChannels().PerPeer; got != 4 {
 		t.Errorf("NCCL_NCHANNELS_PER_NET_PEER=4: %d per peer", got)
+	}
+}
+
+// TestP2PProto checks the protocol of one operation (enqueue.cc
+// addP2pToPlan): LL while the operation fits NCCL_P2P_LL_THRESHOLD
+// (16 KiB) per channel, from 2.19 over the whole operation, in 2.14-2.18
+// per channel part, never before 2.14.
+func TestP2PProto(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		bytes   int64
+		want    model.Proto
+	}{
+		{"2.29", 0, model.ProtoLL}, {"2.29", 8, model.ProtoLL}, {"2.29", 16 << 10, model.ProtoLL},
+		// 2 channels from 128 KiB (one per 64 KiB part): 32 KiB fits 2 x 16 KiB.
+		{"2.29", 16<<10 + 1, model.ProtoSimple}, {"2.29", 128 << 10, model.ProtoSimple},
+		{"2.18", 16 << 10, model.ProtoLL}, {"2.18", 32 << 10, model.ProtoSimple},
+		{"2.13", 8, model.ProtoSimple},
+	} {
+		e := newEnv(t, scenarios.Overrides{Node: "dgx-h100", NCCLVersion: tc.version})
+		if got := e.Tuner.P2POpFor(tc.bytes).Proto; got != tc.want {
+			t.Errorf("%s, %d B: %s, want %s", tc.version, tc.bytes, got, tc.want)
+		}
+	}
+}
+
+// TestP2PSmallLatency: 2x RTX 2080 Ti over SHM (shared/data raw/
+// nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt) measures 12.9-13.5 us
+// for alltoall_perf at 32 B-1 KiB, against 12.3 for all_reduce_perf at 8 B
+// (LL ring). NCCL runs such operations LL, so the model's AlltoAll stays
+// within the launch and base-latency gap of its LL AllReduce (2 us), not the
+// ~5 us more a Simple step costs.
+func TestP2PSmallLatency(t *testing.T) {
+	e := newEnv(t, scenarios.Overrides{Node: "pcie-gpu-server", GPU: "RTX-2080TI", GPUsPerNode: 2, Set: []string{"NCCL_P2P_DISABLE=1"}})
+	a2a := predict(t, e, model.AlltoAll, sim.EngineDES, "", 64)
+	ar := predict(t, e, model.AllReduce, sim.EngineDES, "", 8)
+	if d := a2a.TimeUs - ar.TimeUs; d > 2 {
+		t.Errorf("AlltoAll 64 B %.1f us against AllReduce 8 B %.1f: %.1f us more (measured 13.1 and 12.3)", a2a.TimeUs, ar.TimeUs, d)
 	}
 }

@@ -78,6 +78,10 @@ type Params struct {
 	// P2PChanShare is the share of one channel's (one CTA's) Simple copy
 	// rate that a point-to-point send gets.
 	P2PChanShare float64
+	// A2ASwitchEff is the fraction of the rate permutation traffic (ring,
+	// SendRecv) gets through an NVSwitch that AlltoAll's all-to-all pattern
+	// gets: every GPU writes to every other one at once.
+	A2ASwitchEff float64
 	// NetChanGBps caps what one channel's network connection carries.
 	NetChanGBps float64
 	// ChannelCapGBps caps one channel's (one CTA's) copy rate by protocol and
@@ -242,10 +246,14 @@ func buildTermTable() []termDef {
 		add(termDef{"lat.tree.net." + protoKeys[pr], func(p *Params) *float64 { return &p.TreeNetLatUs[pr] }, def, 0, 200, "us", "latency of one tree hop between nodes (NCCL before 2.18)",
 			model.Cite("tuning.cc hwLat (v2.8.4-1 .. v2.30.7-1); abci_v100_2x4, abci_v100_4x4, abci_a100_2x8, abci_a100_4x8 cases", treeNetLatWhy(pr, def)), false})
 	}
-	add(termDef{"p2p.chan.share", func(p *Params) *float64 { return &p.P2PChanShare }, 0.5, 0.1, 1, "fraction", "share of one channel's Simple copy rate a point-to-point send gets",
-		model.Assume("a p2p channel is one CTA whose warps are split between the send and the receive it serves (NCCL device/sendrecv.h), so a send gets half of the per-CTA Simple rate (chan.cap.simple); " +
-			"checked on two runs: 8x H100 sendrecv 79.5-81.8 GB/s on 4 channels = 19.9-20.5 per channel against 38.7/2 = 19.4 (nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt), " +
-			"8x A100 sendrecv 110.8 GB/s at 128 MiB on 8 channels = 13.9 against 24.0/2 = 12.0 (li-plus/playground cuda/nccl.md)"), false})
+	add(termDef{"p2p.chan.share", func(p *Params) *float64 { return &p.P2PChanShare }, 0.55, 0.45, 0.65, "fraction", "share of one channel's Simple copy rate a point-to-point send gets",
+		model.Assume("a p2p channel is one CTA whose warps are split between the send and the receive it serves (NCCL device/sendrecv.h: with one operation per channel 10 send and 9 receive warps of 20, 0.53 of the busy warps), so a send gets a little over half of the per-CTA Simple rate (chan.cap.simple); " +
+			"checked on two runs: 8x H100 sendrecv on 4 channels takes 398 us more for 8 MiB more per channel from 32 to 64 MiB, 21.1 GB/s per channel against 38.7 x 0.55 = 21.3 (nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt; the difference cancels the fixed terms and the receive lag), " +
+			"8x A100 sendrecv 110.8 GB/s at 128 MiB on 8 channels = 13.9 per channel, latency included, against 24.0 x 0.55 = 13.2 (li-plus/playground cuda/nccl.md)"), false})
+	add(termDef{"p2p.a2a.switch.eff", func(p *Params) *float64 { return &p.A2ASwitchEff }, 0.9, 0.5, 1, "fraction", "AlltoAll's rate through an NVSwitch relative to permutation traffic (ring, SendRecv)",
+		model.Cite("nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt; nccl#2169; nccl-tests#212",
+			"8x H100: alltoall busbw 311-348 GB/s at 512M-16G against sendrecv 356-367 in the same run, ratio 0.87-0.95 (0.94 at 2G-16G); "+
+				"4x H100 (NCCL 2.30.4): alltoall 334.9 GB/s at 500 MB against the ~370 GB/s NCCL reaches on NVLink (nccl-tests#212), ratio 0.905; 0.9 sits inside both"), false})
 	add(termDef{"net.chan.gbps", func(p *Params) *float64 { return &p.NetChanGBps }, 18.3, 1, 100, "GB/s", "rate one channel's network connection carries",
 		model.Cite("nccl#1272; paths.cc NCCL_P2P_PER_CHANNEL_NET_BW", fmt.Sprintf("18.3 GB/s sendrecv with 1 channel per network peer (NCCL 2.20.5, 8 nodes x 4 GH200, Slingshot) against 24.2 with 2; NCCL itself sizes p2p channels at %g GB/s each", model.P2PPerChannelNetGBps())), false})
 	// Per-channel (per-CTA) copy ceilings by protocol and architecture.

@@ -199,6 +199,11 @@ func (e *Env) physicalForm(call Call) (*form, desPhysics, string, error) {
 	t0, _, _ := e.analytic(f, e.baseLat(call.Choice))
 	cg := e.physics(f, t0)
 	if cg != nil {
+		// The congestion physics starts from the Env's capacities; a call
+		// with its own (AlltoAll through an NVSwitch) keeps the lower.
+		for l, c := range f.caps {
+			cg.caps[l] = math.Min(cg.caps[l], c)
+		}
 		f.caps = cg.caps
 		f.latHop += cg.maxExtraLat()
 	}

@@ -61,6 +61,27 @@ func TestValidateExitCodes(t *testing.T) {
 	}
 }
 
+// TestValidateXxrjunWholeFile: the whole xxrjun file (MANIFEST row 28: a
+// healthy 8x H100 NVSwitch box; all_reduce, all_gather, reduce_scatter,
+// alltoall and sendrecv, 32 MiB-16 GiB, NCCL 2.29.2) passes validate at
+// the default tolerance, AlltoAll at 64 MiB-1 GiB included, where the
+// all-to-all pattern through the switch runs below SendRecv's rate.
+func TestValidateXxrjunWholeFile(t *testing.T) {
+	path := filepath.Join(calRaw, "nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt")
+	code, out, errs := collsim(t, "validate", "--node", "dgx-h100", "--measured", path)
+	if code != ExitOK || !strings.Contains(out, "overall: PASS") {
+		t.Fatalf("exit %d (want %d):\nstdout: %s\nstderr: %s", code, ExitOK, out, errs)
+	}
+	for _, coll := range []string{"all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf", "sendrecv_perf"} {
+		if !strings.Contains(out, coll) {
+			t.Errorf("the report has no %s table:\n%s", coll, out)
+		}
+	}
+	if n := strings.Count(out, "verdict: PASS (0 of the bandwidth points outside 10%)"); n != 5 {
+		t.Errorf("%d of 5 tables pass with every bandwidth point inside 10%%:\n%s", n, out)
+	}
+}
+
 func TestValidateFormats(t *testing.T) {
 	bcm := filepath.Join(calRaw, "nccltests_v100sxm3_2x1_tcp-socket_bcm-manual_1.txt")
 	args := []string{"validate", "--node", "v100-4gpu-nvlink", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x100G-ib", "--measured", bcm}
