@@ -220,6 +220,12 @@ func (g *gaussNewton) minimise(x0 []float64, maxEvals int) (*optimize.Result, er
 		if err == nil && converged(out.Status) {
 			return out, nil
 		}
+		if (out.Status == optimize.FunctionEvaluationLimit || out.Status == optimize.IterationLimit) && left() > 0 {
+			// The round used its share of the evaluations, not the fit's:
+			// go on from where it stopped.
+			x = out.X
+			continue
+		}
 		if out.Status != optimize.Failure || left() <= 0 {
 			return out, fmt.Errorf("%s", out.Status)
 		}
