@@ -197,6 +197,12 @@ func ringRank(ch model.GraphChannel, G, i int) (node, gpu int) {
 // channel; with reduced set the ring is node 0 only and the hop leaving it
 // wraps to node 0's first GPU through the network.
 func (b *builder) hop(ch model.GraphChannel, i, n int, reduced bool) ([]model.LinkID, ceiling, error) {
+	return b.hopWays(ch, i, n, reduced, nil)
+}
+
+// hopWays is hop where the call's GPUs that move traffic one way are known
+// (ways, see decorateWays; nil: every GPU moves it both ways).
+func (b *builder) hopWays(ch model.GraphChannel, i, n int, reduced bool, ways *oneWay) ([]model.LinkID, ceiling, error) {
 	e := b.e
 	c := e.Cluster
 	G := len(ch.GPUs)
@@ -221,8 +227,30 @@ func (b *builder) hop(ch model.GraphChannel, i, n int, reduced bool) ([]model.Li
 		}
 		route = e.Res.GPU(x, a).Route
 	}
-	r, ceil := e.decorate(route)
+	r, ceil := e.decorateWays(route, ways.onlySends(x), ways.onlyReceives(a))
 	return r, ceil, nil
+}
+
+// oneWay records which GPUs send and which receive in a call, so that a
+// GPU that only does one of them is known (decorateWays).
+type oneWay struct {
+	sends, receives map[model.ElemID]bool
+}
+
+// add records a transfer from GPU x to GPU a.
+func (w *oneWay) add(x, a model.ElemID) {
+	if w.sends == nil {
+		w.sends, w.receives = map[model.ElemID]bool{}, map[model.ElemID]bool{}
+	}
+	w.sends[x], w.receives[a] = true, true
+}
+
+// onlySends reports whether GPU x sends and never receives (false on nil).
+func (w *oneWay) onlySends(x model.ElemID) bool { return w != nil && w.sends[x] && !w.receives[x] }
+
+// onlyReceives reports whether GPU a receives and never sends.
+func (w *oneWay) onlyReceives(a model.ElemID) bool {
+	return w != nil && w.receives[a] && !w.sends[a]
 }
 
 // hopInfo is one transfer's route, per-member rate cap and step latency.

@@ -90,6 +90,12 @@ func (e *Env) closedFormOf(call Call, every bool) (*form, error) {
 // (leaving by NIC index out, entering by in) when they are on different
 // nodes.
 func (e *Env) gpuHop(x, y model.ElemID, out, in int) ([]model.LinkID, ceiling, error) {
+	return e.gpuHopWays(x, y, out, in, nil)
+}
+
+// gpuHopWays is gpuHop where the call's GPUs that move traffic one way are
+// known (ways, see decorateWays; nil: every GPU moves it both ways).
+func (e *Env) gpuHopWays(x, y model.ElemID, out, in int, ways *oneWay) ([]model.LinkID, ceiling, error) {
 	t := e.Cluster.Topo
 	if x == y {
 		return nil, ceiling{}, nil
@@ -103,7 +109,7 @@ func (e *Env) gpuHop(x, y model.ElemID, out, in int) ([]model.LinkID, ceiling, e
 	} else {
 		route = e.Res.GPU(x, y).Route
 	}
-	r, ceil := e.decorate(route)
+	r, ceil := e.decorateWays(route, ways.onlySends(x), ways.onlyReceives(y))
 	return r, ceil, nil
 }
 
@@ -184,15 +190,22 @@ func (e *Env) formChain(call Call) (*form, error) {
 	f.perMemb = D / model.ProtoPayload(proto)
 	ccap := e.channelCeiling(proto)
 	chans, weights := channelGroups(e.Tuner.Graphs.Ring, nc)
+	// The chain's ends move traffic one way (decorateWays).
+	var ways oneWay
+	for _, ch := range chans {
+		for j := 0; j < n-1; j++ {
+			from := chainPos(call.Coll, j)
+			na, ga := ringRank(ch, G, from%n)
+			nb, gb := ringRank(ch, G, (from+1)%n)
+			ways.add(c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb])
+		}
+	}
 	for g, ch := range chans {
 		for j := 0; j < n-1; j++ {
-			from, to := j, j+1
-			if call.Coll == model.Reduce {
-				from, to = j+1, (j+2)%n
-			}
-			na, ga := ringRank(ch, G, from)
-			nb, gb := ringRank(ch, G, to)
-			route, ceil, err := e.gpuHop(c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb], ch.NetOut, ch.NetIn)
+			from := chainPos(call.Coll, j)
+			na, ga := ringRank(ch, G, from%n)
+			nb, gb := ringRank(ch, G, (from+1)%n)
+			route, ceil, err := e.gpuHopWays(c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb], ch.NetOut, ch.NetIn, &ways)
 			if err != nil {
 				return nil, err
 			}

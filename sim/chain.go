@@ -39,15 +39,22 @@ func (b *builder) chain() (*prog, error) {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
 	hops := make([][]hopInfo, len(chans))
+	// The chain's ends move traffic one way: the first GPU only sends,
+	// the last only receives (decorateWays).
+	G := c.GPUsPerNode()
+	var ways oneWay
+	for _, ch := range chans {
+		for j := 0; j < n-1; j++ {
+			pos := chainPos(call.Coll, j)
+			na, ga := ringRank(ch, G, pos%n)
+			nb, gb := ringRank(ch, G, (pos+1)%n)
+			ways.add(c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb])
+		}
+	}
 	for g, ch := range chans {
 		for j := 0; j < n-1; j++ {
-			// Broadcast from rank 0 forward; Reduce towards rank 0 along the
-			// same ring, i.e. from position 1 onwards ending at 0.
-			pos := j
-			if call.Coll == model.Reduce {
-				pos = j + 1
-			}
-			route, capv, err := b.hop(ch, pos%n, n, false)
+			pos := chainPos(call.Coll, j)
+			route, capv, err := b.hopWays(ch, pos%n, n, false, &ways)
 			if err != nil {
 				return nil, err
 			}
@@ -64,7 +71,6 @@ func (b *builder) chain() (*prog, error) {
 	if err := b.reserve(nops, nops*3/2); err != nil {
 		return nil, err
 	}
-	G := c.GPUsPerNode()
 	for g, ch := range chans {
 		prevT := make([]OpID, n-1)
 		for j := range prevT {
@@ -74,10 +80,7 @@ func (b *builder) chain() (*prog, error) {
 			b.unit = int32(ui)
 			arr := b.base
 			for j := 0; j < n-1; j++ {
-				pos := j
-				if call.Coll == model.Reduce {
-					pos = j + 1
-				}
+				pos := chainPos(call.Coll, j)
 				node, gpu := ringRank(ch, G, pos%n)
 				h := &hops[g][j]
 				t := b.add(Op{Kind: OpTransfer, Route: h.route, Bytes: u / model.ProtoPayload(proto), Weight: weights[g], RateCap: h.cap.rate, Channel: int32(g), Step: int32(j), Rank: int32(node*G + gpu)}, prevT[j], arr)
@@ -88,4 +91,14 @@ func (b *builder) chain() (*prog, error) {
 		}
 	}
 	return pr, nil
+}
+
+// chainPos is the ring position hop j of a chain leaves from: Broadcast
+// from rank 0 forward; Reduce towards rank 0 along the same ring, i.e. from
+// position 1 onwards ending at 0.
+func chainPos(coll model.Collective, j int) int {
+	if coll == model.Reduce {
+		return j + 1
+	}
+	return j
 }

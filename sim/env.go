@@ -37,6 +37,11 @@ type Env struct {
 	// bundles).
 	xsock     map[model.LinkID]model.LinkID
 	xsockBase model.LinkID
+	// hostBase is the first of the per-GPU links of SHM traffic (see
+	// shmLinks): GPU hostIdx[g] owns hostBase+4*hostIdx[g] on, in the
+	// order of shmLink's kinds. Clusters without SHM have none.
+	hostBase model.LinkID
+	hostIdx  map[model.ElemID]int
 	// names of virtual links, for reports.
 	virtName []string
 }
@@ -93,7 +98,86 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 			e.virtName = append(e.virtName, fmt.Sprintf("p2p %s->%s", t.Elem(t.Links[i].From).Name, t.Elem(t.Links[i].To).Name))
 		}
 	}
+	e.hostBase = model.LinkID(len(e.caps))
+	if usesSHM(c, r) {
+		e.shmLinks()
+	}
 	return e, nil
+}
+
+// SHM's data path: the sending GPU's SMs store into a buffer in host memory
+// and the receiving GPU's SMs load from it (NCCL src/transport/shm.cc: the
+// sender's connection points at the receiver's host buffer), so every byte
+// crosses the sender's PCIe link upwards and the receiver's downwards. How
+// fast depends on whether a GPU moves host traffic one way or both ways at
+// once: NCCL's maintainers state that on 2 GPUs Broadcast and Reduce are
+// unidirectional while the other collectives are bidirectional, and that
+// some components (CPUs in particular) handle bidirectional traffic badly
+// (nccl#384: 2 GPUs on PCIe Gen3 x16 over SHM with one channel, Broadcast
+// 10.3 and Reduce 9.6 GB/s, AllReduce 3.9). The same split holds with two
+// channels on the 2x RTX 2080 Ti run (Broadcast and Reduce 11.1, AllReduce
+// 4.0, AlltoAll 4.6 on 2 channels and 3.95 on 1): the rate is the GPU's, not
+// the channel's. Each GPU of such a cluster gets four virtual links, its
+// reads and writes of host memory when it moves traffic both ways and when
+// it moves it one way, each a fraction (shm.eff.twoway, shm.eff.oneway) of
+// its PCIe link in that direction; every channel and peer of the GPU shares
+// them.
+const (
+	shmReadTwoWay = iota
+	shmWriteTwoWay
+	shmReadOneWay
+	shmWriteOneWay
+	shmKinds
+)
+
+// usesSHM reports whether some pair of GPUs of a node talks over SHM. The
+// nodes of a cluster share one layout, so node 0 answers for all.
+func usesSHM(c *model.Cluster, r *model.Resolution) bool {
+	if c.NumNodes() == 0 {
+		return false
+	}
+	gpus := c.Nodes[0].GPUs
+	for _, a := range gpus {
+		for _, b := range gpus {
+			if a != b {
+				if p := r.GPU(a, b); p != nil && p.Transport == model.TransportSHM {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// shmLinks adds the per-GPU SHM links (see shmReadTwoWay).
+func (e *Env) shmLinks() {
+	t, p := e.Cluster.Topo, e.params
+	e.hostIdx = map[model.ElemID]int{}
+	for i := range t.Links {
+		l := &t.Links[i]
+		if l.Kind != model.LinkPCIe || t.Elem(l.From).Kind != model.KindGPU {
+			continue
+		}
+		if _, dup := e.hostIdx[l.From]; dup {
+			continue
+		}
+		e.hostIdx[l.From] = len(e.hostIdx)
+		up, down := e.caps[i], e.caps[l.Reverse]
+		name := t.Elem(l.From).Name
+		e.caps = append(e.caps, p.SHMTwoWayEff*down, p.SHMTwoWayEff*up, p.SHMOneWayEff*down, p.SHMOneWayEff*up)
+		e.virtName = append(e.virtName,
+			name+" host-memory reads, traffic both ways (SHM)", name+" host-memory writes, traffic both ways (SHM)",
+			name+" host-memory reads, traffic one way (SHM)", name+" host-memory writes, traffic one way (SHM)")
+	}
+}
+
+// shmLink is GPU g's SHM link of a kind, false when it has none.
+func (e *Env) shmLink(g model.ElemID, kind int) (model.LinkID, bool) {
+	k, ok := e.hostIdx[g]
+	if !ok {
+		return 0, false
+	}
+	return e.hostBase + model.LinkID(shmKinds*k+kind), true
 }
 
 // Params returns a copy of the parameters the Env was built with.
@@ -140,12 +224,21 @@ func (e *Env) routeClass(route []model.LinkID) model.LatClass {
 
 // decorate adds collsim's modelled ceilings to a route: device-to-device
 // traffic across a socket boundary also crosses the virtual cross-socket
-// link, data a GPU reads out of host memory is capped per channel, and so
-// is traffic over NET/Socket. It returns the route to use and the
-// per-member ceiling the route implies (rate 0 = none).
+// link, an SHM transfer crosses its GPUs' SHM links (shmReadTwoWay), data a
+// GPU reads out of host memory from a NIC is capped per channel, and so is
+// traffic over NET/Socket. It returns the route to use and the per-member
+// ceiling the route implies (rate 0 = none). Both GPUs of an SHM transfer
+// are taken to move traffic both ways; decorateWays says otherwise.
 func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
+	return e.decorateWays(route, false, false)
+}
+
+// decorateWays is decorate for a transfer whose sending GPU only sends
+// (srcOneWay) or whose receiving GPU only receives (dstOneWay) in the call:
+// the ends of a Broadcast or Reduce chain.
+func (e *Env) decorateWays(route []model.LinkID, srcOneWay, dstOneWay bool) ([]model.LinkID, ceiling) {
 	t := e.Cluster.Topo
-	staged, hostRead, socket := false, false, false
+	staged, hostRead, socket, netHop := false, false, false, false
 	for i, l := range route {
 		if int(l) >= len(t.Links) {
 			continue // a fabric bundle
@@ -153,6 +246,7 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
 		lk := &t.Links[l]
 		switch lk.Kind {
 		case model.LinkNet:
+			netHop = true
 			for _, x := range []model.ElemID{lk.From, lk.To} {
 				if el := t.Elem(x); el.Kind == model.KindNIC && (!el.NIC.Stack.GPUDirect() || e.Cluster.Knobs.IBDisable) {
 					socket = true
@@ -194,6 +288,14 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
 		}
 	}
 	var ceil ceiling
+	if staged && !netHop {
+		// SHM: GPU to GPU through host memory, bound by the GPUs' SHM
+		// links, not per channel.
+		if shm := e.shmRoute(route, srcOneWay, dstOneWay); len(shm) > 0 {
+			out = append(append(make([]model.LinkID, 0, len(route)+len(shm)), route...), shm...)
+		}
+		hostRead = false
+	}
 	if hostRead {
 		ceil = ceiling{rate: e.params.HostReadGBps * 1e-3, kind: ceilHostRead}
 	}
@@ -203,13 +305,39 @@ func (e *Env) decorate(route []model.LinkID) ([]model.LinkID, ceiling) {
 	return out, ceil
 }
 
+// shmRoute returns the SHM links an SHM route crosses: the sending GPU's
+// host-memory writes and the receiving GPU's reads, each for traffic one way
+// or both ways.
+func (e *Env) shmRoute(route []model.LinkID, srcOneWay, dstOneWay bool) []model.LinkID {
+	t := e.Cluster.Topo
+	if e.hostIdx == nil || len(route) == 0 || int(route[0]) >= len(t.Links) || int(route[len(route)-1]) >= len(t.Links) {
+		return nil
+	}
+	var out []model.LinkID
+	src, dst := t.Links[route[0]].From, t.Links[route[len(route)-1]].To
+	wk, rk := shmWriteTwoWay, shmReadTwoWay
+	if srcOneWay {
+		wk = shmWriteOneWay
+	}
+	if dstOneWay {
+		rk = shmReadOneWay
+	}
+	if l, ok := e.shmLink(src, wk); ok {
+		out = append(out, l)
+	}
+	if l, ok := e.shmLink(dst, rk); ok {
+		out = append(out, l)
+	}
+	return out
+}
+
 // ceilingKind names the per-member ceiling that bounds a transfer, so a
 // report can say which one set a time without comparing rates.
 type ceilingKind uint8
 
 const (
 	ceilNone         ceilingKind = iota
-	ceilHostRead                 // GPU reads out of host memory (hostread.gbps)
+	ceilHostRead                 // GPU reads out of host memory from a NIC (hostread.gbps)
 	ceilSocket                   // NET/Socket, one TCP stream per channel (socket.gbps)
 	ceilChannel                  // one CTA's copy rate (chan.cap.*)
 	ceilPeerChannels             // the p2p channels of one peer pair (p2p.chan.share)
@@ -241,7 +369,7 @@ func minCeiling(a, b ceiling) ceiling {
 func (e *Env) capLabel(c ceiling, p model.Proto) string {
 	switch c.kind {
 	case ceilHostRead:
-		return fmt.Sprintf("per-channel host-memory read ceiling (%.3g GB/s per channel: SHM or NET without GPUDirect RDMA)", e.params.HostReadGBps)
+		return fmt.Sprintf("per-channel host-memory read ceiling (%.3g GB/s per channel: NET without GPUDirect RDMA)", e.params.HostReadGBps)
 	case ceilSocket:
 		return fmt.Sprintf("per-channel NET/Socket ceiling (%.3g GB/s per TCP stream)", e.params.SocketGBps)
 	case ceilChannel:

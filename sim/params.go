@@ -36,9 +36,14 @@ type Params struct {
 	// [0] and Blackwell [1].
 	NVLSReduce [2]float64
 	// HostReadGBps caps each channel's traffic that a GPU reads from host
-	// memory (SHM transport, NET without GPUDirect RDMA): SM loads across
-	// PCIe are latency-bound.
+	// memory where a NIC put it (NET without GPUDirect RDMA): SM loads
+	// across PCIe are latency-bound.
 	HostReadGBps float64
+	// SHMOneWayEff and SHMTwoWayEff are the fractions of a GPU's PCIe link
+	// rate, per direction, that its SHM traffic gets when it moves that
+	// traffic one way (it only sends or only receives in the call) or both
+	// ways at once (see shmLinks in env.go).
+	SHMOneWayEff, SHMTwoWayEff float64
 	// SocketGBps caps each channel's traffic over NET/Socket: NCCL's socket
 	// transport moves a channel through one proxy thread and TCP stream.
 	SocketGBps float64
@@ -96,6 +101,13 @@ type Params struct {
 // kernel launch and loop bookkeeping nccl-tests measures. 17 µs measured for
 // 8 B on 4x H100 where NCCL's own model gives 10.2 (snellius_h100_1x4 case).
 const launchOverheadUs = 7
+
+// shmOneWayEff and shmTwoWayEff are the defaults of shm.eff.oneway and
+// shm.eff.twoway (their sources are in the term table).
+const (
+	shmOneWayEff = 0.86
+	shmTwoWayEff = 0.34
+)
 
 // DefaultParams returns the uncalibrated model: every term at its default
 // (see Terms for each default's source).
@@ -194,8 +206,12 @@ func buildTermTable() []termDef {
 		model.Assume("no published measurement of GPU traffic over UPI/xGMI; 0.8 as for the other point-to-point links, and calibrate fits it"), false})
 	add(termDef{"hostmem.eff", func(p *Params) *float64 { return &p.HostMemEff }, 0.5, 0.05, 1, "fraction", "achieved fraction of host memory bandwidth",
 		model.Assume("no published measurement; staged traffic writes and reads each byte once, so half of the memory bandwidth, and calibrate fits it"), false})
-	add(termDef{"hostread.gbps", func(p *Params) *float64 { return &p.HostReadGBps }, 2.0, 0.1, 50, "GB/s", "per-channel rate of GPU reads from host memory (SHM, NET without GDR)",
-		model.Cite("autodl case; moc case", "4.0 GB/s over 2 channels with SHM on RTX 2080 Ti; ~15 GB/s over 8 channels without GDR on H100 RoCE"), false})
+	add(termDef{"hostread.gbps", func(p *Params) *float64 { return &p.HostReadGBps }, 2.0, 0.1, 50, "GB/s", "per-channel rate of GPU reads from host memory a NIC wrote (NET without GDR)",
+		model.Cite("moc case", "fitted on one run: ~15 GB/s without GDR on H100 RoCE over the 8 channels the model gives it (its log shows 2 coll channels, so the figure is a per-GPU one spread over the model's channels)"), false})
+	add(termDef{"shm.eff.oneway", func(p *Params) *float64 { return &p.SHMOneWayEff }, shmOneWayEff, 0.05, 1, "fraction", "SHM rate of a GPU that only sends or only receives in the call, per direction, relative to its PCIe link",
+		model.Cite("nccl#384; nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt", fmt.Sprintf("2 GPUs over SHM on PCIe Gen3 x16 (12.44 GB/s at pcie.eff.3): Broadcast 10.3 and Reduce 9.6 GB/s on 1 channel (nccl#384), 11.1 and 11.1 on 2 channels (autodl), 0.77-0.90 of the link; %.2f is their mean", shmOneWayEff)), false})
+	add(termDef{"shm.eff.twoway", func(p *Params) *float64 { return &p.SHMTwoWayEff }, shmTwoWayEff, 0.05, 1, "fraction", "SHM rate of a GPU that sends and receives at once, per direction, relative to its PCIe link",
+		model.Cite("nccl#384; nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt", fmt.Sprintf("2 GPUs over SHM on PCIe Gen3 x16 (12.44 GB/s): AllReduce 3.9 GB/s on 1 channel (nccl#384) and 4.0 on 2 (autodl), 0.31-0.32 of the link; AlltoAll 3.95 on 1 channel and 4.6 on 2 (autodl), 0.32-0.37; %.2f sits between; ring AllGather and ReduceScatter on 2 GPUs measure 0.25-0.27 (3.2-3.4 GB/s on both runs) and are not fitted", shmTwoWayEff)), false})
 	add(termDef{"socket.gbps", func(p *Params) *float64 { return &p.SocketGBps }, 4, 0.05, 100, "GB/s", "per-channel rate of NET/Socket (one TCP stream per channel)",
 		model.Assume("one TCP stream per channel (NCCL_SOCKET_NTHREADS=1, NCCL_NSOCKS_PERTHREAD=1 defaults) sustains ~30 Gb/s on a current server core, the single-stream iperf3 order of magnitude; calibrate it from a socket run on faster links"), false})
 	add(termDef{"p2p.xsocket.gbps", func(p *Params) *float64 { return &p.CrossSocketP2PGBps }, 6.4, 0.5, 100, "GB/s", "device-to-device traffic across sockets, per direction",

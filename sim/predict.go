@@ -462,6 +462,9 @@ func (e *Env) bottleneck(pt *Point, loads []float64, t model.Time) {
 // "PCIe", "NIC", "fabric", "inter-socket", "host memory", "cross-socket P2P".
 func (e *Env) linkClassName(id model.LinkID) string {
 	t := e.Cluster.Topo
+	if id >= e.hostBase {
+		return "SHM host traffic"
+	}
 	if id >= e.xsockBase {
 		return "cross-socket P2P"
 	}

@@ -304,7 +304,7 @@ func TestPredictSummary(t *testing.T) {
 		{"NVLink with NVLS", []string{"--node", "dgx-h100", "--nodes", "1"}, []string{"limited by NVLink", "NVLS already reduces in the NVSwitch"}},
 		{"sockets", []string{"--nics", "1x10G-tcp"}, []string{"NET/Socket", "RDMA NICs (InfiniBand or RoCE) would help most"}},
 		{"no GPUDirect RDMA", []string{"--set", "NCCL_NET_GDR_LEVEL=LOC"}, []string{"per-channel host-memory read ceiling", "enabling them would help most"}},
-		{"PCIe without P2P", []string{"--node", "pcie-gpu-server", "--nodes", "1"}, []string{"Why: SHM", "host-memory read ceiling"}},
+		{"PCIe without P2P", []string{"--node", "pcie-gpu-server", "--nodes", "1"}, []string{"Why: SHM", "host-memory reads, traffic both ways (SHM)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
