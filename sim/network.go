@@ -876,6 +876,21 @@ func (n *Network) fillScan(st uint64) error {
 
 func (a level) less(b level) bool { return a.lvl < b.lvl || (a.lvl == b.lvl && a.id < b.id) }
 
+// lessBit is less as 0 or 1, computed without branches (flag sets and
+// bitwise ops), for the heap's choice between two children, which the
+// processor cannot predict.
+func (a level) lessBit(b level) int {
+	return b2i(a.lvl < b.lvl) | b2i(a.lvl == b.lvl)&b2i(a.id < b.id)
+}
+
+func b2i(b bool) int {
+	var x int
+	if b {
+		x = 1
+	}
+	return x
+}
+
 func heapify(h []level) {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
@@ -890,8 +905,8 @@ func siftDown(h []level, i int) {
 		if c >= n {
 			break
 		}
-		if r := c + 1; r < n && h[r].less(h[c]) {
-			c = r
+		if c+1 < n {
+			c += h[c+1].lessBit(h[c])
 		}
 		if !h[c].less(x) {
 			break
@@ -921,8 +936,8 @@ func popLevel(h []level) []level {
 		if c >= n {
 			break
 		}
-		if r := c + 1; r < n && h[r].less(h[c]) {
-			c = r
+		if c+1 < n {
+			c += h[c+1].lessBit(h[c])
 		}
 		h[i] = h[c]
 		i = c
