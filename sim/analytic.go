@@ -434,10 +434,7 @@ func (e *Env) railOf(g model.ElemID) (int, error) {
 func (e *Env) formDirect(call Call, every bool) (*form, error) {
 	c := e.Cluster
 	n, G := c.NumRanks(), c.GPUsPerNode()
-	block := float64(call.Bytes) / float64(n)
-	if call.Coll == model.SendRecv {
-		block = float64(call.Bytes)
-	}
+	block := p2pBlock(call.Coll, call.Bytes, n)
 	op := e.Tuner.P2POpFor(int64(block))
 	// A small operation runs LL (P2POpFor): its links carry LL's wire bytes.
 	wire := block / model.ProtoPayload(op.Proto)

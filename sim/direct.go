@@ -33,10 +33,7 @@ func (b *builder) direct() (*prog, error) {
 	if n == 1 {
 		return pr, nil
 	}
-	block := float64(call.Bytes) / float64(n)
-	if call.Coll == model.SendRecv {
-		block = float64(call.Bytes)
-	}
+	block := p2pBlock(call.Coll, call.Bytes, n)
 	reduced := e.symmetric() && !b.full
 	srcNodes := N
 	if reduced {

@@ -100,3 +100,20 @@ func TestP2PReceiveLag(t *testing.T) {
 		t.Errorf("SendRecv 32 MiB: %.1f us beyond the data, want the %.1f us receive lag plus a few tens of us of latency", fixed, lag)
 	}
 }
+
+// TestP2PRowProtocol: a row reports the protocol its point-to-point
+// operations run, LL below NCCL_P2P_LL_THRESHOLD per channel and Simple
+// above (model.Tuner.P2POpFor), not the Simple the tuner's placeholder row
+// names.
+func TestP2PRowProtocol(t *testing.T) {
+	e := newEnv(t, scenarios.Overrides{Node: "dgx-h100"})
+	for _, tc := range []struct {
+		size model.Bytes
+		want model.Proto
+	}{{2048, model.ProtoLL}, {64 << 20, model.ProtoSimple}} {
+		p := predict(t, e, model.AlltoAll, sim.EngineDES, "", tc.size)
+		if p.Choice.Proto != tc.want {
+			t.Errorf("AlltoAll %s: row says %s, want %s", model.FormatBytes(tc.size), p.Choice.Proto, tc.want)
+		}
+	}
+}

@@ -108,6 +108,15 @@ func (e *Env) Sweep(ctx context.Context, req Request) ([]Point, error) {
 	return out, nil
 }
 
+// p2pBlock is the bytes one rank sends one peer: an AlltoAll's share per
+// peer, a SendRecv's whole buffer.
+func p2pBlock(coll model.Collective, size model.Bytes, n int) float64 {
+	if coll == model.SendRecv {
+		return float64(size)
+	}
+	return float64(size) / float64(n)
+}
+
 // Predict times one requested size.
 func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (Point, error) {
 	c := e.Cluster
@@ -126,6 +135,12 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	pt.Choice = choice
 	if size == 0 {
 		return pt, nil
+	}
+	if choice.Algo == model.AlgoDirect && req.Proto == nil {
+		// NCCL picks each point-to-point operation's protocol by its size
+		// (LL below NCCL_P2P_LL_THRESHOLD per channel, model.Tuner.P2POpFor),
+		// which both engines follow; the row reports it.
+		pt.Choice.Proto = e.Tuner.P2POpFor(int64(p2pBlock(req.Coll, size, n))).Proto
 	}
 	call := Call{Coll: req.Coll, Bytes: size, Choice: choice}
 	f, ph, phys, err := e.physicalForm(call)
