@@ -711,11 +711,14 @@ func (n *Network) fill(st uint64) error {
 		return n.fillScan(st)
 	}
 	h := n.lh[:0]
+	need := 0 // bounds the live entries: unfrozen classes' links and caps
 	for _, c := range n.comp {
 		n.ch[c].frozen = false
 		n.cNew[c] = 0
+		need += len(n.cRoute[c])
 		if cp := n.cCap[c]; !math.IsInf(cp, 1) {
 			h = append(h, level{cp, ^c})
+			need++
 		}
 	}
 	for _, l := range n.compLinks {
@@ -723,11 +726,23 @@ func (n *Network) fill(st uint64) error {
 			h = append(h, level{n.lRes[l] / n.lW[l], l})
 		}
 	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
-	}
+	heapify(h)
 	unfrozen := len(n.comp)
 	for unfrozen > 0 {
+		if len(h) > 2*need+16 {
+			// Most entries are dead (frozen caps, links with no unfrozen
+			// class): they would only be popped on reaching the top, so
+			// dropping them now changes nothing but the cost.
+			k := 0
+			for _, t := range h {
+				if t.id < 0 && !n.ch[^t.id].frozen || t.id >= 0 && n.lW[t.id] > 0 {
+					h[k] = t
+					k++
+				}
+			}
+			h = h[:k]
+			heapify(h)
+		}
 		// Settle the top: drop spent entries, refresh a stale level. Once
 		// the top is fresh it is the true minimum (other entries are at or
 		// below their true levels).
@@ -767,6 +782,7 @@ func (n *Network) fill(st uint64) error {
 				if c := ^t.id; !n.ch[c].frozen {
 					n.freeze(c, x, -1)
 					unfrozen--
+					need -= len(n.cRoute[c]) + 1
 				}
 				h = popLevel(h)
 				continue
@@ -783,9 +799,13 @@ func (n *Network) fill(st uint64) error {
 				continue
 			}
 			for _, e := range n.lFlows[l] {
-				if n.ch[e.c].seen == st && !n.ch[e.c].frozen {
-					n.freeze(e.c, x, l)
+				if c := e.c; n.ch[c].seen == st && !n.ch[c].frozen {
+					n.freeze(c, x, l)
 					unfrozen--
+					need -= len(n.cRoute[c])
+					if !math.IsInf(n.cCap[c], 1) {
+						need--
+					}
 				}
 			}
 			n.lBot[l], n.lLvl[l] = st, x
@@ -856,6 +876,27 @@ func (n *Network) fillScan(st uint64) error {
 
 func (a level) less(b level) bool { return a.lvl < b.lvl || (a.lvl == b.lvl && a.id < b.id) }
 
+// lessBit is less as 0 or 1, computed without branches (flag sets and
+// bitwise ops), for the heap's choice between two children, which the
+// processor cannot predict.
+func (a level) lessBit(b level) int {
+	return b2i(a.lvl < b.lvl) | b2i(a.lvl == b.lvl)&b2i(a.id < b.id)
+}
+
+func b2i(b bool) int {
+	var x int
+	if b {
+		x = 1
+	}
+	return x
+}
+
+func heapify(h []level) {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+}
+
 func siftDown(h []level, i int) {
 	n := len(h)
 	x := h[i]
@@ -864,8 +905,8 @@ func siftDown(h []level, i int) {
 		if c >= n {
 			break
 		}
-		if r := c + 1; r < n && h[r].less(h[c]) {
-			c = r
+		if c+1 < n {
+			c += h[c+1].lessBit(h[c])
 		}
 		if !h[c].less(x) {
 			break
@@ -876,13 +917,40 @@ func siftDown(h []level, i int) {
 	h[i] = x
 }
 
+// popLevel removes the top of h by Floyd's bottom-up method: the hole left
+// at the top moves down along the smaller children to a leaf, and the last
+// entry, which nearly always belongs near the leaves, fills it and moves up
+// (about half the comparisons of siftDown). The keys (lvl, id) are
+// distinct, so the heap yields the same entries in the same order whatever
+// its layout.
 func popLevel(h []level) []level {
 	n := len(h) - 1
-	h[0] = h[n]
+	x := h[n]
 	h = h[:n]
-	if n > 0 {
-		siftDown(h, 0)
+	if n == 0 {
+		return h
 	}
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n {
+			c += h[c+1].lessBit(h[c])
+		}
+		h[i] = h[c]
+		i = c
+	}
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.less(h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
 	return h
 }
 

@@ -84,8 +84,8 @@ func (h *idxHeap[K]) down(i int) {
 		if j >= n {
 			break
 		}
-		if r := j + 1; r < n && h.k[r] < h.k[j] {
-			j = r
+		if j+1 < n {
+			j += b2i(h.k[j+1] < h.k[j]) // the same choice, without a branch
 		}
 		if !(h.k[j] < k) {
 			break
