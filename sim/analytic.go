@@ -34,7 +34,10 @@ type shape struct {
 	steps   int       // ring: steps per loop; chain/tree: hops on the critical path
 	latHop  model.Time
 	latPath model.Time // sum of hop latencies on the critical path (0 = steps x latHop)
-	perMemb float64    // wire bytes one member (channel) moves
+	// stepSync: each unit after the first also pays latHop (a tree whose
+	// steps wait for the hop's synchronisation, treeStepSync).
+	stepSync bool
+	perMemb  float64 // wire bytes one member (channel) moves
 	// path lists the demands whose hops form the critical path of the
 	// first unit (chain, tree), in order; nil = steps x the slowest hop.
 	path []int
@@ -239,7 +242,7 @@ func (e *Env) formTree(call Call) (*form, error) {
 	nc := max(call.Choice.Channels, 1)
 	D := float64(call.Bytes) / float64(nc)
 	depth := int(math.Ceil(math.Log2(float64(N))))
-	f := &form{shape: shape{kind: "tree", slices: 1, steps: 2 * (G - 1 + depth), units: chunked(D, stepChunk(proto))}}
+	f := &form{shape: shape{kind: "tree", slices: 1, steps: 2 * (G - 1 + depth), units: chunked(D, treeChunk(proto, call.Bytes, nc, N, c.NumRanks())), stepSync: treeStepSync(proto)}}
 	f.perMemb = D / model.ProtoPayload(proto)
 	ccap := e.channelCeiling(proto)
 	trees := model.DoubleBinaryTree(N)
@@ -646,6 +649,11 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 			path = float64(f.steps) * lat
 		}
 		total = (sumUnits(f.units)/eff-first)/rate + fill + path
+		if f.stepSync {
+			// Every unit after the first pays the slowest hop's
+			// synchronisation (treeStepSync).
+			total += float64(len(f.units)-1) * lat
+		}
 	case "mcast":
 		// NVLS: the loops' transfers up the GPUs' switch ports (operand
 		// pulls, stores) follow one another, each followed by one step of

@@ -256,7 +256,9 @@ func (e *Env) writeTrace(w io.Writer, req Request, pt Point, run *desRun, opts T
 				cur += st[x].rate
 			}
 			ts = append(ts, t)
-			vs = append(vs, math.Max(0, cur/e.caps[l]))
+			// A transfer's fair share changes over its life, so its
+			// mean rate can overlap another's peak: at most the link.
+			vs = append(vs, math.Min(1, math.Max(0, cur/e.caps[l])))
 		}
 		every := max(1, (len(ts)+perLink-1)/perLink)
 		for x := 0; x < len(ts); x += every {

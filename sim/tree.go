@@ -56,7 +56,8 @@ func (b *builder) tree() (*prog, error) {
 			}
 		}
 	}
-	chunk := stepChunk(proto)
+	chunk := treeChunk(proto, call.Bytes, nc, N, c.NumRanks())
+	sync := treeStepSync(proto)
 	D := float64(call.Bytes) / float64(nc)
 	nChunks := max(int(math.Ceil(D/chunk)), 1)
 	for u := 0; u < nChunks; u++ {
@@ -136,9 +137,15 @@ func (b *builder) tree() (*prog, error) {
 		for ui, u := range sim {
 			b.unit = int32(ui)
 			bytes := u / model.ProtoPayload(proto)
+			// mkT returns the op the edge's next unit waits for (the
+			// transfer, or with treeStepSync its arrival) and the arrival.
 			mkT := func(ed hopInfo, from, to int32, deps ...OpID) (OpID, OpID) {
 				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}, deps...)
-				return t, b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(gi), Rank: to}, t)
+				a := b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(gi), Rank: to}, t)
+				if sync {
+					return a, a
+				}
+				return t, a
 			}
 			headReady := make([]OpID, N) // head holds the node's partial sum
 			arrivedUp := make([][]OpID, N)
@@ -184,6 +191,46 @@ func (b *builder) tree() (*prog, error) {
 	}
 	return pr, nil
 }
+
+// treeChunk is the payload of one pipeline unit of a tree AllReduce of
+// nBytes on nc channels. Across nodes NCCL shrinks the LL128 step so that
+// a call has enough chunks for the tree's steps (enqueue.cc, the Tree
+// LL128 case of the chunk size: with nsteps = 1 + floor(log2 nNodes) +
+// 0.1 ppn, halve the 614,400 B step while nBytes/(nc*chunk) < 64 nsteps/ppn
+// and it is above 128 KiB, then while below 16 nsteps/ppn and above
+// 32 KiB); every other case runs whole buffer steps.
+func treeChunk(p model.Proto, nBytes model.Bytes, nc, nNodes, nRanks int) float64 {
+	if p != model.ProtoLL128 || nNodes <= 1 {
+		return stepChunk(p)
+	}
+	step := int64(math.Round(model.StepPayloadLL128 / model.ProtoPayload(p)))
+	ppn := float64(nRanks) / float64(nNodes)
+	nsteps := 1 + math.Floor(math.Log2(float64(nNodes))) + 0.1*ppn
+	chunk := step
+	per := func() float64 { return float64(int64(nBytes) / (int64(nc) * chunk)) }
+	for per() < nsteps*64/ppn && chunk > 131072 {
+		chunk /= 2
+	}
+	for per() < nsteps*16/ppn && chunk > 32768 {
+		chunk /= 2
+	}
+	return float64(chunk) * model.ProtoPayload(p)
+}
+
+// treeStepSync says whether a tree edge's next unit waits for the hop's
+// synchronisation after the previous one (as every ring step does, the
+// ring form), instead of overlapping it. An assumption for LL128, the
+// protocol whose tree chunks NCCL shrinks to 37-150 KB at mid sizes
+// (treeChunk), so that the per-step cost shows: on 2x 4 H100 over NDR200
+// (snellius_h100_2x4 case, NCCL 2.22.3) tree LL128 adds 52 GB/s algbw per
+// extra byte at 8-32 MiB (75 KB chunks: 6.5 us on the wire per channel +
+// 4.0 us of lat.step.net.ll128 per step gives 55) and 69-73 at 64-256 MiB
+// (150-600 KB chunks), where the overlapped pipeline gives 89 throughout;
+// the same assumption moves ABCI A100 4x8 (mid regime 31% -> 14%) and AWS
+// p4d over EFA (49% -> 45%) toward their runs. Simple is left overlapped: its 512 KiB
+// tree steps reach 0.94 of the NIC bound on the same nodes at 0.5-8 GiB,
+// which 14 us (lat.step.net.simple) per step would cut to about 0.76.
+func treeStepSync(p model.Proto) bool { return p == model.ProtoLL128 }
 
 // treeHopLat is the latency of one tree hop of a route class: inside a
 // node the step latency of its class; between nodes, on the network stacks
