@@ -112,7 +112,7 @@ func TestAccuracyHarness(t *testing.T) {
 }
 
 // guards are the corpus-wide medians over cases the model reaches today
-// (bandwidth 4.0%/5.2%, mid 11.1%/10.9%, latency 12.9%/7.8% uncalibrated/
+// (bandwidth 4.7%/4.4%, mid 7.6%/9.9%, latency 12.9%/7.9% uncalibrated/
 // calibrated), with about a point of room: a change that loses more fails.
 var guards = []struct {
 	regime     string
@@ -120,9 +120,9 @@ var guards = []struct {
 	limit      float64
 }{
 	{calibrate.RegimeBandwidth, false, 0.05},
-	{calibrate.RegimeBandwidth, true, 0.065},
-	{calibrate.RegimeMid, false, 0.125},
-	{calibrate.RegimeMid, true, 0.12},
+	{calibrate.RegimeBandwidth, true, 0.055},
+	{calibrate.RegimeMid, false, 0.09},
+	{calibrate.RegimeMid, true, 0.11},
 	{calibrate.RegimeLatency, false, 0.14},
 	{calibrate.RegimeLatency, true, 0.09},
 }
@@ -255,9 +255,10 @@ func TestTransfer(t *testing.T) {
 		// The ABCI scale-out: fitted on the 2- and 4-node runs together
 		// (one fit over both scales), predicting the 8- and 16-node runs of
 		// the same job series (ingest/testdata/raw MANIFEST rows 8a, 8b).
-		// The latency regime transfers within 10%; the 8-32 MiB sizes do
-		// not yet (30% and 21% median |error|: the model's tree LL128 ramp
-		// at 64-128 ranks), so they are not held to the 7% here.
+		// The latency regime transfers within 10%; the 64 KiB-32 MiB sizes
+		// do not yet (73% and 14% median |error| calibrated: the model's
+		// tree LL128 ramp at 64-128 ranks), so they are not held to the
+		// issue's 7% here.
 		{"2+4 nodes to 8 nodes, latency", []string{"abci_a100_2x8", "abci_a100_4x8"}, "abci_a100_8x8", calibrate.RegimeLatency, 0.10},
 		{"2+4 nodes to 16 nodes, latency", []string{"abci_a100_2x8", "abci_a100_4x8"}, "abci_a100_16x8", calibrate.RegimeLatency, 0.10},
 	}
