@@ -407,6 +407,9 @@ func TestBuildDatasetHWBench(t *testing.T) {
 // description together: each is modelled at the node count its rank count
 // implies, and one fit uses every point of both.
 func TestFitAcrossScales(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits two scales of a run; the full run covers it")
+	}
 	two, four := rawFile(t, "nccltests_a100sxm40_2x8_ib-hdr200x4_abci_1.txt"), rawFile(t, "nccltests_a100sxm40_4x8_ib-hdr200x4_abci_1.txt")
 	spec := clusterOf(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "4xHDR-ib", Set: []string{"NCCL_NET_GDR_LEVEL=2"}, NCCLVersion: "2.8"})
 	ds, err := calibrate.BuildDataset([]*ingest.Artifact{two, four}, spec)

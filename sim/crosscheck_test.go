@@ -61,6 +61,9 @@ func (c crossCase) key() string {
 func crossCases(t *testing.T, nodes []int) []crossCase {
 	var out []crossCase
 	for _, p := range scenarios.Presets() {
+		if testing.Short() && p.Name == "gb200-nvl72" {
+			continue // 72 GPUs per node: the full run covers it
+		}
 		for _, n := range nodes {
 			o := scenarios.Overrides{Node: p.Name, Nodes: n}
 			if n > 1 {

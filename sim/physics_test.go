@@ -287,6 +287,9 @@ func TestBackgroundJobCompetes(t *testing.T) {
 // connection recover part of it, in the same proportion as the analytic
 // engine (within 10%).
 func TestQPsInDES(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeded DES runs over several QP counts; the full run covers it")
+	}
 	f := model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, Placement: "scattered", Routing: "adaptive"}
 	bw := func(eng sim.EngineKind, q int) float64 {
 		return seededBusBW(t, 4, f, 3, eng, "NCCL_ALGO=Ring", fmt.Sprintf("NCCL_IB_QPS_PER_CONNECTION=%d", q))

@@ -268,6 +268,9 @@ func TestRoCEFabricSettings(t *testing.T) {
 // 2.19, NVIDIA/nccl#1221); on 4 nodes NCCL 2.19 keeps the ring (320 GB/s
 // both ways in the same report). The DES and analytic engines agree.
 func TestNVLSTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4 GiB through the DES on 2 and 4 nodes")
+	}
 	two := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-roce", NCCLVersion: "2.19"})
 	four := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, NICs: "8x400G-roce", NCCLVersion: "2.19"})
 	p2 := predict(t, two, model.AllReduce, sim.EngineDES, "", 4<<30)

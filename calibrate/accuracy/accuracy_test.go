@@ -135,6 +135,9 @@ var guards = []struct {
 // GB/s at 64, 128, 256, 512 MiB). The uncalibrated model must follow each
 // step within 10%.
 func TestSendRecvSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 16 GiB SendRecv sweep; the full run covers it")
+	}
 	rep, err := accuracy.Run(context.Background(), casesFile, accuracy.Options{Only: []string{"xxrjun_h100_1x8_sendrecv"}})
 	if err != nil {
 		t.Fatal(err)

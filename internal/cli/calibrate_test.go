@@ -33,6 +33,9 @@ var snellius2x4 = []string{
 // TestCalibrateProfileUsedByOtherCommands: calibrate writes a profile that
 // records what it was fitted on, and predict and validate take it.
 func TestCalibrateProfileUsedByOtherCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a full fit and four commands; the full run covers it")
+	}
 	prof := filepath.Join(t.TempDir(), "snellius.yaml")
 	code, out, errs := collsim(t, "calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2",
 		"--measured", snellius2x4[0], "--measured", snellius2x4[1], "-o", prof)
@@ -150,6 +153,9 @@ func TestCalibrateListTerms(t *testing.T) {
 // TestAccuracyCommand runs the harness on two cases (the full corpus is
 // calibrate's TestAccuracyHarness).
 func TestAccuracyCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits corpus cases; the full run covers it")
+	}
 	// Two cases miss the corpus-wide bandwidth targets (their median is
 	// 13%), so the command says so and exits 1.
 	code, out, errs := collsim(t, "accuracy", "--cases", "../../ingest/testdata/cases.yaml", "--only", "moc_,bcm_")

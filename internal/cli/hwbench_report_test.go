@@ -39,6 +39,9 @@ func TestHWBenchReportVerdictNothingCompared(t *testing.T) {
 // mismatched cluster file is the user's input (exit 2), the bad one before
 // anything is measured.
 func TestHWBenchValidateAgainst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits and validates; the full run covers it")
+	}
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

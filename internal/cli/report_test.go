@@ -133,6 +133,9 @@ func TestReportTermSources(t *testing.T) {
 // title, the summary, inline plots, the data tables, and nothing that
 // would be fetched from anywhere.
 func TestReportHTML(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders every report kind; the full run covers it")
+	}
 	moc := corpus + "/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt"
 	snellius := []string{corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt", corpus + "/nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt"}
 	tests := []struct {
