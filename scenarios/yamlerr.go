@@ -189,7 +189,7 @@ func plainMessage(msg string, v *yaml.Node, frag []byte, out any) string {
 		if m[2] != "" {
 			got += fmt.Sprintf(" %q", m[2])
 		}
-		return fmt.Sprintf("want %s, got %s", typeWords(m[3], out), got)
+		return fmt.Sprintf("want %s, got %s", TypeWords(m[3], out), got)
 	}
 	if m := notFoundRE.FindStringSubmatch(msg); m != nil {
 		if keys := knownKeys(m[2], out); len(keys) > 0 {
@@ -233,15 +233,20 @@ func TagWords(tag string) string {
 	return "a " + strings.TrimPrefix(tag, "!!")
 }
 
-// typeWords names the Go type a value was decoded into as the kind of YAML
-// value it wants.
-func typeWords(goType string, out any) string {
+// TypeWords names the Go type (as the YAML decoder prints it, "[]string",
+// "*model.NICSpec") a value is decoded into as the kind of YAML value it
+// wants ("a list", "an integer"); out, when not nil, is the document's
+// target, in which a named type is looked up. Without it a named type is a
+// mapping (the structs of the cluster schema). The command line words the
+// decoder's errors with it too.
+func TypeWords(goType string, out any) string {
 	switch {
 	case strings.HasPrefix(goType, "[]"):
 		return "a list"
-	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "*"):
+	case strings.HasPrefix(goType, "map["):
 		return "a mapping"
 	}
+	goType = strings.TrimPrefix(goType, "*")
 	switch goType {
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
 		return "an integer"
@@ -251,6 +256,9 @@ func typeWords(goType string, out any) string {
 		return "true or false"
 	case "string":
 		return "text"
+	}
+	if out == nil {
+		return "a mapping"
 	}
 	if t := findType(reflect.TypeOf(out), goType, map[reflect.Type]bool{}); t != nil {
 		switch t.Kind() {

@@ -324,7 +324,7 @@ func userMessage(cmd, msg string) string {
 		if m[2] != "" {
 			got += fmt.Sprintf(" %q", m[2])
 		}
-		return "want " + goTypeWords(m[3]) + ", got " + got
+		return "want " + scenarios.TypeWords(m[3], nil) + ", got " + got
 	})
 	msg = yamlNotFound.ReplaceAllString(msg, `unknown key "$1"`)
 	// The flag package's words, from option sets parsed inside a command
@@ -349,26 +349,4 @@ func userMessage(cmd, msg string) string {
 	}
 	msg = strings.Join(out, ": ")
 	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
-}
-
-// goTypeWords names what a Go type wants in YAML terms; a named type
-// (model.NICSpec) read from YAML is a mapping.
-func goTypeWords(t string) string {
-	switch {
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case strings.HasPrefix(t, "map["):
-		return "a mapping"
-	}
-	switch strings.TrimPrefix(t, "*") {
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	case "bool":
-		return "true or false"
-	case "string":
-		return "text"
-	}
-	return "a mapping"
 }
