@@ -1,7 +1,6 @@
 package calibrate_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,34 +9,25 @@ import (
 	"github.com/collsim/collsim/model"
 )
 
-func rawArtifact(t *testing.T, name string) *ingest.Artifact {
-	t.Helper()
-	a, err := ingest.ParseFile(filepath.Join("..", "ingest", "testdata", "raw", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
 // TestMeasuredLaunch: a file of nccl-tests -g 4 runs (Snellius 1x4 H100,
 // "nGpus 4") makes a cluster that chose no launch mode single-process, with
 // a note; mpirun runs (Snellius 2x4, "nGpus 1") leave it alone; a file
 // with both kinds of run (the thanos file: -g 8, then mpirun -np 8) is
 // noted and left alone; a launch mode the user chose is kept.
 func TestMeasuredLaunch(t *testing.T) {
-	g4 := rawArtifact(t, "nccltests_h100sxm_1x4_nvlink_snellius_1.txt")
+	g4 := rawFile(t, "nccltests_h100sxm_1x4_nvlink_snellius_1.txt")
 	var spec model.ClusterSpec
 	note, err := calibrate.MeasuredLaunch(&spec, []*ingest.Artifact{g4})
 	if err != nil || spec.Run.Launch != string(model.LaunchSingleProcess) || !strings.Contains(note, "nGpus 4") {
 		t.Errorf("-g 4 file: launch %q, note %q, %v", spec.Run.Launch, note, err)
 	}
 	spec = model.ClusterSpec{}
-	note, err = calibrate.MeasuredLaunch(&spec, []*ingest.Artifact{rawArtifact(t, "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt")})
+	note, err = calibrate.MeasuredLaunch(&spec, []*ingest.Artifact{rawFile(t, "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt")})
 	if err != nil || spec.Run.Launch != "" || note != "" {
 		t.Errorf("mpirun file: launch %q, note %q, %v", spec.Run.Launch, note, err)
 	}
 	spec = model.ClusterSpec{}
-	note, err = calibrate.MeasuredLaunch(&spec, []*ingest.Artifact{rawArtifact(t, "nccltests_a100sxm80_1x8_nvswitch_blog-thanos_1.txt")})
+	note, err = calibrate.MeasuredLaunch(&spec, []*ingest.Artifact{rawFile(t, "nccltests_a100sxm80_1x8_nvswitch_blog-thanos_1.txt")})
 	if err != nil || spec.Run.Launch != "" || !strings.Contains(note, "mix") {
 		t.Errorf("mixed file: launch %q, note %q, %v", spec.Run.Launch, note, err)
 	}
