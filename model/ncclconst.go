@@ -88,6 +88,20 @@ var baseLat = map[Algo][NumProtos]float64{
 // (tuning.cc baseLat); 0 for algorithms without one.
 func BaseLatUs(a Algo, p Proto) float64 { return baseLat[a][p] }
 
+// BaseLatUsAt is baseLat as the NCCL release v had it: Tree {4.4, 4.4, 0},
+// Ring {3.6, 10.0, 8.4} up to 2.17; Tree {6.8, 14.0, 0}, Ring {6.6, 14.0,
+// 8.4} from 2.18; Tree Simple 8.4 from 2.23 (tuning.cc at those tags).
+func BaseLatUsAt(v Version, a Algo, p Proto) float64 {
+	m := v.Minor
+	if (a == AlgoTree || a == AlgoRing) && m <= 17 {
+		return [2][NumProtos]float64{{4.4, 4.4, 0}, {3.6, 10.0, 8.4}}[a][p]
+	}
+	if a == AlgoTree && p == ProtoSimple && m <= 22 {
+		return 0
+	}
+	return baseLat[a][p]
+}
+
 // Hardware latencies in µs by link class [NVLINK, PCI, NET], algorithm and
 // protocol [LL, LL128, Simple] (nccl-facts §2.4, NCCL >= 2.29).
 var hwLat = [NumLatClasses]map[Algo][NumProtos]float64{
@@ -115,10 +129,7 @@ func HWLatUs(c LatClass, a Algo, p Proto) float64 { return hwLat[c][a][p] }
 //     Tree LL128 1.2 in 2.7, 1.25 after.
 //
 // Other entries are the newest table's (HWLatUs). The tuning emulation
-// (Tuner.latency) still charges the newest table for every release:
-// switching it to these rows moved the corpus accuracy both ways (latency
-// regime, calibrated: 10.6% -> 12.2%; mid, calibrated: 14.5% -> 13.1%), so
-// that change waits for the ring/tree crossover work it belongs to.
+// (Tuner.latency) charges these rows for the modelled release.
 func HWLatUsAt(v Version, c LatClass, a Algo, p Proto) float64 {
 	lat := hwLat[c][a][p]
 	m := v.Minor

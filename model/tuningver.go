@@ -34,19 +34,8 @@ func (g tunerGen) archIndex() int {
 	return ArchIndex(g.sm)
 }
 
-// baseLat is baseLat for Tree and Ring: Tree {4.4, 4.4, 0}, Ring {3.6,
-// 10.0, 8.4} up to 2.17; Tree {6.8, 14.0, 0}, Ring {6.6, 14.0, 8.4} from
-// 2.18; Tree Simple 8.4 from 2.23.
-func (g tunerGen) baseLat(a Algo, p Proto) float64 {
-	m := g.v.Minor
-	if (a == AlgoTree || a == AlgoRing) && m <= 17 {
-		return [2][NumProtos]float64{{4.4, 4.4, 0}, {3.6, 10.0, 8.4}}[a][p]
-	}
-	if a == AlgoTree && p == ProtoSimple && m <= 22 {
-		return 0
-	}
-	return baseLat[a][p]
-}
+// baseLat is the release's base latency (BaseLatUsAt).
+func (g tunerGen) baseLat(a Algo, p Proto) float64 { return BaseLatUsAt(g.v, a, p) }
 
 // llIntraFactor multiplies the LL intra-node hop latency on more than one
 // node up to 2.17 ("if (nNodes > 1 && p == LL) intraLat *= 1.8"); from
