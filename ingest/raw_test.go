@@ -138,6 +138,11 @@ var rawCases = []rawCase{
 	// sendrecv and a 2-rank all_reduce).
 	{file: "nccltests_a100sxm64_1x2_nvlink-nv4_ncclTests331_1.txt", kind: KindNCCLTests,
 		runs: []wantRun{{"sendrecv", 2, 29, 73.44, 24.3607}}}, // 268435456 row: 73.44
+	// oracle-japan/ocitutorials (held-out corpus): one 10 GiB row each.
+	{file: "nccltests_a100sxm40_1x8_nvswitch_ocitutorials_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 8, 1, 232.20, 232.167}}},
+	{file: "nccltests_a100sxm40_2x8_roce100x16_ocitutorials_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 16, 1, 191.76, 191.752}}},
 	{file: "nccltests_a100sxm80_1x8_nvswitch_blog-thanos_1.txt", kind: KindNCCLTests,
 		runs: []wantRun{
 			{"all_reduce", 8, 30, 232.44, 66.2058}, // -g 8 run, 4294967296 row

@@ -406,6 +406,12 @@ func caseSetups() map[string]CaseSetup {
 		"ncclTests309aion_h100_2x8_ring_ctas24_qps2": {Class: "h100-8gpu-ndr400-aion",
 			Configured: NodeFlags{Node: "dgx-h100", Set: []string{"NCCL_ALGO=Ring", "NCCL_MIN_NCHANNELS=24", "NCCL_IB_QPS_PER_CONNECTION=2"}},
 			Why:        "as ncclTests309aion_h100_8x8_ctas24_qps2, with NCCL_ALGO=Ring from the run's command"},
+		"ociTutorials_a100_1x8_bmgpu48": {Class: "a100-8gpu-oci-bmgpu48",
+			Configured: NodeFlags{Node: "dgx-a100"},
+			Why:        "OCI BM.GPU4.8: 8x A100-SXM4-40GB on NVSwitch (OCI shape documentation)"},
+		"ociTutorials_a100_2x8_bmgpu48_roce100x16": {Class: "a100-8gpu-oci-bmgpu48",
+			Configured: NodeFlags{Node: "dgx-a100", NICs: "16x100G-roce"},
+			Why:        "OCI BM.GPU4.8 on the cluster network: 16x 100G RoCE per node, as the tutorial states"},
 		"ncclTests331_a100sxm64_1x2_sendrecv": {Class: "a100-4gpu-nv4-ncclTests331",
 			Configured: NodeFlags{Node: "hgx-a100-4gpu", GPUsPerNode: 2, Set: []string{"NCCL_BUFFSIZE=4194304"}},
 			Why: "2 of the 4 A100-SXM-64GB of one node, NV4 between every pair (topo -m in nccl-tests#331), as the " +

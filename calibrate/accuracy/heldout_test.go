@@ -25,8 +25,9 @@ var heldoutFile = filepath.Join("..", "..", "ingest", "testdata", "cases_heldout
 // would no longer be held out.
 var modelSources = []string{"../../model/*.go", "../../sim/*.go", "../*.go", "../../docs/terms.md"}
 
-// issueRE reads "github.com/OWNER/REPO/issues/N" from a case's source.
-var issueRE = regexp.MustCompile(`github\.com/[^/\s]+/([^/\s]+)/issues/(\d+)`)
+// sourceRE reads "github.com/OWNER/REPO" and, for a thread,
+// "/issues/N" from a case's source.
+var sourceRE = regexp.MustCompile(`^github\.com/([^/\s]+)/([^/\s]+)(?:/issues/(\d+))?`)
 
 // TestHeldOutCasesLoad checks that every held-out case is described well
 // enough to model: a cluster mapping, a raw table of the stated collective
@@ -88,12 +89,18 @@ func TestHeldOutCasesLoad(t *testing.T) {
 		if !bytes.Contains(manifest, []byte(row)) {
 			t.Errorf("%s: raw/MANIFEST.md has no row for %s", c.ID, row)
 		}
-		m := issueRE.FindStringSubmatch(c.Source)
+		m := sourceRE.FindStringSubmatch(c.Source)
 		if m == nil {
-			t.Errorf("%s: source %q names no public thread", c.ID, c.Source)
+			t.Errorf("%s: source %q names no public repository", c.ID, c.Source)
 			continue
 		}
-		for _, ref := range []string{m[1] + "#" + m[2], m[1] + "/issues/" + m[2]} {
+		// A thread is cited as REPO#N or .../issues/N; a repository's
+		// file by the repository's name.
+		refs := []string{m[1] + "/" + m[2]}
+		if m[3] != "" {
+			refs = []string{m[2] + "#" + m[3], m[2] + "/issues/" + m[3]}
+		}
+		for _, ref := range refs {
 			if bytes.Contains(cited, []byte(ref)) {
 				t.Errorf("%s: %s is cited by a model default, so the case is not held out", c.ID, ref)
 			}
