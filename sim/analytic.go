@@ -175,6 +175,7 @@ func (e *Env) formRing(call Call) (*form, error) {
 	// sum NCCL's own model charges ((nsteps-nInterSteps)*intraLat +
 	// nInterSteps*interLat, tuning.cc).
 	f.latHop = latSum / model.Time(n)
+	f.caps = e.shmRingCaps(steps)
 	return f, nil
 }
 
