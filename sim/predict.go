@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,6 +54,9 @@ type Point struct {
 	// EngineAnalytic, never a silent substitute for the one requested.
 	Engine EngineKind
 	// Events and Ops are DES statistics (0 for the analytic engine).
+	// Events counts the engine events this prediction ran: a size of a
+	// Sweep whose DES schedule is identical, op for op, to the previous
+	// size's takes that run's result and counts none (see desMemo).
 	Events int64
 	Ops    int
 	// Note explains a simulation shortcut taken, empty otherwise.
@@ -95,11 +99,12 @@ func (e *Env) Sweep(ctx context.Context, req Request) ([]Point, error) {
 		req.ElemSize = 4
 	}
 	out := make([]Point, 0, len(req.Sizes))
+	var memo desMemo
 	for _, s := range req.Sizes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, err := e.Predict(ctx, req, s)
+		p, err := e.predict(ctx, req, s, &memo)
 		if err != nil {
 			return nil, fmt.Errorf("size %s: %w", model.FormatBytes(s), err)
 		}
@@ -119,6 +124,12 @@ func p2pBlock(coll model.Collective, size model.Bytes, n int) float64 {
 
 // Predict times one requested size.
 func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (Point, error) {
+	return e.predict(ctx, req, requested, nil)
+}
+
+// predict is Predict with the DES runs of the sizes before it in a sweep
+// (nil: none).
+func (e *Env) predict(ctx context.Context, req Request, requested model.Bytes, memo *desMemo) (Point, error) {
 	c := e.Cluster
 	n := c.NumRanks()
 	size, count := req.Coll.TestSize(requested, req.ElemSize, n)
@@ -151,7 +162,7 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	pt.Note = joinNotes(f.note, phys)
 	pt.Engine = EngineAnalytic
 	if req.Engine == EngineDES {
-		run, err := e.runDES(ctx, req, call, false, ph)
+		run, err := e.runDESMemo(ctx, req, call, false, ph, memo)
 		if err != nil {
 			return pt, err
 		}
@@ -266,6 +277,12 @@ const defaultWindow = 8
 // prefixes (K, K+1 and K+2 units, each with the tail) an earlier version
 // executed and compared. record keeps op times of the run returned.
 func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, ph desPhysics) (*desRun, error) {
+	return e.runDESMemo(ctx, req, call, record, ph, nil)
+}
+
+// runDESMemo is runDES that takes a run's result from memo when its
+// schedule is the memo's, and leaves the last run in it (nil: no memo).
+func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record bool, ph desPhysics, memo *desMemo) (*desRun, error) {
 	caps := ph.caps
 	if caps == nil {
 		caps = e.caps
@@ -296,9 +313,16 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, p
 		nops := len(pr.sched.Ops)
 		ours := addBackgroundOps(pr.sched, ph.bg)
 		ph.cg.apply(pr.sched)
-		res, err := Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: true, MaxEvents: req.Budget.events(), What: describe(e, call, int64(nops))})
-		if err != nil {
-			return nil, err
+		maxEvents := req.Budget.events()
+		res, ran := memo.lookup(pr.sched, caps, maxEvents)
+		if res == nil {
+			var err error
+			res, err = Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: true, MaxEvents: maxEvents, What: describe(e, call, int64(nops))})
+			if err != nil {
+				return nil, err
+			}
+			memo.store(pr.sched, caps, maxEvents, res)
+			ran = res.Events
 		}
 		t := res.Makespan
 		if ours >= 0 {
@@ -306,7 +330,7 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, p
 			// own ops.
 			t = callMakespan(res, ours)
 		}
-		return &desRun{time: t, res: res, pr: pr, ops: nops, events: res.Events, note: pr.Note}, nil
+		return &desRun{time: t, res: res, pr: pr, ops: nops, events: ran, note: pr.Note}, nil
 	}
 	var spent int64 // events of the windows that showed no period
 	for {
@@ -339,6 +363,55 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, p
 		spent = r.events
 		window *= 2
 	}
+}
+
+// desMemo holds the last DES run of a sweep. Execute is a deterministic
+// function of the schedule, the capacities and the event budget, so a run
+// whose schedule equals the memo's op for op (every field, routes and
+// dependencies element by element) over the same capacities and budget has
+// the memo's result exactly: the large sizes of a pipelined call build the
+// same window of full units and differ only in the units left out, which
+// steadyPeriod adds back. A nil memo holds nothing.
+type desMemo struct {
+	sched     *Schedule
+	caps      []float64
+	maxEvents int64
+	res       Result // op times included
+}
+
+// lookup returns a copy of the memo's result if s, caps and maxEvents are
+// the memo's (and 0 events run), else nil. O(ops + deps + route links).
+func (m *desMemo) lookup(s *Schedule, caps []float64, maxEvents int64) (*Result, int64) {
+	if m == nil || m.sched == nil || m.maxEvents != maxEvents || !slices.Equal(m.caps, caps) || !sameSchedule(m.sched, s) {
+		return nil, 0
+	}
+	r := m.res
+	return &r, 0
+}
+
+// store makes the run of s the memo's. The schedule is kept as it is: the
+// caller does not modify it afterwards.
+func (m *desMemo) store(s *Schedule, caps []float64, maxEvents int64, res *Result) {
+	if m == nil {
+		return
+	}
+	m.sched, m.caps, m.maxEvents, m.res = s, caps, maxEvents, *res
+}
+
+// sameSchedule reports whether a and b have equal ops, field by field.
+func sameSchedule(a, b *Schedule) bool {
+	if len(a.Ops) != len(b.Ops) {
+		return false
+	}
+	for i := range a.Ops {
+		x, y := &a.Ops[i], &b.Ops[i]
+		if x.Kind != y.Kind || x.Bytes != y.Bytes || x.Weight != y.Weight || x.Latency != y.Latency ||
+			x.RateCap != y.RateCap || x.Channel != y.Channel || x.Step != y.Step || x.Rank != y.Rank ||
+			x.Unit != y.Unit || !slices.Equal(x.Route, y.Route) || !slices.Equal(x.Deps, y.Deps) {
+			return false
+		}
+	}
+	return true
 }
 
 // steadyPeriod looks, from the end of the prefix back, for the latest
