@@ -321,7 +321,9 @@ func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record boo
 			if err != nil {
 				return nil, err
 			}
-			memo.store(pr.sched, caps, maxEvents, res)
+			if pr.skipped > 0 {
+				memo.store(pr.sched, caps, maxEvents, res)
+			}
 			ran = res.Events
 		}
 		t := res.Makespan
@@ -380,9 +382,14 @@ type desMemo struct {
 }
 
 // lookup returns a copy of the memo's result if s, caps and maxEvents are
-// the memo's (and 0 events run), else nil. O(ops + deps + route links).
+// the memo's (and 0 events run), else nil, and then empties the memo so
+// that its schedule can be freed while s runs. O(ops + deps + route links).
 func (m *desMemo) lookup(s *Schedule, caps []float64, maxEvents int64) (*Result, int64) {
-	if m == nil || m.sched == nil || m.maxEvents != maxEvents || !slices.Equal(m.caps, caps) || !sameSchedule(m.sched, s) {
+	if m == nil || m.sched == nil {
+		return nil, 0
+	}
+	if m.maxEvents != maxEvents || !slices.Equal(m.caps, caps) || !sameSchedule(m.sched, s) {
+		*m = desMemo{}
 		return nil, 0
 	}
 	r := m.res
@@ -390,7 +397,10 @@ func (m *desMemo) lookup(s *Schedule, caps []float64, maxEvents int64) (*Result,
 }
 
 // store makes the run of s the memo's. The schedule is kept as it is: the
-// caller does not modify it afterwards.
+// caller does not modify it afterwards. Only a run that left pipeline units
+// out is stored: without a window a schedule holds every byte of its size,
+// so the next size's cannot equal it, and keeping it would only hold its
+// memory.
 func (m *desMemo) store(s *Schedule, caps []float64, maxEvents int64, res *Result) {
 	if m == nil {
 		return
