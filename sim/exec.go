@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/collsim/collsim/model"
 )
@@ -214,7 +213,8 @@ func (x *executor) ready(id OpID, now model.Time) error {
 		return nil
 	}
 	if o.lat == 0 {
-		return x.startFlow(id)
+		x.startFlow(id)
+		return nil
 	}
 	x.at(now+o.lat, id, tagStart)
 	return nil
@@ -230,9 +230,12 @@ func (x *executor) at(t model.Time, id OpID, tag int64) {
 	}
 }
 
-func (x *executor) startFlow(id OpID) error {
+// startFlow starts op id's flow. build has made the checks Network.Start
+// makes (Schedule.Validate the ranges and signs, build finite sizes and
+// capacities), so the flow goes in unchecked.
+func (x *executor) startFlow(id OpID) {
 	op := &x.ops[id]
-	_, err := x.net.Start(Flow{
+	x.net.start(&Flow{
 		Route:   op.Route,
 		Bytes:   op.Bytes,
 		Weight:  op.Weight,
@@ -240,29 +243,14 @@ func (x *executor) startFlow(id OpID) error {
 		Done:    x,
 		Arg:     int64(id)<<1 | tagComplete,
 	})
-	if err != nil {
-		return &opError{op: id, err: err}
-	}
-	return nil
 }
-
-// opError names the op whose flow the network refused.
-type opError struct {
-	op  OpID
-	err error
-}
-
-func (e *opError) Error() string {
-	return fmt.Sprintf("sim: op %d: %s", e.op, strings.TrimPrefix(e.err.Error(), "sim: "))
-}
-
-func (e *opError) Unwrap() error { return e.err }
 
 // Act handles the executor's events and flow completions.
 func (x *executor) Act(now model.Time, arg int64) error {
 	id := OpID(arg >> 1)
 	if arg&1 == tagStart {
-		return x.startFlow(id)
+		x.startFlow(id)
+		return nil
 	}
 	if x.end != nil {
 		x.end[id] = now

@@ -486,7 +486,7 @@ func (e *Env) pipelineDepth(call Call) int {
 // unitBound is the time, in picoseconds, the bytes of pipeline unit u take
 // on their busiest link: no periodic pipeline repeats units faster.
 func unitBound(s *Schedule, caps []float64, u int32) float64 {
-	load := map[model.LinkID]float64{}
+	load := make([]float64, len(caps))
 	for i := range s.Ops {
 		op := &s.Ops[i]
 		if op.Unit != u || op.Kind != OpTransfer {
@@ -498,7 +498,9 @@ func unitBound(s *Schedule, caps []float64, u int32) float64 {
 	}
 	var t float64
 	for l, b := range load {
-		t = math.Max(t, b/caps[l])
+		if b > 0 {
+			t = math.Max(t, b/caps[l])
+		}
 	}
 	return t
 }
