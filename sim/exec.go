@@ -12,6 +12,8 @@ import (
 type ExecOptions struct {
 	// RecordOpTimes fills Result.OpStart and Result.OpEnd (two int64 per op).
 	RecordOpTimes bool
+	// RecordOpEnds fills Result.OpEnd alone (one int64 per op).
+	RecordOpEnds bool
 	// MaxEvents stops the run with a *BudgetError once the engine has
 	// processed more events (0 = no bound); What describes the run in it.
 	MaxEvents int64
@@ -25,7 +27,8 @@ type Result struct {
 	Makespan model.Time
 	// OpStart[i] is when op i became ready (its last dependency completed;
 	// 0 for ops without dependencies), before its Latency. OpEnd[i] is when
-	// it completed. Both are nil unless ExecOptions.RecordOpTimes is set.
+	// it completed. Both are nil unless ExecOptions.RecordOpTimes is set;
+	// ExecOptions.RecordOpEnds fills OpEnd alone.
 	OpStart, OpEnd []model.Time
 	// LinkBytes is the bytes each link carried (Bytes x Weight per
 	// traversal), indexed by model.LinkID; it equals Schedule.LinkLoad.
@@ -119,6 +122,8 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 	}
 	if opts.RecordOpTimes {
 		x.start = make([]model.Time, len(s.Ops))
+	}
+	if opts.RecordOpTimes || opts.RecordOpEnds {
 		x.end = make([]model.Time, len(s.Ops))
 	}
 	if err := x.roots(); err != nil {

@@ -283,6 +283,9 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, p
 // runDESMemo is runDES that takes a run's result from memo when its
 // schedule is the memo's, and leaves the last run in it (nil: no memo).
 func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record bool, ph desPhysics, memo *desMemo) (*desRun, error) {
+	if record {
+		memo = nil // the memo's runs keep no op start times
+	}
 	caps := ph.caps
 	if caps == nil {
 		caps = e.caps
@@ -317,7 +320,7 @@ func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record boo
 		res, ran := memo.lookup(pr.sched, caps, maxEvents)
 		if res == nil {
 			var err error
-			res, err = Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: true, MaxEvents: maxEvents, What: describe(e, call, int64(nops))})
+			res, err = Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: record, RecordOpEnds: true, MaxEvents: maxEvents, What: describe(e, call, int64(nops))})
 			if err != nil {
 				return nil, err
 			}
