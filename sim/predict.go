@@ -55,8 +55,9 @@ type Point struct {
 	Engine EngineKind
 	// Events and Ops are DES statistics (0 for the analytic engine).
 	// Events counts the engine events this prediction ran: a size of a
-	// Sweep whose DES schedule is identical, op for op, to the previous
-	// size's takes that run's result and counts none (see desMemo).
+	// Sweep (or Sweeper) whose DES schedule is identical, op for op, to the
+	// previous size's takes that run's result and counts none (see
+	// desMemo).
 	Events int64
 	Ops    int
 	// Note explains a simulation shortcut taken, empty otherwise.
@@ -99,18 +100,40 @@ func (e *Env) Sweep(ctx context.Context, req Request) ([]Point, error) {
 		req.ElemSize = 4
 	}
 	out := make([]Point, 0, len(req.Sizes))
-	var memo desMemo
+	sw := e.Sweeper()
 	for _, s := range req.Sizes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, err := e.predict(ctx, req, s, &memo)
+		p, err := sw.Predict(ctx, req, s)
 		if err != nil {
 			return nil, fmt.Errorf("size %s: %w", model.FormatBytes(s), err)
 		}
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// Sweeper predicts the sizes of a sweep one after another, as Env.Sweep
+// does, for a caller that wants each point as soon as it is done: a size
+// whose DES schedule is identical, op for op, to the size before's takes
+// that run's result instead of running it again (exact; see desMemo), so
+// the large sizes of a pipelined call cost one run between them. It holds
+// the last such schedule until the next size. A Sweeper is not safe for
+// concurrent use, and its Env must not be used concurrently with it.
+type Sweeper struct {
+	e    *Env
+	memo desMemo
+}
+
+// Sweeper returns a Sweeper over e with no run to reuse yet.
+func (e *Env) Sweeper() *Sweeper { return &Sweeper{e: e} }
+
+// Predict times one requested size as Env.Predict does, reusing the DES run
+// of the size predicted before it where the schedules are identical (the
+// point's Events is then 0).
+func (s *Sweeper) Predict(ctx context.Context, req Request, requested model.Bytes) (Point, error) {
+	return s.e.predict(ctx, req, requested, &s.memo)
 }
 
 // p2pBlock is the bytes one rank sends one peer: an AlltoAll's share per
