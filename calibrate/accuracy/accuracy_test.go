@@ -130,7 +130,7 @@ func TestAccuracyHarness(t *testing.T) {
 const maxFalseAlarms = 11
 
 // guards are the corpus-wide medians over cases the model reaches today
-// (bandwidth 4.7%/4.4%, mid 7.6%/9.9%, latency 12.9%/7.9% uncalibrated/
+// (bandwidth 4.0%/4.8%, mid 6.9%/10.4%, latency 12.6%/8.1% uncalibrated/
 // calibrated), with about a point of room: a change that loses more fails.
 var guards = []struct {
 	regime     string
@@ -139,7 +139,7 @@ var guards = []struct {
 }{
 	{calibrate.RegimeBandwidth, false, 0.05},
 	{calibrate.RegimeBandwidth, true, 0.055},
-	{calibrate.RegimeMid, false, 0.09},
+	{calibrate.RegimeMid, false, 0.08},
 	{calibrate.RegimeMid, true, 0.11},
 	{calibrate.RegimeLatency, false, 0.14},
 	{calibrate.RegimeLatency, true, 0.09},
