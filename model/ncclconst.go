@@ -215,6 +215,33 @@ func NVLSChunk(nBytes float64, nc, nHeads int, maxChunk Bytes) float64 {
 	return chunk
 }
 
+// NVLSTreeChunk is NCCL's NVLSTree AllReduce chunk for a call of nBytes
+// over nc channels with nHeads heads per node on nNodes nodes (enqueue.cc,
+// NCCL_ALGO_NVLS_TREE; the same in 2.26.2 and 2.30): start from
+// NCCL_NVLS_CHUNKSIZE (maxChunk; 0 means its default of 128 KiB), capped
+// at NCCL_NVLSTREE_MAX_CHUNKSIZE, whose default is 64 KiB on 4 nodes or
+// more and the chunk itself on fewer (2.30: transport/nvls.cc for
+// pre-Blackwell GPUs); then cut to 256/128/64/32 KiB when nBytes is under
+// 32/16/4/1 x nc x nHeads x chunk, each only if the chunk is larger. A
+// channel's loop is nHeads chunks, as in single-node NVLS
+// (device/all_reduce.h: loopCount = nHeads x chunkCount).
+func NVLSTreeChunk(nBytes float64, nc, nHeads, nNodes int, maxChunk Bytes) float64 {
+	ops := float64(max(nc, 1) * max(nHeads, 1))
+	chunk := float64(NVLSChunkBytes)
+	if maxChunk > 0 {
+		chunk = float64(maxChunk)
+	}
+	if nNodes >= 4 && chunk > 64<<10 {
+		chunk = 64 << 10
+	}
+	for _, s := range [...]struct{ mult, to float64 }{{32, 256 << 10}, {16, 128 << 10}, {4, 64 << 10}, {1, 32 << 10}} {
+		if nBytes < s.mult*ops*chunk && chunk > s.to {
+			chunk = s.to
+		}
+	}
+	return chunk
+}
+
 // StepPayload returns the payload of one buffer step of a protocol.
 func StepPayload(p Proto) float64 {
 	switch p {

@@ -75,6 +75,29 @@ func TestHWLatUsAt(t *testing.T) {
 	}
 }
 
+// TestNVLSTreeChunk: NCCL's NVLSTree chunk rule (enqueue.cc, 2.26.2 and
+// 2.30) on 8x H100 nodes (16 channels, 8 heads): 128 KiB on 2 nodes down
+// to 64 MiB, 64 KiB below it, 32 KiB below 8 MiB; 64 KiB on 4 nodes or
+// more at every large size; NCCL_NVLS_CHUNKSIZE raises the start, the
+// 256 KiB cut applies below 32 x 128 x 512 KiB = 2 GiB.
+func TestNVLSTreeChunk(t *testing.T) {
+	const K, M, G = 1 << 10, 1 << 20, 1 << 30
+	for _, tc := range []struct {
+		bytes    float64
+		nodes    int
+		maxChunk Bytes
+		want     float64
+	}{
+		{8 * G, 2, 0, 128 * K}, {64 * M, 2, 0, 128 * K}, {64*M - 1, 2, 0, 64 * K}, {8 * M, 2, 0, 64 * K}, {8*M - 1, 2, 0, 32 * K},
+		{8 * G, 4, 0, 64 * K}, {8 * G, 8, 0, 64 * K}, {8*M - 1, 8, 0, 32 * K},
+		{8 * G, 2, 512 * K, 512 * K}, {2*G - 1, 2, 512 * K, 256 * K}, {8 * G, 8, 512 * K, 64 * K},
+	} {
+		if got := NVLSTreeChunk(tc.bytes, 16, 8, tc.nodes, tc.maxChunk); got != tc.want {
+			t.Errorf("NVLSTreeChunk(%.0f, 16, 8, %d nodes, max %d) = %.0f, want %.0f", tc.bytes, tc.nodes, tc.maxChunk, got, tc.want)
+		}
+	}
+}
+
 // TestNVLSChunk: NCCL's NVLS chunk rule (enqueue.cc) on 8x H100 (16
 // channels, 8 heads: 128 KiB from 1 GiB, 64 KiB from 64 MiB, 32 KiB from
 // 8 MiB) and on a 72-GPU NVL72 rack (24 channels, 32 heads).

@@ -41,6 +41,9 @@ type shape struct {
 	// path lists the demands whose hops form the critical path of the
 	// first unit (chain, tree), in order; nil = steps x the slowest hop.
 	path []int
+	// pathShare is, per entry of path, the fraction of a unit's member
+	// bytes that crosses that hop (nil = all of it on every hop).
+	pathShare []float64
 }
 
 // form is a call as the analytic engine sees it.
@@ -379,21 +382,29 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 // formNVLSTree: NVLS inside every node (S(1+1/G) each way per GPU), and
 // GPU i's 1/G shard reduced up and broadcast down the double binary tree
 // of nodes through GPU i's own NIC; half the channels use each tree
-// (nccl-facts §4.4).
+// (nccl-facts §4.4). A channel works in loops of nHeads chunks of
+// NVLSTree's own chunk (model.NVLSTreeChunk), and each loop's operand
+// pull is followed by the same synchronisation as in single-node NVLS
+// (formNVLS): the kernel's scatter, gather and reduce warps run the same
+// loops (device/all_reduce.h, NVLS_TREE: loopCount = nHeads x chunkCount),
+// so the pull's rate is the switch's reduction rate with one NVLink step
+// per loop in series.
 func (e *Env) formNVLSTree(call Call) (*form, error) {
 	c := e.Cluster
 	N, G := c.NumNodes(), c.GPUsPerNode()
 	nc := max(call.Choice.Channels, 1)
 	D := float64(call.Bytes) / float64(nc)
 	depth := int(math.Ceil(math.Log2(float64(N))))
-	f := &form{shape: shape{kind: "tree", slices: 1, steps: 2 + 2*depth, units: chunked(D, float64(model.NVLSChunkBytes))}}
+	f := &form{shape: shape{kind: "tree", slices: 1, steps: 2 + 2*depth, units: e.nvlsTreeUnits(call, nc, G)}}
 	f.perMemb = D * (1 + 1/float64(G)) / e.nvlsEff()
 	netLat := e.stepLat(model.LatNet, model.ProtoSimple)
+	nvLat := e.stepLat(model.LatNVLink, model.ProtoSimple)
 	f.latHop = netLat
-	f.latPath = 2*e.stepLat(model.LatNVLink, model.ProtoSimple) + model.Time(2*depth)*netLat
+	f.latPath = 2*nvLat + model.Time(2*depth)*netLat
 	trees := model.DoubleBinaryTree(N)
 	half := [2]int32{int32((nc + 1) / 2), int32(nc / 2)}
 	shard := D / float64(G)
+	up, down, net := 0, 0, -1 // demand indices of the first loop's path
 	for v := 0; v < N; v++ {
 		ups, downs, err := e.nvlsLinks(v)
 		if err != nil {
@@ -401,9 +412,14 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 		}
 		var red ceiling
 		if G > 1 {
-			// The operand pull (D of the bytes) at the switch's reduction rate.
+			// The operand pull (D of the bytes) at the switch's reduction
+			// rate, each loop's pull then its synchronisation.
 			r := e.nvlsReduce() * e.capsOf(f)[ups[0]] * float64(G) / float64(G-1) / float64(nc)
+			r = D / (D/r + float64(len(f.units))*float64(nvLat))
 			red = ceiling{rate: r * f.perMemb / D, kind: ceilNVLSReduce}
+		}
+		if v == 0 {
+			up, down = len(f.demands), len(f.demands)+1
 		}
 		for i := range ups {
 			f.demands = append(f.demands, demand{ups[i : i+1], f.perMemb, int32(nc), red}, demand{downs[i : i+1], f.perMemb, int32(nc), ceiling{}})
@@ -424,10 +440,24 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 					if err != nil {
 						return nil, err
 					}
+					if net < 0 {
+						net = len(f.demands)
+					}
 					f.demands = append(f.demands, demand{route, shard, half[tr], ceil})
 				}
 			}
 		}
+	}
+	// The first loop's critical path: its pull up the switch ports, its
+	// shard (1/G of the loop's payload) over 2 x depth tree hops, its
+	// multicast down the ports.
+	if net >= 0 {
+		f.path, f.pathShare = []int{up}, []float64{1}
+		for k := 0; k < 2*depth; k++ {
+			f.path = append(f.path, net)
+			f.pathShare = append(f.pathShare, shard/f.perMemb)
+		}
+		f.path, f.pathShare = append(f.path, down), append(f.pathShare, 1)
 	}
 	return f, nil
 }
@@ -641,8 +671,12 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 		first := f.units[0] / eff
 		var fill float64
 		if f.path != nil {
-			for _, i := range f.path {
-				fill += first / alone(&f.demands[i])
+			for k, i := range f.path {
+				share := 1.0
+				if k < len(f.pathShare) {
+					share = f.pathShare[k]
+				}
+				fill += first * share / alone(&f.demands[i])
 			}
 		} else {
 			slow := math.Inf(1)

@@ -91,6 +91,15 @@ func (e *Env) nvlsUnits(call Call, nc, G int) []float64 {
 	return chunked(float64(call.Bytes)/float64(nc), chunk*float64(heads))
 }
 
+// nvlsTreeUnits are the per-channel loops of an NVLSTree AllReduce call:
+// nHeads chunks of NVLSTree's chunk (model.NVLSTreeChunk) each, the last
+// one what remains.
+func (e *Env) nvlsTreeUnits(call Call, nc, G int) []float64 {
+	heads := model.NVLSHeads(G)
+	chunk := model.NVLSTreeChunk(float64(call.Bytes), nc, heads, e.Cluster.NumNodes(), e.Cluster.Knobs.NVLSChunkSize)
+	return chunked(float64(call.Bytes)/float64(nc), chunk*float64(heads))
+}
+
 // nvlsPortBytes is the payload GPU i moves up and down its NVSwitch ports
 // for a loop of u bytes. AllReduce: the whole loop each way, plus the
 // chunk it reduces and multicasts when it is one of the heads (GPUs

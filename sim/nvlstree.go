@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/collsim/collsim/model"
 )
@@ -31,13 +30,8 @@ func (b *builder) nvlsTree() (*prog, error) {
 	nc := max(call.Choice.Channels, 1)
 	eff := e.nvlsEff()
 	pr := &prog{}
-	D := float64(call.Bytes) / float64(nc)
-	chunk := float64(model.NVLSChunkBytes)
-	nChunks := max(int(math.Ceil(D/chunk)), 1)
+	pr.units = e.nvlsTreeUnits(call, nc, G)
 	trees := model.DoubleBinaryTree(N)
-	for u := 0; u < nChunks; u++ {
-		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
-	}
 	ups := make([][]model.LinkID, N)
 	downs := make([][]model.LinkID, N)
 	for v := 0; v < N; v++ {
@@ -120,6 +114,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 		prevU1, prevD1 := make([][]OpID, N), make([][]OpID, N)
 		prevU2, prevD2 := make([][]OpID, N), make([][]OpID, N)
 		prevUp, prevDown := make([][]OpID, N), make([][]OpID, N)
+		gate := fill(N, b.base) // node v's previous loop pulled and synchronised
 		for v := 0; v < N; v++ {
 			prevU1[v], prevD1[v], prevU2[v], prevD2[v] = fill(G, b.base), fill(G, b.base), fill(G, b.base), fill(G, b.base)
 			prevUp[v], prevDown[v] = fill(G, b.base), fill(G, b.base)
@@ -132,10 +127,13 @@ func (b *builder) nvlsTree() (*prog, error) {
 			for v := 0; v < N; v++ {
 				u1 := make([]OpID, G)
 				for i := 0; i < G; i++ {
-					u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: full, Weight: w, RateCap: rcap / eff, Channel: int32(tr), Rank: int32(v*G + i)}, prevU1[v][i])
+					u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: full, Weight: w, RateCap: rcap / eff, Channel: int32(tr), Rank: int32(v*G + i)}, prevU1[v][i], gate[v])
 					prevU1[v][i] = u1[i]
 				}
+				// The loop's pull, then its synchronisation, before the
+				// next loop's pull (as in single-node NVLS).
 				red := b.add(Op{Kind: OpDelay, Latency: nvLat, Channel: int32(tr), Rank: -1}, u1...)
+				gate[v] = red
 				partial[v] = make([]OpID, G)
 				for i := 0; i < G; i++ {
 					d1 := b.add(Op{Kind: OpTransfer, Route: downs[v][i : i+1], Bytes: part, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, red, prevD1[v][i])
