@@ -164,3 +164,22 @@ func TestNVLSGatherScatter(t *testing.T) {
 		}
 	}
 }
+
+// TestNVLSTreeNotAboveNVLS: NVLSTree runs single-node NVLS's loops inside
+// every node (device/all_reduce.h: the same scatter, gather and reduce
+// warps over nHeads x chunkCount) plus a network exchange, so on 2 nodes
+// of 8x H100 at 8 GiB, where the switch's reduction binds, its algbw
+// cannot exceed one node's NVLS algbw (274 GB/s, busbw 479.7 in
+// nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt). The model once gave it
+// 291 GB/s: 128 KiB units without NVLS's per-loop synchronisation.
+func TestNVLSTreeNotAboveNVLS(t *testing.T) {
+	one := newEnv(t, scenarios.Overrides{Node: "dgx-h100"})
+	two := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib"})
+	for _, eng := range []sim.EngineKind{sim.EngineDES, sim.EngineAnalytic} {
+		n := predict(t, one, model.AllReduce, eng, "nvls", 8<<30)
+		tr := predict(t, two, model.AllReduce, eng, "nvlstree", 8<<30)
+		if tr.AlgBW > n.AlgBW*1.005 {
+			t.Errorf("%v: NVLSTree algbw %.1f on 2 nodes above NVLS %.1f on one", eng, tr.AlgBW, n.AlgBW)
+		}
+	}
+}
