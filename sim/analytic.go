@@ -658,7 +658,10 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 		// Steady state at the bottleneck rate for all but the first unit;
 		// the first unit fills the pipeline hop by hop, each hop at the
 		// rate one channel group gets on it while the hop is otherwise idle.
-		alone := func(d *demand) float64 {
+		// alone is in the demand's bytes; share is the fraction of a
+		// member's bytes the demand carries, so the steady rate it is
+		// never below is rate x share.
+		alone := func(d *demand, share float64) float64 {
 			r := math.Inf(1)
 			if d.ceil.rate > 0 {
 				r = d.ceil.rate
@@ -666,7 +669,7 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 			for _, l := range d.route {
 				r = math.Min(r, caps[l]/float64(max(d.weight, 1)))
 			}
-			return math.Max(r, rate)
+			return math.Max(r, rate*share)
 		}
 		first := f.units[0] / eff
 		var fill float64
@@ -676,12 +679,12 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 				if k < len(f.pathShare) {
 					share = f.pathShare[k]
 				}
-				fill += first * share / alone(&f.demands[i])
+				fill += first * share / alone(&f.demands[i], share)
 			}
 		} else {
 			slow := math.Inf(1)
 			for i := range f.demands {
-				slow = math.Min(slow, alone(&f.demands[i]))
+				slow = math.Min(slow, alone(&f.demands[i], 1))
 			}
 			fill = float64(f.steps) * first / slow
 		}
