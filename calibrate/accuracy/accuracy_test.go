@@ -112,19 +112,20 @@ func TestAccuracyHarness(t *testing.T) {
 }
 
 // guards are the corpus-wide medians over cases the model reaches today
-// (bandwidth 4.7%/4.4%, mid 7.6%/9.9%, latency 12.9%/7.9% uncalibrated/
-// calibrated), with about a point of room: a change that loses more fails.
+// (bandwidth 4.7%/3.5%, mid 7.6%/10.2%, latency 12.9%/7.5% uncalibrated/
+// calibrated; calibrated with the Cauchy loss, see calibrate.Fit), with
+// about a point of room: a change that loses more fails.
 var guards = []struct {
 	regime     string
 	calibrated bool
 	limit      float64
 }{
 	{calibrate.RegimeBandwidth, false, 0.05},
-	{calibrate.RegimeBandwidth, true, 0.055},
+	{calibrate.RegimeBandwidth, true, 0.045},
 	{calibrate.RegimeMid, false, 0.09},
 	{calibrate.RegimeMid, true, 0.11},
 	{calibrate.RegimeLatency, false, 0.14},
-	{calibrate.RegimeLatency, true, 0.09},
+	{calibrate.RegimeLatency, true, 0.085},
 }
 
 // TestSendRecvSteps: on one 8x H100 NVSwitch node, NCCL 2.29.2, SendRecv
