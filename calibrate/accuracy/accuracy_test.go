@@ -112,9 +112,10 @@ func TestAccuracyHarness(t *testing.T) {
 }
 
 // guards are the corpus-wide medians over cases the model reaches today
-// (bandwidth 4.7%/3.5%, mid 7.6%/10.2%, latency 12.9%/7.5% uncalibrated/
-// calibrated; calibrated with the Cauchy loss, see calibrate.Fit), with
-// about a point of room: a change that loses more fails.
+// (bandwidth 4.7%/3.6%, mid 7.6%/9.2%, latency 12.9%/4.2% uncalibrated/
+// calibrated; calibrated with the Cauchy loss, see calibrate.Fit, on runs
+// of the same launch mode), with about a point of room: a change that
+// loses more fails.
 var guards = []struct {
 	regime     string
 	calibrated bool
@@ -123,9 +124,9 @@ var guards = []struct {
 	{calibrate.RegimeBandwidth, false, 0.05},
 	{calibrate.RegimeBandwidth, true, 0.045},
 	{calibrate.RegimeMid, false, 0.09},
-	{calibrate.RegimeMid, true, 0.11},
+	{calibrate.RegimeMid, true, 0.10},
 	{calibrate.RegimeLatency, false, 0.14},
-	{calibrate.RegimeLatency, true, 0.085},
+	{calibrate.RegimeLatency, true, 0.055},
 }
 
 // TestSendRecvSteps: on one 8x H100 NVSwitch node, NCCL 2.29.2, SendRecv
