@@ -182,11 +182,33 @@ func specForRanks(r *ingest.Run, file string, cl *model.Cluster, spec model.Clus
 // GB/s each way) is a misprint or a broken timer.
 const maxPlausibleBusBW = 9000
 
-// rowNotes names the rows of a run that SeriesFromRun does not use.
-func rowNotes(r *ingest.Run, file string) []string {
+// parseNotes are what the parser of a said about its lines (a row refused
+// or left out of fits, and why), as "file:line: message", and the set of
+// lines they name.
+func parseNotes(a *ingest.Artifact) ([]string, map[int]bool) {
+	var notes []string
+	lines := map[int]bool{}
+	base := path.Base(a.File)
+	for _, n := range a.Notes {
+		if n.Line > 0 {
+			notes = append(notes, fmt.Sprintf("%s:%d: %s", base, n.Line, n.Message))
+			lines[n.Line] = true
+		} else {
+			notes = append(notes, fmt.Sprintf("%s: %s", base, n.Message))
+		}
+	}
+	return notes, lines
+}
+
+// rowNotes names the rows of a run that SeriesFromRun does not use, except
+// those on a line the parser already gave a reason for (noted).
+func rowNotes(r *ingest.Run, file string, noted map[int]bool) []string {
 	var notes []string
 	base := path.Base(file)
 	for _, row := range r.Rows {
+		if noted[row.Line] {
+			continue
+		}
 		at := fmt.Sprintf("%s:%d", base, row.Line)
 		switch {
 		case row.Size <= 0:
@@ -208,6 +230,8 @@ func rowNotes(r *ingest.Run, file string) []string {
 // other CheckRun mismatch, are the error.
 func seriesOfRuns(a *ingest.Artifact, cl *model.Cluster, spec model.ClusterSpec) (runSeries, error) {
 	var rs runSeries
+	var noted map[int]bool
+	rs.notes, noted = parseNotes(a)
 	for _, r := range a.Runs {
 		rspec, rcl, note, err := specForRanks(r, a.File, cl, spec)
 		if errors.Is(err, errPartialNode) {
@@ -223,7 +247,7 @@ func seriesOfRuns(a *ingest.Artifact, cl *model.Cluster, spec model.ClusterSpec)
 		if note != "" {
 			rs.notes = append(rs.notes, note)
 		}
-		rs.notes = append(rs.notes, rowNotes(r, a.File)...)
+		rs.notes = append(rs.notes, rowNotes(r, a.File, noted)...)
 		s := SeriesFromRun(r, a.File, rspec)
 		switch len(s.Points) {
 		case 0:

@@ -33,7 +33,7 @@ func codes(ds []calibrate.Diagnosis) []string {
 
 // TestValidateDegradedRuns validates the corpus's degraded runs against
 // the model of the healthy cluster they should have been (MANIFEST rows
-// 29, 44, 36 and 2): each must fail, and the diagnosis must name the cause.
+// 29, 44 and 2): each must fail, and the diagnosis must name the cause.
 func TestValidateDegradedRuns(t *testing.T) {
 	tests := []struct {
 		name, file string
@@ -49,11 +49,6 @@ func TestValidateDegradedRuns(t *testing.T) {
 		// NCCL_IB_DISABLE=1 over ens3: ~0.9 GB/s against ~12 for 100G IB.
 		{"bcm socket", "nccltests_v100sxm3_2x1_tcp-socket_bcm-manual_1.txt",
 			scenarios.Overrides{Node: "v100-4gpu-nvlink", Nodes: 2, GPUsPerNode: 1, NICs: "1x100G-ib", NCCLVersion: "2.11"}, calibrate.DiagSocket, true},
-		// Two GeForce GPUs under one switch without P2P: ~4 GB/s through
-		// host memory. Whether the model of the healthy box already uses
-		// SHM (the catalog's NoPCIeP2P) or P2P, the files show SHM.
-		{"autodl 2080 Ti without P2P", "nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt",
-			scenarios.Overrides{Node: "pcie-gpu-server", GPU: "RTX-2080TI", GPUsPerNode: 2}, calibrate.DiagSHM, false},
 		// A100 PCIe and HDR NIC on different sockets with GDR forced
 		// across the CPU (nccl-tests#293): 6.4 GB/s against ~23.
 		{"nccl-tests#293 GPU and NIC across sockets", "nccltests_a100pcie40_2x1_ib-hdr200x1-gdr-sys_ncclTests293_1.txt",
@@ -90,6 +85,34 @@ func TestValidateDegradedRuns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestValidateSHMBox: two GeForce GPUs under one switch without P2P (MANIFEST
+// row 36, a healthy run of a box that cannot do PCIe P2P) pass against the
+// model of that box, which already uses SHM (the catalog's NoPCIeP2P): every
+// table, AllGather's included (its one-way ring steps, shm.eff.lockstep),
+// is within the tolerance, and the SHM path is named as information.
+func TestValidateSHMBox(t *testing.T) {
+	v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{rawFile(t, "nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt")},
+		clusterOf(t, scenarios.Overrides{Node: "pcie-gpu-server", GPU: "RTX-2080TI", GPUsPerNode: 2}), sim.DefaultParams(), calibrate.ValidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Pass {
+		t.Errorf("healthy SHM box failed; diagnoses %v", codes(v.Diagnoses))
+	}
+	found := false
+	for _, d := range v.Diagnoses {
+		if d.Code == calibrate.DiagSHM {
+			found = true
+			if d.Severity == ingest.SevError {
+				t.Errorf("%s is an error on a box whose model uses SHM", d.Code)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("diagnoses %v do not name %s", codes(v.Diagnoses), calibrate.DiagSHM)
 	}
 }
 

@@ -175,6 +175,7 @@ func (e *Env) formRing(call Call) (*form, error) {
 	// sum NCCL's own model charges ((nsteps-nInterSteps)*intraLat +
 	// nInterSteps*interLat, tuning.cc).
 	f.latHop = latSum / model.Time(n)
+	f.caps = e.shmRingCaps(steps)
 	return f, nil
 }
 
@@ -244,12 +245,18 @@ func (e *Env) formTree(call Call) (*form, error) {
 	depth := int(math.Ceil(math.Log2(float64(N))))
 	f := &form{shape: shape{kind: "tree", slices: 1, steps: 2 * (G - 1 + depth), units: chunked(D, treeChunk(proto, call.Bytes, nc, N, c.NumRanks())), stepSync: treeStepSync(proto)}}
 	f.perMemb = D / model.ProtoPayload(proto)
-	ccap := e.channelCeiling(proto)
+	upCap, downCap := e.treeCeilings(proto) // the CTA's split (treeSplit)
 	trees := model.DoubleBinaryTree(N)
 	chans, ws := channelGroups(e.Tuner.Graphs.Tree, nc)
 	var intra, inter model.Time
 	upChain, netEdge := -1, -1 // first intra and inter demand of group 0
-	add := func(x, y model.ElemID, ch model.GraphChannel, w int32) error {
+	// add adds the edge x -> y; up: a reduce-up edge (child to parent),
+	// else broadcast-down.
+	add := func(x, y model.ElemID, ch model.GraphChannel, w int32, up bool) error {
+		ccap := downCap
+		if up {
+			ccap = upCap
+		}
 		route, ceil, err := e.gpuHop(x, y, ch.NetOut, ch.NetIn)
 		if err != nil {
 			return err
@@ -283,19 +290,19 @@ func (e *Env) formTree(call Call) (*form, error) {
 				gpus := c.Nodes[v].GPUs
 				for k := G - 1; k >= 1; k-- {
 					a, b := gpus[ch.GPUs[k]], gpus[ch.GPUs[k-1]]
-					if err := add(a, b, ch, w[tr]); err != nil {
+					if err := add(a, b, ch, w[tr], true); err != nil {
 						return nil, err
 					}
-					if err := add(b, a, ch, w[tr]); err != nil {
+					if err := add(b, a, ch, w[tr], false); err != nil {
 						return nil, err
 					}
 				}
 				if p := trees[tr][v]; p >= 0 {
 					hv, hp := gpus[ch.GPUs[0]], c.Nodes[p].GPUs[ch.GPUs[0]]
-					if err := add(hv, hp, ch, w[tr]); err != nil {
+					if err := add(hv, hp, ch, w[tr], true); err != nil {
 						return nil, err
 					}
-					if err := add(hp, hv, ch, w[tr]); err != nil {
+					if err := add(hp, hv, ch, w[tr], false); err != nil {
 						return nil, err
 					}
 				}

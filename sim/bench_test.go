@@ -34,7 +34,9 @@ func BenchmarkRingAllReduce1GiB1024GPUs(b *testing.B) { benchRing(b, 128) }
 // sizes), AllReduce with NCCL's own algorithm choice and every size
 // through the DES, on nodes x dgx-h100 (8x400G IB) on a two-tier
 // leaf-spine of 16 nodes per leaf at 1:1 (the clusters of examples/scale),
-// and reports engine events per second and DES ops per sweep.
+// and reports engine events per second, DES ops per sweep (the schedules
+// that timed the sizes) and DES runs per sweep (a size whose schedule is
+// the size before's reuses that run and counts no events).
 func benchSweep(b *testing.B, nodes int, set []string) {
 	spec := resolve(b, scenarios.Overrides{Node: "dgx-h100", Nodes: nodes, NICs: "8x400G-ib", Set: set})
 	spec.Fabric = model.FabricSpec{Kind: "leaf-spine", NodesPerLeaf: min(16, nodes), Radix: 256, Oversubscription: 1}
@@ -45,7 +47,7 @@ func benchSweep(b *testing.B, nodes int, set []string) {
 	}
 	req := sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: sizes}
 	b.ReportAllocs()
-	var events, ops int64
+	var events, ops, runs int64
 	b.ResetTimer()
 	for b.Loop() {
 		pts, err := e.Sweep(context.Background(), req)
@@ -55,6 +57,9 @@ func benchSweep(b *testing.B, nodes int, set []string) {
 		for _, p := range pts {
 			events += p.Events
 			ops += int64(p.Ops)
+			if p.Events > 0 {
+				runs++
+			}
 			if p.Engine != sim.EngineDES {
 				b.Fatalf("%s timed by %s", model.FormatBytes(p.Size), p.Engine)
 			}
@@ -62,6 +67,7 @@ func benchSweep(b *testing.B, nodes int, set []string) {
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(ops)/float64(b.N), "ops/sweep")
+	b.ReportMetric(float64(runs)/float64(b.N), "des-runs/sweep")
 }
 
 // BenchmarkSweep1024GPUs, BenchmarkSweep8192GPUs and

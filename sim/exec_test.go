@@ -251,6 +251,15 @@ func TestExecuteDeterminism(t *testing.T) {
 	if res.Makespan <= 0 || res.Flows == 0 {
 		t.Errorf("degenerate run: %+v", res)
 	}
+	// RecordOpEnds alone gives the same end times and no start times.
+	ends, err := Execute(context.Background(), randomSchedule(42, 3000, links), caps, ExecOptions{RecordOpEnds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ends.OpStart != nil || !slices.Equal(ends.OpEnd, res.OpEnd) || ends.Events != res.Events {
+		t.Errorf("RecordOpEnds: start times %v, end times equal %v, events %d (want %d)",
+			ends.OpStart != nil, slices.Equal(ends.OpEnd, res.OpEnd), ends.Events, res.Events)
+	}
 }
 
 // BenchmarkExecuteRing runs a ring of 8 ranks x 2046 steps x 32 channels

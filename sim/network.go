@@ -346,6 +346,12 @@ func (n *Network) Start(f Flow) (FlowID, error) {
 			return -1, fmt.Errorf("sim: flow routed over link %d, which has zero capacity", l)
 		}
 	}
+	return n.start(&f), nil
+}
+
+// start is Start for a flow known to pass Start's checks (the executor
+// checks every op once, before the run). *f is not kept.
+func (n *Network) start(f *Flow) FlowID {
 	id := n.nextID
 	n.nextID++
 	n.flows++
@@ -357,7 +363,7 @@ func (n *Network) Start(f Flow) (FlowID, error) {
 		if f.Done != nil {
 			n.eng.ScheduleNow(f.Done, f.Arg)
 		}
-		return id, nil
+		return id
 	}
 	now := n.eng.Now()
 	n.last = now
@@ -382,7 +388,7 @@ func (n *Network) Start(f Flow) (FlowID, error) {
 			n.markLink(int32(l))
 		}
 		n.markDirty()
-		return id, nil
+		return id
 	}
 	cl = n.newClass()
 	n.classes++
@@ -408,7 +414,7 @@ func (n *Network) Start(f Flow) (FlowID, error) {
 	}
 	n.cPos[cl] = pos
 	n.markDirty()
-	return id, nil
+	return id
 }
 
 // newMember takes a member slot for flow id.

@@ -56,12 +56,8 @@ func ExecuteNetStats(ctx context.Context, s *Schedule, capacity []float64, class
 	}
 	x.start = make([]model.Time, len(s.Ops))
 	x.end = make([]model.Time, len(s.Ops))
-	for i := range s.Ops {
-		if x.remaining[i] == 0 {
-			if err := x.ready(OpID(i), 0); err != nil {
-				return NetStats{}, err
-			}
-		}
+	if err := x.roots(); err != nil {
+		return NetStats{}, err
 	}
 	if err := eng.Run(ctx); err != nil {
 		return NetStats{}, err

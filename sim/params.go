@@ -44,6 +44,11 @@ type Params struct {
 	// traffic one way (it only sends or only receives in the call) or both
 	// ways at once (see shmLinks in env.go).
 	SHMOneWayEff, SHMTwoWayEff float64
+	// SHMLockstepEff is the fraction of a GPU's PCIe link rate, per
+	// direction, that its SHM traffic gets in the steps of a ring loop in
+	// which it only sends (the first) or only receives (the last) while
+	// every GPU of the ring does the same at once (see shmRingCaps).
+	SHMLockstepEff float64
 	// SocketGBps caps each channel's traffic over NET/Socket: NCCL's socket
 	// transport moves a channel through one proxy thread and TCP stream.
 	SocketGBps float64
@@ -102,11 +107,13 @@ type Params struct {
 // 8 B on 4x H100 where NCCL's own model gives 10.2 (snellius_h100_1x4 case).
 const launchOverheadUs = 7
 
-// shmOneWayEff and shmTwoWayEff are the defaults of shm.eff.oneway and
-// shm.eff.twoway (their sources are in the term table).
+// shmOneWayEff, shmTwoWayEff and shmLockstepEff are the defaults of
+// shm.eff.oneway, shm.eff.twoway and shm.eff.lockstep (their sources are in
+// the term table).
 const (
-	shmOneWayEff = 0.86
-	shmTwoWayEff = 0.34
+	shmOneWayEff   = 0.86
+	shmTwoWayEff   = 0.35
+	shmLockstepEff = 0.56
 )
 
 // DefaultParams returns the uncalibrated model: every term at its default
@@ -211,7 +218,9 @@ func buildTermTable() []termDef {
 	add(termDef{"shm.eff.oneway", func(p *Params) *float64 { return &p.SHMOneWayEff }, shmOneWayEff, 0.05, 1, "fraction", "SHM rate of a GPU that only sends or only receives in the call, per direction, relative to its PCIe link",
 		model.Cite("nccl#384; nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt", fmt.Sprintf("2 GPUs over SHM on PCIe Gen3 x16 (12.44 GB/s at pcie.eff.3): Broadcast 10.3 and Reduce 9.6 GB/s on 1 channel (nccl#384), 11.1 and 11.1 on 2 channels (autodl), 0.77-0.90 of the link; %.2f is their mean", shmOneWayEff)), false})
 	add(termDef{"shm.eff.twoway", func(p *Params) *float64 { return &p.SHMTwoWayEff }, shmTwoWayEff, 0.05, 1, "fraction", "SHM rate of a GPU that sends and receives at once, per direction, relative to its PCIe link",
-		model.Cite("nccl#384; nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt", fmt.Sprintf("2 GPUs over SHM on PCIe Gen3 x16 (12.44 GB/s): AllReduce 3.9 GB/s on 1 channel (nccl#384) and 4.0 on 2 (autodl), 0.31-0.32 of the link; AlltoAll 3.95 on 1 channel and 4.6 on 2 (autodl), 0.32-0.37; %.2f sits between; ring AllGather and ReduceScatter on 2 GPUs measure 0.25-0.27 (3.2-3.4 GB/s on both runs) and are not fitted", shmTwoWayEff)), false})
+		model.Cite("nccl#384; nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt", fmt.Sprintf("2 GPUs over SHM on PCIe Gen3 x16 (12.44 GB/s at pcie.eff.3): AlltoAll, whose send and receive warps run at once in every step, 3.95 GB/s on 1 channel (1-8 MiB) and 4.6 on 2 (16 MiB-1 GiB) (autodl), 0.32-0.37 of the link; %.2f sits between; with the ring's one-way steps (shm.eff.lockstep) it gives AllReduce 3.85 GB/s against 3.9 on 1 channel (nccl#384) and 4.0 on 2 (autodl)", shmTwoWayEff)), false})
+	add(termDef{"shm.eff.lockstep", func(p *Params) *float64 { return &p.SHMLockstepEff }, shmLockstepEff, 0.05, 1, "fraction", "SHM rate per direction of a GPU in the ring steps where it only sends (the loop's first) or only receives (its last) while every GPU of the ring does the same, relative to its PCIe link",
+		model.Cite("nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt; nccl#384", fmt.Sprintf("ring AllGather on 2 GPUs is one send-only step then one receive-only step per loop (device/all_gather.h runRing: directCopySend, then directRecv), so it runs at half this rate: 3.23-3.39 GB/s at 64-512 MiB (autodl, 2 channels; 3.79 at 1 GiB) and AllGather and ReduceScatter 3.17 (nccl#384, 1 channel, NCCL 2.4.8) give 0.51-0.61 of the 12.44 GB/s link; %.2f sits inside and leaves AllReduce on both runs within 5%%. Below shm.eff.oneway (Broadcast, where one GPU writes while the other reads) because both GPUs move host traffic the same way at once, on the autodl box through one switch uplink and root port (PIX)", shmLockstepEff)), false})
 	add(termDef{"socket.gbps", func(p *Params) *float64 { return &p.SocketGBps }, 4, 0.05, 100, "GB/s", "per-channel rate of NET/Socket (one TCP stream per channel)",
 		model.Assume("one TCP stream per channel (NCCL_SOCKET_NTHREADS=1, NCCL_NSOCKS_PERTHREAD=1 defaults) sustains ~30 Gb/s on a current server core, the single-stream iperf3 order of magnitude; calibrate it from a socket run on faster links"), false})
 	add(termDef{"p2p.xsocket.gbps", func(p *Params) *float64 { return &p.CrossSocketP2PGBps }, 6.4, 0.5, 100, "GB/s", "device-to-device traffic across sockets, per direction",

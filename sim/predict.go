@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,6 +54,10 @@ type Point struct {
 	// EngineAnalytic, never a silent substitute for the one requested.
 	Engine EngineKind
 	// Events and Ops are DES statistics (0 for the analytic engine).
+	// Events counts the engine events this prediction ran: a size of a
+	// Sweep (or Sweeper) whose DES schedule is identical, op for op, to the
+	// previous size's takes that run's result and counts none (see
+	// desMemo).
 	Events int64
 	Ops    int
 	// Note explains a simulation shortcut taken, empty otherwise.
@@ -95,17 +100,40 @@ func (e *Env) Sweep(ctx context.Context, req Request) ([]Point, error) {
 		req.ElemSize = 4
 	}
 	out := make([]Point, 0, len(req.Sizes))
+	sw := e.Sweeper()
 	for _, s := range req.Sizes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, err := e.Predict(ctx, req, s)
+		p, err := sw.Predict(ctx, req, s)
 		if err != nil {
 			return nil, fmt.Errorf("size %s: %w", model.FormatBytes(s), err)
 		}
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// Sweeper predicts the sizes of a sweep one after another, as Env.Sweep
+// does, for a caller that wants each point as soon as it is done: a size
+// whose DES schedule is identical, op for op, to the size before's takes
+// that run's result instead of running it again (exact; see desMemo), so
+// the large sizes of a pipelined call cost one run between them. It holds
+// the last such schedule until the next size. A Sweeper is not safe for
+// concurrent use, and its Env must not be used concurrently with it.
+type Sweeper struct {
+	e    *Env
+	memo desMemo
+}
+
+// Sweeper returns a Sweeper over e with no run to reuse yet.
+func (e *Env) Sweeper() *Sweeper { return &Sweeper{e: e} }
+
+// Predict times one requested size as Env.Predict does, reusing the DES run
+// of the size predicted before it where the schedules are identical (the
+// point's Events is then 0).
+func (s *Sweeper) Predict(ctx context.Context, req Request, requested model.Bytes) (Point, error) {
+	return s.e.predict(ctx, req, requested, &s.memo)
 }
 
 // p2pBlock is the bytes one rank sends one peer: an AlltoAll's share per
@@ -119,6 +147,12 @@ func p2pBlock(coll model.Collective, size model.Bytes, n int) float64 {
 
 // Predict times one requested size.
 func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (Point, error) {
+	return e.predict(ctx, req, requested, nil)
+}
+
+// predict is Predict with the DES runs of the sizes before it in a sweep
+// (nil: none).
+func (e *Env) predict(ctx context.Context, req Request, requested model.Bytes, memo *desMemo) (Point, error) {
 	c := e.Cluster
 	n := c.NumRanks()
 	size, count := req.Coll.TestSize(requested, req.ElemSize, n)
@@ -151,7 +185,7 @@ func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (
 	pt.Note = joinNotes(f.note, phys)
 	pt.Engine = EngineAnalytic
 	if req.Engine == EngineDES {
-		run, err := e.runDES(ctx, req, call, false, ph)
+		run, err := e.runDESMemo(ctx, req, call, false, ph, memo)
 		if err != nil {
 			return pt, err
 		}
@@ -266,6 +300,15 @@ const defaultWindow = 8
 // prefixes (K, K+1 and K+2 units, each with the tail) an earlier version
 // executed and compared. record keeps op times of the run returned.
 func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, ph desPhysics) (*desRun, error) {
+	return e.runDESMemo(ctx, req, call, record, ph, nil)
+}
+
+// runDESMemo is runDES that takes a run's result from memo when its
+// schedule is the memo's, and leaves the last run in it (nil: no memo).
+func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record bool, ph desPhysics, memo *desMemo) (*desRun, error) {
+	if record {
+		memo = nil // the memo's runs keep no op start times
+	}
 	caps := ph.caps
 	if caps == nil {
 		caps = e.caps
@@ -296,9 +339,18 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, p
 		nops := len(pr.sched.Ops)
 		ours := addBackgroundOps(pr.sched, ph.bg)
 		ph.cg.apply(pr.sched)
-		res, err := Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: true, MaxEvents: req.Budget.events(), What: describe(e, call, int64(nops))})
-		if err != nil {
-			return nil, err
+		maxEvents := req.Budget.events()
+		res, ran := memo.lookup(pr.sched, caps, maxEvents)
+		if res == nil {
+			var err error
+			res, err = Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: record, RecordOpEnds: true, MaxEvents: maxEvents, What: describe(e, call, int64(nops))})
+			if err != nil {
+				return nil, err
+			}
+			if pr.skipped > 0 {
+				memo.store(pr.sched, caps, maxEvents, res)
+			}
+			ran = res.Events
 		}
 		t := res.Makespan
 		if ours >= 0 {
@@ -306,7 +358,7 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, p
 			// own ops.
 			t = callMakespan(res, ours)
 		}
-		return &desRun{time: t, res: res, pr: pr, ops: nops, events: res.Events, note: pr.Note}, nil
+		return &desRun{time: t, res: res, pr: pr, ops: nops, events: ran, note: pr.Note}, nil
 	}
 	var spent int64 // events of the windows that showed no period
 	for {
@@ -339,6 +391,63 @@ func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, p
 		spent = r.events
 		window *= 2
 	}
+}
+
+// desMemo holds the last DES run of a sweep. Execute is a deterministic
+// function of the schedule, the capacities and the event budget, so a run
+// whose schedule equals the memo's op for op (every field, routes and
+// dependencies element by element) over the same capacities and budget has
+// the memo's result exactly: the large sizes of a pipelined call build the
+// same window of full units and differ only in the units left out, which
+// steadyPeriod adds back. A nil memo holds nothing.
+type desMemo struct {
+	sched     *Schedule
+	caps      []float64
+	maxEvents int64
+	res       Result // op times included
+}
+
+// lookup returns a copy of the memo's result if s, caps and maxEvents are
+// the memo's (and 0 events run), else nil, and then empties the memo so
+// that its schedule can be freed while s runs. O(ops + deps + route links).
+func (m *desMemo) lookup(s *Schedule, caps []float64, maxEvents int64) (*Result, int64) {
+	if m == nil || m.sched == nil {
+		return nil, 0
+	}
+	if m.maxEvents != maxEvents || !slices.Equal(m.caps, caps) || !sameSchedule(m.sched, s) {
+		*m = desMemo{}
+		return nil, 0
+	}
+	r := m.res
+	return &r, 0
+}
+
+// store makes the run of s the memo's. The schedule is kept as it is: the
+// caller does not modify it afterwards. Only a run that left pipeline units
+// out is stored: without a window a schedule holds every byte of its size,
+// so the next size's cannot equal it, and keeping it would only hold its
+// memory.
+func (m *desMemo) store(s *Schedule, caps []float64, maxEvents int64, res *Result) {
+	if m == nil {
+		return
+	}
+	m.sched, m.caps, m.maxEvents, m.res = s, caps, maxEvents, *res
+}
+
+// sameSchedule reports whether a and b have equal ops, field by field.
+func sameSchedule(a, b *Schedule) bool {
+	if len(a.Ops) != len(b.Ops) {
+		return false
+	}
+	for i := range a.Ops {
+		x, y := &a.Ops[i], &b.Ops[i]
+		if x.Kind != y.Kind || x.Bytes != y.Bytes || x.Weight != y.Weight || x.Latency != y.Latency ||
+			x.RateCap != y.RateCap || x.Channel != y.Channel || x.Step != y.Step || x.Rank != y.Rank ||
+			x.Unit != y.Unit || !slices.Equal(x.Route, y.Route) || !slices.Equal(x.Deps, y.Deps) {
+			return false
+		}
+	}
+	return true
 }
 
 // steadyPeriod looks, from the end of the prefix back, for the latest
@@ -403,7 +512,7 @@ func (e *Env) pipelineDepth(call Call) int {
 // unitBound is the time, in picoseconds, the bytes of pipeline unit u take
 // on their busiest link: no periodic pipeline repeats units faster.
 func unitBound(s *Schedule, caps []float64, u int32) float64 {
-	load := map[model.LinkID]float64{}
+	load := make([]float64, len(caps))
 	for i := range s.Ops {
 		op := &s.Ops[i]
 		if op.Unit != u || op.Kind != OpTransfer {
@@ -415,7 +524,9 @@ func unitBound(s *Schedule, caps []float64, u int32) float64 {
 	}
 	var t float64
 	for l, b := range load {
-		t = math.Max(t, b/caps[l])
+		if b > 0 {
+			t = math.Max(t, b/caps[l])
+		}
 	}
 	return t
 }

@@ -149,3 +149,36 @@ func ringLoops(D float64, n int, chunk float64) []float64 {
 	}
 	return out
 }
+
+// shmRingCaps returns the link capacities a ring AllReduce, AllGather or
+// ReduceScatter with steps steps per loop runs with over SHM, nil (the
+// Env's) when no GPU of the cluster talks over SHM. Per loop a rank's CTA
+// runs the loop's steps one after the other (NCCL device/all_gather.h,
+// reduce_scatter.h, all_reduce.h runRing): the first only sends (send or
+// copySend), the last only receives (recv, recvReduceCopy), and each of the
+// steps-1 between receives and forwards in one pass (recvCopySend,
+// recvReduceSend, ...), moving host traffic both ways at once. Each step
+// carries one chunk per direction, so a GPU's host traffic per direction
+// over the loop takes (steps-1)/twoway + 2/lockstep chunk times of its link:
+// the GPU's both-ways SHM links run at steps / ((steps-1)/twoway +
+// 2/lockstep) of it. On 2 GPUs AllGather (1 step) gets half the lockstep
+// rate; AllReduce (2 steps) a mix; on many GPUs the rate tends to twoway.
+// Point-to-point traffic (AlltoAll) sends and receives at once in every
+// step and keeps the Env's two-way rate. Both engines time the call with
+// these capacities.
+func (e *Env) shmRingCaps(steps int) []float64 {
+	p := e.params
+	if e.hostIdx == nil || steps < 1 || p.SHMTwoWayEff <= 0 || p.SHMLockstepEff <= 0 {
+		return nil
+	}
+	f := float64(steps) / (float64(steps-1) + 2*p.SHMTwoWayEff/p.SHMLockstepEff)
+	caps := append([]float64(nil), e.caps...)
+	for g := range e.hostIdx {
+		for _, k := range []int{shmReadTwoWay, shmWriteTwoWay} {
+			if l, ok := e.shmLink(g, k); ok {
+				caps[l] *= f
+			}
+		}
+	}
+	return caps
+}

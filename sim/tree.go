@@ -63,11 +63,15 @@ func (b *builder) tree() (*prog, error) {
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
-	ccap := e.channelCeiling(proto)
-	mk := func(route []model.LinkID) hopInfo {
+	// Reduce-up and broadcast-down edges each run on their share of the
+	// CTA (treeSplit).
+	upCap, downCap := e.treeCeilings(proto)
+	mkWith := func(route []model.LinkID, ccap ceiling) hopInfo {
 		r, capv := e.decorate(route)
 		return hopInfo{r, minCeiling(capv, ccap), e.treeHopLat(e.routeClass(r), proto)}
 	}
+	mkUp := func(route []model.LinkID) hopInfo { return mkWith(route, upCap) }
+	mkDown := func(route []model.LinkID) hopInfo { return mkWith(route, downCap) }
 	var sim []float64
 	if b.des {
 		var skipped int
@@ -91,8 +95,8 @@ func (b *builder) tree() (*prog, error) {
 			gpus := c.Nodes[v].GPUs
 			for i := G - 1; i >= 1; i-- {
 				a, bb := gpus[g.ch.GPUs[i]], gpus[g.ch.GPUs[i-1]]
-				up[v] = append(up[v], mk(e.Res.GPU(a, bb).Route))
-				down[v] = append(down[v], mk(e.Res.GPU(bb, a).Route))
+				up[v] = append(up[v], mkUp(e.Res.GPU(a, bb).Route))
+				down[v] = append(down[v], mkDown(e.Res.GPU(bb, a).Route))
 			}
 			if p := trees[g.tree][v]; p >= 0 {
 				hv := gpus[g.ch.GPUs[0]]
@@ -105,7 +109,7 @@ func (b *builder) tree() (*prog, error) {
 				if err != nil {
 					return nil, err
 				}
-				netUp[v], netDown[v] = mk(ru), mk(rd)
+				netUp[v], netDown[v] = mkUp(ru), mkDown(rd)
 			}
 		}
 		if !b.des {
@@ -215,6 +219,36 @@ func treeChunk(p model.Proto, nBytes model.Bytes, nc, nNodes, nRanks int) float6
 		chunk /= 2
 	}
 	return float64(chunk) * model.ProtoPayload(p)
+}
+
+// treeSplit is the share of a tree channel's CTA that the reduce-up edges
+// (child to parent) and the broadcast-down edges (parent to child) run on.
+// Every rank of a tree but its root splits its threads between the two
+// (NCCL device/all_reduce.h runTreeSplit): for LL and LL128 70% reduce and
+// 30% broadcast ("receiving from up to 3 sources is more compute intensive
+// than sending to 3 dests"), and every edge has a non-root end, its child.
+// The per-CTA ceilings of LL and LL128 (chan.cap.ll*, NCCL's per-channel
+// ring figures for LL128) are those of a CTA that moves one flow with all
+// its threads, so the shares scale them. Simple splits too (half plus two
+// warps up), but its ceiling (chan.cap.simple) is NCCL's per-channel Tree
+// figure (perChMaxTreeBw), which already describes a tree's CTA: it is
+// left whole.
+func treeSplit(p model.Proto) (up, down float64) {
+	if p == model.ProtoSimple {
+		return 1, 1
+	}
+	return 0.7, 0.3
+}
+
+// treeCeilings are the per-CTA ceilings of a tree's reduce-up and
+// broadcast-down edges (treeSplit).
+func (e *Env) treeCeilings(p model.Proto) (up, down ceiling) {
+	c := e.channelCeiling(p)
+	u, d := treeSplit(p)
+	up, down = c, c
+	up.rate *= u
+	down.rate *= d
+	return up, down
 }
 
 // treeStepSync says whether a tree edge's next unit waits for the hop's

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/model"
@@ -36,6 +37,31 @@ func TestTreeNetHopLatency(t *testing.T) {
 			if d := us[1] - us[0]; math.Abs(d-2*c.hop) > 0.5 {
 				t.Errorf("NCCL %s, %s: 4 nodes take %.2f us more than 2, want two tree hops of %g us", c.version, eng, d, c.hop)
 			}
+		}
+	}
+}
+
+// TestTreeSplitLL128: every rank of a tree but the root splits its CTA
+// between reducing up (70% of the threads for LL and LL128) and
+// broadcasting down (30%; NCCL device/all_reduce.h runTreeSplit), so where
+// the network is not the bound, a tree LL128 AllReduce runs at the
+// broadcast share of the per-CTA LL128 ceiling: on 2x DGX H100 with 8x 400G
+// each of 16 channels moves at most 0.3 x chan.cap.ll128.hopper, the
+// call's algbw at most 16 x 0.3 x 36.7 x 15/16 (LL128 payload) = 165 GB/s.
+func TestTreeSplitLL128(t *testing.T) {
+	e := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib", Set: []string{"NCCL_PROTO=LL128"}})
+	p := sim.DefaultParams()
+	for _, eng := range []sim.EngineKind{sim.EngineAnalytic, sim.EngineDES} {
+		pt := predict(t, e, model.AllReduce, eng, "tree", 1<<30)
+		if pt.Choice.Proto != model.ProtoLL128 {
+			t.Fatalf("%s: protocol %s, want LL128", eng, pt.Choice.Proto)
+		}
+		bound := float64(pt.Choice.Channels) * 0.3 * p.ChannelCapGBps[model.ProtoLL128][model.ArchHopper] * model.ProtoPayload(model.ProtoLL128)
+		if pt.AlgBW > bound*1.01 || pt.AlgBW < bound*0.85 {
+			t.Errorf("%s: algbw %.1f GB/s on %d channels, want just under the broadcast share's %.1f", eng, pt.AlgBW, pt.Choice.Channels, bound)
+		}
+		if !strings.Contains(pt.Bottleneck, "per-channel") {
+			t.Errorf("%s: bottleneck %q, want the per-channel copy", eng, pt.Bottleneck)
 		}
 	}
 }

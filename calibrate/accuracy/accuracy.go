@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -88,6 +90,37 @@ type CaseResult struct {
 	HealthyCluster string   `json:"healthy_cluster,omitempty"`
 	Diagnosed      []string `json:"diagnosed,omitempty"`
 	NamesCause     bool     `json:"names_cause,omitempty"`
+	// Validate is, for a run that is not degraded, validate's gate on it
+	// against the cluster as it was configured (Cluster): a healthy run
+	// must pass, and a failure is a false alarm.
+	Validate *ValidateOutcome `json:"validate,omitempty"`
+}
+
+// ValidateOutcome is validate's gate on one healthy case: the regime whose
+// points decide (bandwidth, or mid for a run that stops below 64 MiB), how
+// many of its points there are and how many are outside the tolerance,
+// and the signed error of the worst one (model/measured busbw - 1).
+type ValidateOutcome struct {
+	Pass       bool    `json:"pass"`
+	Gate       string  `json:"gate"`
+	GatePoints int     `json:"gate_points"`
+	Failures   int     `json:"failures"`
+	Worst      float64 `json:"worst_error"`
+	Tolerance  float64 `json:"tolerance"`
+}
+
+// String is the outcome in a few words, for the table.
+func (v *ValidateOutcome) String() string {
+	if v == nil {
+		return "-"
+	}
+	if v.Gate == "" {
+		return "no gate (no size >= 8 MiB)"
+	}
+	if v.Pass {
+		return fmt.Sprintf("pass (%s, worst %+.1f%%)", v.Gate, v.Worst*100)
+	}
+	return fmt.Sprintf("FALSE ALARM (%d of %d %s points beyond %.0f%%, worst %+.1f%%)", v.Failures, v.GatePoints, v.Gate, v.Tolerance*100, v.Worst*100)
 }
 
 // Regime returns one regime's statistics, calibrated or not.
@@ -129,6 +162,18 @@ type Target struct {
 	Got   float64 `json:"got"`
 	Cases int     `json:"cases"`
 	Met   bool    `json:"met"`
+	// Count is true for a target that counts cases (Want and Got are
+	// numbers of cases, not fractions of busbw).
+	Count bool `json:"count,omitempty"`
+}
+
+// Value formats a value of the target's kind: a percentage of busbw, or
+// a number of cases.
+func (t Target) Value(v float64) string {
+	if t.Count {
+		return strconv.Itoa(int(v))
+	}
+	return fmt.Sprintf("%.1f%%", v*100)
 }
 
 // Report is the accuracy harness's result.
@@ -368,6 +413,11 @@ func scoreCase(ctx context.Context, a *accCase, all []*accCase, opt Options) (*C
 			cr.Calibrated = append(cr.Calibrated, calibrate.Stats(r, ce[r]))
 		}
 	}
+	if !c.Degraded() {
+		if cr.Validate, err = validateHealthy(ctx, a, opt); err != nil {
+			return nil, err
+		}
+	}
 	if a.setup.Healthy != nil {
 		spec, err := c.ClusterSpec(*a.setup.Healthy)
 		if err != nil {
@@ -416,6 +466,39 @@ func launchWords(a *accCase) string {
 		return " launched " + l
 	}
 	return ""
+}
+
+// validateHealthy runs validate's gate (calibrate.CheckSeries, what
+// collsim validate applies to every series of a file) on a case that is
+// not degraded, against the cluster the case was configured with.
+func validateHealthy(ctx context.Context, a *accCase, opt Options) (*ValidateOutcome, error) {
+	spec, err := a.c.ClusterSpec(a.setup.Configured)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := spec.Build()
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: case %s: %w", a.c.ID, err)
+	}
+	env, err := sim.NewEnv(cl, sim.DefaultParams())
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: case %s: %w", a.c.ID, err)
+	}
+	sc, err := calibrate.CheckSeries(ctx, env, a.series, opt.Engine, opt.Tolerance)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: case %s: validate: %w", a.c.ID, err)
+	}
+	out := &ValidateOutcome{Pass: sc.Pass, Gate: sc.Gate, Failures: sc.Failures, Tolerance: opt.Tolerance}
+	for _, p := range sc.Points {
+		if p.Regime != sc.Gate {
+			continue
+		}
+		out.GatePoints++
+		if math.Abs(p.Error) > math.Abs(out.Worst) {
+			out.Worst = p.Error
+		}
+	}
+	return out, nil
 }
 
 func termNames(fr *calibrate.FitResult) []string {
@@ -519,12 +602,23 @@ func (r *Report) summarise() {
 	}
 	bw, mid, lat := get(calibrate.RegimeBandwidth), get(calibrate.RegimeMid), get(calibrate.RegimeLatency)
 	r.Targets = []Target{
-		{"uncalibrated median |error|, bandwidth regime (median over cases)", TargetUncalBandwidth, bw.UncalCaseMedian, bw.Cases, bw.UncalCaseMedian <= TargetUncalBandwidth},
-		{"uncalibrated p90 |error|, bandwidth regime (all points)", TargetUncalBandwidthP90, bw.UncalPooled.P90Abs, bw.Cases, bw.UncalPooled.P90Abs <= TargetUncalBandwidthP90},
-		{"uncalibrated median |error|, mid regime (median over cases)", TargetUncalMid, mid.UncalCaseMedian, mid.Cases, mid.UncalCaseMedian <= TargetUncalMid},
-		{"uncalibrated median |error|, latency regime (median over cases)", TargetUncalLatency, lat.UncalCaseMedian, lat.Cases, lat.UncalCaseMedian <= TargetUncalLatency},
-		{"calibrated median |error|, bandwidth regime (median over cases)", TargetCalBandwidth, bw.CalCaseMedian, bw.Cases, bw.CalCaseMedian <= TargetCalBandwidth},
+		{"uncalibrated median |error|, bandwidth regime (median over cases)", TargetUncalBandwidth, bw.UncalCaseMedian, bw.Cases, bw.UncalCaseMedian <= TargetUncalBandwidth, false},
+		{"uncalibrated p90 |error|, bandwidth regime (all points)", TargetUncalBandwidthP90, bw.UncalPooled.P90Abs, bw.Cases, bw.UncalPooled.P90Abs <= TargetUncalBandwidthP90, false},
+		{"uncalibrated median |error|, mid regime (median over cases)", TargetUncalMid, mid.UncalCaseMedian, mid.Cases, mid.UncalCaseMedian <= TargetUncalMid, false},
+		{"uncalibrated median |error|, latency regime (median over cases)", TargetUncalLatency, lat.UncalCaseMedian, lat.Cases, lat.UncalCaseMedian <= TargetUncalLatency, false},
+		{"calibrated median |error|, bandwidth regime (median over cases)", TargetCalBandwidth, bw.CalCaseMedian, bw.Cases, bw.CalCaseMedian <= TargetCalBandwidth, false},
 	}
+	healthy, alarms := 0, 0
+	for _, c := range r.Cases {
+		if c.Validate == nil || c.Validate.Gate == "" {
+			continue
+		}
+		healthy++
+		if !c.Validate.Pass {
+			alarms++
+		}
+	}
+	r.Targets = append(r.Targets, Target{"validate false alarms: healthy runs failing validate against their own cluster", 0, float64(alarms), healthy, alarms == 0, true})
 }
 
 // WriteText writes the report as a plain-text table: the headline (each
@@ -541,18 +635,18 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, t := range r.Targets {
 		if t.Cases == 0 {
-			fmt.Fprintf(w, "# target: %s <= %.0f%%: no case in this regime\n", t.What, t.Want*100)
+			fmt.Fprintf(w, "# target: %s <= %s: no case in this regime\n", t.What, t.Value(t.Want))
 			continue
 		}
 		ok := "met"
 		if !t.Met {
 			ok = "NOT MET"
 		}
-		fmt.Fprintf(w, "# target: %s <= %.0f%%: %.1f%% over %d cases (%s)\n", t.What, t.Want*100, t.Got*100, t.Cases, ok)
+		fmt.Fprintf(w, "# target: %s <= %s: %s over %d cases (%s)\n", t.What, t.Value(t.Want), t.Value(t.Got), t.Cases, ok)
 	}
 	fmt.Fprintln(w, "#")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CASE\tGROUP\tQUALITY\tLAT UNCAL\tLAT CAL\tMID UNCAL\tMID CAL\tBW UNCAL\tBW CAL\tDEGRADED CHECK\tFILE")
+	fmt.Fprintln(tw, "CASE\tGROUP\tQUALITY\tLAT UNCAL\tLAT CAL\tMID UNCAL\tMID CAL\tBW UNCAL\tBW CAL\tDEGRADED CHECK\tVALIDATE (HEALTHY)\tFILE")
 	cell := func(s calibrate.RegimeStats) string {
 		if s.Points == 0 {
 			return "-"
@@ -572,8 +666,8 @@ func (r *Report) WriteText(w io.Writer) error {
 			file += " (p2p table not in the cases file)"
 		}
 		lat, mid, bw := calibrate.RegimeLatency, calibrate.RegimeMid, calibrate.RegimeBandwidth
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Group, c.Quality, cell(c.Regime(lat, false)), cell(c.Regime(lat, true)),
-			cell(c.Regime(mid, false)), cell(c.Regime(mid, true)), cell(c.Regime(bw, false)), cell(c.Regime(bw, true)), check, file)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Group, c.Quality, cell(c.Regime(lat, false)), cell(c.Regime(lat, true)),
+			cell(c.Regime(mid, false)), cell(c.Regime(mid, true)), cell(c.Regime(bw, false)), cell(c.Regime(bw, true)), check, c.Validate.String(), file)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

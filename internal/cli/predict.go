@@ -198,13 +198,14 @@ func streamPrediction(ctx context.Context, e *env, envr *sim.Env, req sim.Reques
 	cw := csv.NewWriter(e.stdout)
 	prog := e.progress("predict")
 	n := len(req.Sizes)
+	sw := envr.Sweeper()
 	for k, s := range req.Sizes {
 		if ctx.Err() != nil {
 			prog.clear()
 			return nil, interruptedf("predict: interrupted after %d of %d sizes", k, n)
 		}
 		prog.show("size %d/%d (%s)", k+1, n, model.FormatBytes(s))
-		pt, err := envr.Predict(ctx, req, s)
+		pt, err := sw.Predict(ctx, req, s)
 		prog.clear()
 		if err != nil {
 			if ctx.Err() != nil {

@@ -50,14 +50,14 @@ func accuracyReport(e *env, rep *accuracy.Report, only []string) (*reports.Docum
 	}
 	tt := reports.Table{Caption: "Targets", Columns: []string{"target", "at most", "got", "cases", "result"}}
 	for _, t := range rep.Targets {
-		res, got := "met", pct1(t.Got)
+		res, got := "met", t.Value(t.Got)
 		switch {
 		case t.Cases == 0:
 			res, got = "no case in this regime", "-"
 		case !t.Met:
 			res = "NOT MET"
 		}
-		tt.Rows = append(tt.Rows, []string{t.What, pct1(t.Want), got, strconv.Itoa(t.Cases), res})
+		tt.Rows = append(tt.Rows, []string{t.What, t.Value(t.Want), got, strconv.Itoa(t.Cases), res})
 	}
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Summary over cases", Blocks: []reports.Block{st, tt}})
 
@@ -109,7 +109,7 @@ func accuracySummary(rep *accuracy.Report) (string, *reports.Verdict) {
 		}
 		applicable++
 		if !t.Met {
-			missed = append(missed, fmt.Sprintf("%s (%s, target %s)", t.What, pct1(t.Got), pct1(t.Want)))
+			missed = append(missed, fmt.Sprintf("%s (%s, target %s)", t.What, t.Value(t.Got), t.Value(t.Want)))
 		}
 	}
 	deg, named := 0, 0
@@ -179,7 +179,7 @@ func caseErrorsSection(rep *accuracy.Report) reports.Section {
 		Caption: "Sizes < 64 KiB. A missing bar: the case has no such size.",
 		Series:  []reports.BarSeries{{Name: "uncalibrated"}, {Name: "calibrated"}}}
 	t := reports.Table{Caption: "Per case: median / p90 |error|",
-		Columns: []string{"case", "quality", "class", "collective", "ranks", "nodes", "latency uncal.", "latency cal.", "bandwidth uncal.", "bandwidth cal.", "bandwidth regime", "degraded check", "calibrated on"}}
+		Columns: []string{"case", "quality", "class", "collective", "ranks", "nodes", "latency uncal.", "latency cal.", "bandwidth uncal.", "bandwidth cal.", "bandwidth regime", "degraded check", "validate (healthy)", "calibrated on"}}
 	cell := func(s calibrate.RegimeStats) string {
 		if s.Points == 0 {
 			return "-"
@@ -204,7 +204,7 @@ func caseErrorsSection(rep *accuracy.Report) reports.Section {
 		}
 		t.Rows = append(t.Rows, []string{c.ID, c.Quality, c.Class, c.Collective, strconv.Itoa(c.Ranks), strconv.Itoa(c.Nodes),
 			cell(c.Regime(calibrate.RegimeLatency, false)), cell(c.Regime(calibrate.RegimeLatency, true)),
-			cell(c.Regime(r, false)), cell(c.Regime(r, true)), r, check, c.Calibration})
+			cell(c.Regime(r, false)), cell(c.Regime(r, true)), r, check, c.Validate.String(), c.Calibration})
 		if seen[c.ID] || c.ID == "" {
 			continue
 		}
