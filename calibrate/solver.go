@@ -449,3 +449,61 @@ func equalVec(a, b []float64) bool {
 	}
 	return true
 }
+
+// discrepancySD returns, for least squares on the columns cols (d r / d
+// log v of each term), each term's standard deviation in log units when
+// every group of rows shares one systematic error of size delta: the
+// covariance delta^2 sum_g (J'J)^-1 s_g s_g' (J'J)^-1, s_g the sum of the
+// group's rows of J. NaN-free: a singular J'J gives +Inf for every term.
+func discrepancySD(cols [][]float64, groups []int, delta float64) []float64 {
+	k := len(cols)
+	out := make([]float64, k)
+	if k == 0 {
+		return out
+	}
+	n := len(cols[0])
+	var jtj mat.SymDense
+	J := mat.NewDense(n, k, nil)
+	for j, c := range cols {
+		J.SetCol(j, c)
+	}
+	jtj.SymOuterK(1, J.T())
+	var inv mat.Dense
+	if err := inv.Inverse(&jtj); err != nil {
+		var cond mat.Condition
+		if !(errors.As(err, &cond) && float64(cond) < 1e14) {
+			for j := range out {
+				out[j] = math.Inf(1)
+			}
+			return out
+		}
+	}
+	ng := 0
+	for _, g := range groups {
+		ng = max(ng, g+1)
+	}
+	sums := make([][]float64, ng)
+	for i := 0; i < n && i < len(groups); i++ {
+		g := groups[i]
+		if sums[g] == nil {
+			sums[g] = make([]float64, k)
+		}
+		for j := 0; j < k; j++ {
+			sums[g][j] += J.At(i, j)
+		}
+	}
+	for _, sg := range sums {
+		if sg == nil {
+			continue
+		}
+		var v mat.VecDense
+		v.MulVec(&inv, mat.NewVecDense(k, sg))
+		for j := 0; j < k; j++ {
+			out[j] += v.AtVec(j) * v.AtVec(j)
+		}
+	}
+	for j := range out {
+		out[j] = delta * math.Sqrt(out[j])
+	}
+	return out
+}
