@@ -318,46 +318,6 @@ const (
 	priorSigma = 3.0
 )
 
-// maxFragility bounds, in multiples of the loss scale, how far a
-// systematic error of one scale in a single series and regime may move an
-// automatically chosen term (see holdFragile): 2, so a term is fitted only
-// when it sets at least about half of some regime's time net of the other
-// terms (a regime that a term sets alone moves it by one scale).
-const maxFragility = 2.0
-
-// holdFragile drops from chosen, worst first, the terms whose least-squares
-// estimate a systematic error of scale in one series and regime (the model
-// missing a ramp, a collective running a few percent off the others) would
-// move by more than maxFragility*scale, and reports each through held.
-// The residuals of one series and regime are not independent evidence:
-// where the model's structure is off, they are all off together, so a term
-// that only a combination of runs determines (an efficiency and a protocol
-// share that the data see only as a product, fitted on AllReduce and
-// AllGather together) follows that error by many times its size, and a
-// run that uses the term otherwise pays it. The statistical standard
-// errors do not show this: they assume independent points.
-func holdFragile[T any](chosen []T, groups []int, scale float64, held func(T, float64), col func(T) []float64) []T {
-	for len(chosen) > 0 {
-		cols := make([][]float64, len(chosen))
-		for i, c := range chosen {
-			cols[i] = col(c)
-		}
-		sd := discrepancySD(cols, groups, scale)
-		worst := -1
-		for i, v := range sd {
-			if v > maxFragility*scale && (worst < 0 || v > sd[worst]) {
-				worst = i
-			}
-		}
-		if worst < 0 {
-			break
-		}
-		held(chosen[worst], sd[worst])
-		chosen = append(chosen[:worst:worst], chosen[worst+1:]...)
-	}
-	return chosen
-}
-
 // Fit fits the free parameters of the model to the series and link
 // observations: a robust fit of log(time) (FitOptions.Loss, by default
 // the Cauchy loss at a 5% scale) with a weak log-normal prior on each
@@ -365,9 +325,7 @@ func holdFragile[T any](chosen []T, groups []int, scale float64, held func(T, fl
 // gonum/optimize's Newton method on the Gauss-Newton Hessian in a
 // logistic transform of each term's [Lo, Hi] bounds. FitResult.Objective
 // says which. Terms the data cannot determine are held at their base
-// value and reported, and so are automatically chosen terms that a
-// systematic model error in one series and regime would move by more
-// than twice its size (holdFragile).
+// value and reported.
 //
 // Why the Cauchy loss: where the model's structure misses a whole regime
 // (a ramp 20-60% too fast at 64 KiB-256 MiB is common in the corpus), the
@@ -553,11 +511,6 @@ func Fit(ctx context.Context, series []Series, links []LinkObs, base sim.Params,
 		basis = append(basis, u)
 		chosen = append(chosen, c)
 	}
-	if len(opt.Terms) == 0 {
-		chosen = holdFragile(chosen, fp.rowGroups(useLink), opt.Scale, func(c cand, sd float64) {
-			res.Held = append(res.Held, HeldTerm{c.name, c.v0, fmt.Sprintf("a %.0f%% model error in one series and regime would move it by %.0f%%", opt.Scale*100, sd*100)})
-		}, func(c cand) []float64 { return c.col })
-	}
 	res.RMSLogBefore = rms(r0)
 	res.MedianAbsBefore = medianAbsBW(r0)
 	res.Params = p
@@ -716,39 +669,4 @@ func roundTo(v float64, digits int) float64 {
 	}
 	m := math.Pow(10, float64(digits)-math.Ceil(math.Log10(math.Abs(v))))
 	return math.Round(v*m) / m
-}
-
-// rowGroups labels each residual row with its series and regime; a used
-// link observation is a group of its own.
-func (fp *fitProblem) rowGroups(useLink []bool) []int {
-	var g []int
-	ids := map[string]int{}
-	for si, s := range fp.series {
-		for _, p := range s.Points {
-			k := fmt.Sprintf("%d/%s", si, regimeOfSize(p.Size))
-			id, ok := ids[k]
-			if !ok {
-				id = len(ids)
-				ids[k] = id
-			}
-			g = append(g, id)
-		}
-	}
-	for i := range fp.links {
-		if useLink[i] {
-			g = append(g, len(ids))
-			ids[fmt.Sprint("link", i)] = len(ids)
-		}
-	}
-	return g
-}
-
-func regimeOfSize(size int64) string {
-	switch {
-	case size < LatencyMax:
-		return RegimeLatency
-	case size < BandwidthMin:
-		return RegimeMid
-	}
-	return RegimeBandwidth
 }
