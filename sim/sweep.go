@@ -316,6 +316,12 @@ func (e *Env) sweepParallel(ctx context.Context, req Request, workers int, each 
 			cancelAfter(i)
 		}
 		for next < failed && done[next] {
+			if err := parent.Err(); err != nil {
+				// Cancelled: hand over nothing more, as a sequential
+				// sweep starts no size after.
+				failed, failure = next, err
+				break
+			}
 			r := &results[next]
 			if len(r.attempts) > 0 {
 				r.pt.Events = eventsInOrder(r.attempts, &prev, &prevKept)
