@@ -132,6 +132,17 @@ var rawCases = []rawCase{
 		runs: []wantRun{{"all_reduce", 64, 24, 16.24, 4.11476}}}, // 16777216 row: 16.24 (32 MiB gives 15.21)
 	{file: "nccltests_a100sxm40_16x8_ib-hdr200x4_abci_1.txt", kind: KindNCCLTests,
 		runs: []wantRun{{"all_reduce", 128, 24, 26.63, 5.52162}}}, // 33554432 row: 26.63
+	// nccl-tests#331 (held-out corpus): sendrecv_perf -t 2 on 2 GPUs of a
+	// Leonardo node; the test is named only in the sentence above the output,
+	// which must be read for the 2-rank table (busbw = algbw for both
+	// sendrecv and a 2-rank all_reduce).
+	{file: "nccltests_a100sxm64_1x2_nvlink-nv4_ncclTests331_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"sendrecv", 2, 29, 73.44, 24.3607}}}, // 268435456 row: 73.44
+	// oracle-japan/ocitutorials (held-out corpus): one 10 GiB row each.
+	{file: "nccltests_a100sxm40_1x8_nvswitch_ocitutorials_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 8, 1, 232.20, 232.167}}},
+	{file: "nccltests_a100sxm40_2x8_roce100x16_ocitutorials_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 16, 1, 191.76, 191.752}}},
 	{file: "nccltests_a100sxm80_1x8_nvswitch_blog-thanos_1.txt", kind: KindNCCLTests,
 		runs: []wantRun{
 			{"all_reduce", 8, 30, 232.44, 66.2058}, // -g 8 run, 4294967296 row
@@ -236,6 +247,23 @@ var rawCases = []rawCase{
 	{file: "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt", kind: KindNCCLTests,
 		runs:     []wantRun{{"all_gather", 8, 31, 97.65, 35.9967}}, // 8589934592 row: 97.65
 		findings: []string{"info:no-nvls"}},
+	// nccl-tests#309 (held-out corpus): H100 8-GPU nodes on IB 400G.
+	{file: "nccltests_h100sxm_2x8_ib-ndr400x8_ncclTests309_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 16, 32, 469.21, 139.56}}}, // 17179869184 row: 469.21; MPI help lines inside the device list
+	{file: "nccltests_h100sxm_4x8_ib-ndr400x8-vm_ncclTests309_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 32, 32, 365.84, 107.51}}}, // 17179869184 row: 365.84
+	{file: "nccltests_h100sxm_2x8_ib-ndr400_ncclTests309-aion_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 16, 14, 466.73, 276.999}}}, // 8589934592 row: 466.73; collective inferred (no command)
+	{file: "nccltests_h100sxm_4x8_ib-ndr400_ncclTests309-aion_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 32, 14, 324.99, 191.212}}}, // 4294967296 row: 324.99
+	{file: "nccltests_h100sxm_8x8_ib-ndr400_ncclTests309-aion_1.txt", kind: KindNCCLTests,
+		runs:     []wantRun{{"all_reduce", 64, 14, 320.70, 183.055}}, // 8589934592 row: 320.70
+		findings: []string{"warning:bandwidth-cliff"}},               // 40.52 GB/s at 4M, 12.98 at 8M (in-place 51.38)
+	{file: "nccltests_h100sxm_8x8_ib-ndr400-ctas24-qps2_ncclTests309-aion_1.txt", kind: KindNCCLTests,
+		runs:     []wantRun{{"all_reduce", 64, 14, 391.37, 192.573}}, // 8589934592 row: 391.37
+		findings: []string{"warning:bandwidth-cliff"}},               // 45.64 GB/s at 4M, 18.58 at 8M (in-place 42.24)
+	{file: "nccltests_h100sxm_2x8_ib-ndr400-ring-ctas24-qps2_ncclTests309-aion_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 16, 14, 392.69, 248.186}}}, // 8589934592 row: 392.69; command split over two lines
 	{file: "nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt", kind: KindNCCLTests,
 		runs: []wantRun{
 			{"all_reduce", 2, 28, 4.00, 2.05774},

@@ -386,6 +386,36 @@ func caseSetups() map[string]CaseSetup {
 			Healthy:    &NodeFlags{Node: "pcie-gpu-server", GPU: "A100-PCIE", GPUsPerNode: 1, NICs: "1x200G-ib"},
 			Expect:     calibrate.DiagGDRFar,
 			Why:        "Dell R7525: A100 PCIe and ConnectX-6 HDR on different sockets (SYS); GDR forced across the CPU by NCCL_NET_GDR_LEVEL=SYS"},
+		// The held-out runs (cases_heldout.yaml): hardware as each raw
+		// file's MANIFEST row states it. NCCL_P2P_LEVEL=NVL, set in some of
+		// their commands, is not passed: on these nodes every GPU pair is
+		// NVLink-connected, where NCCL uses P2P by default.
+		"ncclTests309_h100_2x8_ndr400": {Class: "h100-8gpu-xe9680-ndr400",
+			Configured: NodeFlags{Node: "dgx-h100", Set: []string{"NCCL_NET_GDR_LEVEL=1"}},
+			Why:        "Dell XE9680 (HGX H100 8-GPU, NVSwitch) with 8x ConnectX-7 IB 400G, as nccl-tests#309 states; NCCL_NET_GDR_LEVEL=1 from the run's command"},
+		"ncclTests309_h100vm_4x8_ndr400": {Class: "h100-8gpu-xe9680-ndr400-vm",
+			Configured: NodeFlags{Node: "dgx-h100", Set: []string{"NCCL_NET_GDR_LEVEL=1"}},
+			Why:        "4 VMs of 8 H100 + 8 GPU-NIC pairs on IB 400G (nccl-tests#309); modelled as HGX H100 bare metal (these flags cannot mark VMs); NCCL_NET_GDR_LEVEL=1 from the run's command"},
+		"ncclTests309aion_h100_*": {Class: "h100-8gpu-ndr400-aion",
+			Configured: NodeFlags{Node: "dgx-h100"},
+			Why:        "8x H100 80GB HBM3 per node on IB 400G (nccl-tests#309, second poster); 8 NICs per node inferred from the '400 GB/s IB limit' they quote"},
+		"ncclTests309aion_h100_8x8_ctas24_qps2": {Class: "h100-8gpu-ndr400-aion",
+			Configured: NodeFlags{Node: "dgx-h100", Set: []string{"NCCL_MIN_NCHANNELS=24", "NCCL_IB_QPS_PER_CONNECTION=2"}},
+			Why: "as ncclTests309aion_h100_*, run with NCCL_MIN_CTAS=24 NCCL_IB_QPS_PER_CONNECTION=2; NCCL_MIN_CTAS (NCCL >= 2.17) is the " +
+				"communicator's minimum CTA count and each channel is one CTA, so it is given as NCCL_MIN_NCHANNELS, the model's name for that floor"},
+		"ncclTests309aion_h100_2x8_ring_ctas24_qps2": {Class: "h100-8gpu-ndr400-aion",
+			Configured: NodeFlags{Node: "dgx-h100", Set: []string{"NCCL_ALGO=Ring", "NCCL_MIN_NCHANNELS=24", "NCCL_IB_QPS_PER_CONNECTION=2"}},
+			Why:        "as ncclTests309aion_h100_8x8_ctas24_qps2, with NCCL_ALGO=Ring from the run's command"},
+		"ociTutorials_a100_1x8_bmgpu48": {Class: "a100-8gpu-oci-bmgpu48",
+			Configured: NodeFlags{Node: "dgx-a100"},
+			Why:        "OCI BM.GPU4.8: 8x A100-SXM4-40GB on NVSwitch (OCI shape documentation)"},
+		"ociTutorials_a100_2x8_bmgpu48_roce100x16": {Class: "a100-8gpu-oci-bmgpu48",
+			Configured: NodeFlags{Node: "dgx-a100", NICs: "16x100G-roce"},
+			Why:        "OCI BM.GPU4.8 on the cluster network: 16x 100G RoCE per node, as the tutorial states"},
+		"ncclTests331_a100sxm64_1x2_sendrecv": {Class: "a100-4gpu-nv4-ncclTests331",
+			Configured: NodeFlags{Node: "hgx-a100-4gpu", GPUsPerNode: 2, Set: []string{"NCCL_BUFFSIZE=4194304"}},
+			Why: "2 of the 4 A100-SXM-64GB of one node, NV4 between every pair (topo -m in nccl-tests#331), as the " +
+				"HGX A100 4-GPU mesh; NCCL_BUFFSIZE from the log (the default value)"},
 	}
 }
 
