@@ -79,6 +79,10 @@ type FitQuality struct {
 	// the fit loop ("analytic" or "des").
 	Evaluations int    `yaml:"evaluations,omitempty"`
 	Engine      string `yaml:"engine,omitempty"`
+	// Objective says what the fit minimised: the robust loss, its scale
+	// and the prior on the terms (FitResult.Objective); empty in profiles
+	// written before it was recorded (a soft-L1 loss then).
+	Objective string `yaml:"objective,omitempty"`
 }
 
 // ProfileFormat is the current profile format tag.

@@ -36,8 +36,9 @@ func BenchmarkRingAllReduce1GiB1024GPUs(b *testing.B) { benchRing(b, 128) }
 // leaf-spine of 16 nodes per leaf at 1:1 (the clusters of examples/scale),
 // and reports engine events per second, DES ops per sweep (the schedules
 // that timed the sizes) and DES runs per sweep (a size whose schedule is
-// the size before's reuses that run and counts no events).
-func benchSweep(b *testing.B, nodes int, set []string) {
+// the size before's reuses that run and counts no events). workers is
+// Request.Workers: 0 runs the sizes on every core, 1 one after another.
+func benchSweep(b *testing.B, nodes int, set []string, workers int) {
 	spec := resolve(b, scenarios.Overrides{Node: "dgx-h100", Nodes: nodes, NICs: "8x400G-ib", Set: set})
 	spec.Fabric = model.FabricSpec{Kind: "leaf-spine", NodesPerLeaf: min(16, nodes), Radix: 256, Oversubscription: 1}
 	e := specEnv(b, spec)
@@ -45,7 +46,7 @@ func benchSweep(b *testing.B, nodes int, set []string) {
 	for s := model.Bytes(8); s <= 8<<30; s *= 2 {
 		sizes = append(sizes, s)
 	}
-	req := sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: sizes}
+	req := sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: sizes, Workers: workers}
 	b.ReportAllocs()
 	var events, ops, runs int64
 	b.ResetTimer()
@@ -73,13 +74,19 @@ func benchSweep(b *testing.B, nodes int, set []string) {
 // BenchmarkSweep1024GPUs, BenchmarkSweep8192GPUs and
 // BenchmarkSweep32768GPUs are the speed targets of the README (128, 1,024
 // and 4,096 nodes); BenchmarkSweep128GPUs shows how time grows from 16.
-func BenchmarkSweep128GPUs(b *testing.B)   { benchSweep(b, 16, nil) }
-func BenchmarkSweep1024GPUs(b *testing.B)  { benchSweep(b, 128, nil) }
-func BenchmarkSweep8192GPUs(b *testing.B)  { benchSweep(b, 1024, nil) }
-func BenchmarkSweep32768GPUs(b *testing.B) { benchSweep(b, 4096, nil) }
+// They run the sizes on every core (GOMAXPROCS, -cpu); the OneWorker
+// variants run them one after another, the same points.
+func BenchmarkSweep128GPUs(b *testing.B)   { benchSweep(b, 16, nil, 0) }
+func BenchmarkSweep1024GPUs(b *testing.B)  { benchSweep(b, 128, nil, 0) }
+func BenchmarkSweep8192GPUs(b *testing.B)  { benchSweep(b, 1024, nil, 0) }
+func BenchmarkSweep32768GPUs(b *testing.B) { benchSweep(b, 4096, nil, 0) }
+
+func BenchmarkSweep128GPUsOneWorker(b *testing.B)  { benchSweep(b, 16, nil, 1) }
+func BenchmarkSweep1024GPUsOneWorker(b *testing.B) { benchSweep(b, 128, nil, 1) }
+func BenchmarkSweep8192GPUsOneWorker(b *testing.B) { benchSweep(b, 1024, nil, 1) }
 
 // BenchmarkSweep1024GPUsRing forces the ring (NCCL_ALGO=Ring).
-func BenchmarkSweep1024GPUsRing(b *testing.B) { benchSweep(b, 128, []string{"NCCL_ALGO=Ring"}) }
+func BenchmarkSweep1024GPUsRing(b *testing.B) { benchSweep(b, 128, []string{"NCCL_ALGO=Ring"}, 0) }
 
 // BenchmarkEnv1024GPUs measures building the NCCL view (paths, graph
 // search, tuning tables) of 128 dgx-h100 nodes.

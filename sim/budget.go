@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/collsim/collsim/model"
@@ -17,6 +19,10 @@ type Budget struct {
 	MaxMemory int64
 	// MaxEvents bounds the engine events of one call.
 	MaxEvents int64
+
+	// hold, when set, reserves the memory check estimates in a pool the
+	// runs of a parallel sweep share (see memPool).
+	hold *memHold
 }
 
 // Default budgets. Assumption: 8 GiB is the memory the largest target
@@ -110,5 +116,108 @@ func (b Budget) check(e *Env, call Call, ops, deps int64) error {
 	if ev := ops * eventsPerOp; ev > b.events() {
 		return &BudgetError{Budget: "events", Estimate: ev, Limit: b.events(), Flag: "--max-events", What: describe(e, call, ops)}
 	}
+	return b.hold.grow(ops*bytesPerOp + deps*bytesPerDep)
+}
+
+// memPool is the memory budget the concurrent DES runs of a parallel sweep
+// share: a run reserves its estimate before its schedule is built (where
+// Budget.check passes it) and gives it back when its execution ends, and
+// waits while the runs in flight leave too little. A run alone is refused
+// only beyond the whole budget, as in a sequential sweep, so runs that fit
+// the budget one at a time never fail for running beside others: they wait
+// their turn. The schedule a sweep keeps for reuse (desMemo, sweepRun) is
+// not counted, as it is not in a sequential sweep.
+type memPool struct {
+	mu   sync.Mutex
+	free int64
+	// wake is closed, and replaced, whenever memory is given back.
+	wake chan struct{}
+}
+
+func newMemPool(limit int64) *memPool {
+	return &memPool{free: limit, wake: make(chan struct{})}
+}
+
+// take reserves n bytes if they are free, else returns a channel that is
+// closed when memory is next given back.
+func (p *memPool) take(n int64) (bool, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n <= p.free {
+		p.free -= n
+		return true, nil
+	}
+	return false, p.wake
+}
+
+// give returns n bytes to the pool.
+func (p *memPool) give(n int64) {
+	if n == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.free += n
+	close(p.wake)
+	p.wake = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// memHold is one DES run's reservation in a memPool: the largest estimate
+// Budget.check has passed for its schedule (a builder may check a first
+// estimate and then the exact one). While it waits it lends its core to
+// another size (idle, then busy before it goes on; nil: no sweep's cores).
+// A nil memHold reserves nothing.
+type memHold struct {
+	ctx  context.Context
+	pool *memPool
+	held int64
+	idle func()
+	busy func(context.Context) error
+}
+
+// grow raises the reservation to n bytes. It never waits while it holds
+// memory: a run that cannot add to its reservation at once gives it back
+// and waits for the whole, so two runs cannot wait on each other.
+func (h *memHold) grow(n int64) error {
+	if h == nil || n <= h.held {
+		return nil
+	}
+	if ok, _ := h.pool.take(n - h.held); ok {
+		h.held = n
+		return nil
+	}
+	h.release()
+	lent := false
+	for {
+		ok, wake := h.pool.take(n)
+		if ok {
+			break
+		}
+		if !lent && h.idle != nil {
+			h.idle()
+			lent = true
+		}
+		select {
+		case <-wake:
+		case <-h.ctx.Done():
+			return h.ctx.Err()
+		}
+	}
+	h.held = n
+	if lent {
+		if err := h.busy(h.ctx); err != nil {
+			h.release()
+			return err
+		}
+	}
 	return nil
+}
+
+// release gives the reservation back.
+func (h *memHold) release() {
+	if h == nil {
+		return
+	}
+	h.pool.give(h.held)
+	h.held = 0
 }

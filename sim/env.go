@@ -12,7 +12,8 @@ import (
 // capacity of every link after efficiencies. Build it once with NewEnv and
 // reuse it across sizes and collectives; its parameters are fixed when it is
 // built (build a new Env for new parameters). An Env is not safe for
-// concurrent use.
+// concurrent use by its callers; Sweep and SweepEach run the sizes of one
+// sweep concurrently themselves (sweep.go lists what the runs share).
 type Env struct {
 	Cluster *model.Cluster
 	Res     *model.Resolution

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -91,36 +92,76 @@ type Request struct {
 	// Window is how many full pipeline units the DES simulates before it
 	// checks for a steady state (0 = defaultWindow; negative = every unit).
 	Window int
+	// Workers is how many sizes Sweep and SweepEach run at once: 0 (the
+	// default) runs GOMAXPROCS, 1 runs them one after another. The points
+	// are the same either way.
+	Workers int
 }
 
 // Sweep predicts every size of req. Sizes are adjusted as nccl-tests does
-// (per-rank counts rounded for AllGather, ReduceScatter, AlltoAll).
+// (per-rank counts rounded for AllGather, ReduceScatter, AlltoAll). The
+// sizes run on req.Workers goroutines at once (see SweepEach); the points
+// are the same, bit for bit, whatever the count.
 func (e *Env) Sweep(ctx context.Context, req Request) ([]Point, error) {
-	if req.ElemSize <= 0 {
-		req.ElemSize = 4
-	}
 	out := make([]Point, 0, len(req.Sizes))
-	sw := e.Sweeper()
-	for _, s := range req.Sizes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		p, err := sw.Predict(ctx, req, s)
-		if err != nil {
-			return nil, fmt.Errorf("size %s: %w", model.FormatBytes(s), err)
-		}
+	err := e.SweepEach(ctx, req, func(_ int, p Point) error {
 		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
+// SweepEach predicts every size of req as Sweep does and hands each point
+// to each, in sweep order, as soon as it and every size before it are done
+// (each runs on the caller's goroutine). The sizes are independent DES
+// runs: min(req.Workers, sizes) of them run at once (Workers 0:
+// GOMAXPROCS), and Workers 1 runs them one after another with a Sweeper.
+// Either way a size whose DES schedule is identical, op for op, to the one
+// the size before it ran takes that run's result and counts no events
+// (desMemo), so the points, Events included, do not depend on the count.
+// Concurrent runs share one memory budget (Budget.MaxMemory): a run starts
+// only when its estimate fits beside the runs in flight, so large runs go
+// one at a time. The first error in sweep order is returned, wrapped with
+// its size (an error of each as it is), and the sizes after it are
+// cancelled; the sizes before it are all handed to each.
+func (e *Env) SweepEach(ctx context.Context, req Request, each func(i int, p Point) error) error {
+	if req.ElemSize <= 0 {
+		req.ElemSize = 4
+	}
+	workers := req.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers = min(workers, len(req.Sizes)); workers > 1 {
+		return e.sweepParallel(ctx, req, workers, each)
+	}
+	sw := e.Sweeper()
+	for i, s := range req.Sizes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p, err := sw.Predict(ctx, req, s)
+		if err != nil {
+			return fmt.Errorf("size %s: %w", model.FormatBytes(s), err)
+		}
+		if err := each(i, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Sweeper predicts the sizes of a sweep one after another, as Env.Sweep
-// does, for a caller that wants each point as soon as it is done: a size
-// whose DES schedule is identical, op for op, to the size before's takes
-// that run's result instead of running it again (exact; see desMemo), so
-// the large sizes of a pipelined call cost one run between them. It holds
-// the last such schedule until the next size. A Sweeper is not safe for
-// concurrent use, and its Env must not be used concurrently with it.
+// does with one worker, for a caller that wants each point as soon as it is
+// done: a size whose DES schedule is identical, op for op, to the size
+// before's takes that run's result instead of running it again (exact; see
+// desMemo), so the large sizes of a pipelined call cost one run between
+// them. It holds the last such schedule until the next size. A Sweeper is
+// not safe for concurrent use, and its Env must not be used concurrently
+// with it.
 type Sweeper struct {
 	e    *Env
 	memo desMemo
@@ -147,12 +188,12 @@ func p2pBlock(coll model.Collective, size model.Bytes, n int) float64 {
 
 // Predict times one requested size.
 func (e *Env) Predict(ctx context.Context, req Request, requested model.Bytes) (Point, error) {
-	return e.predict(ctx, req, requested, nil)
+	return e.predict(ctx, req, requested, (*desMemo)(nil))
 }
 
 // predict is Predict with the DES runs of the sizes before it in a sweep
-// (nil: none).
-func (e *Env) predict(ctx context.Context, req Request, requested model.Bytes, memo *desMemo) (Point, error) {
+// (a nil *desMemo: none).
+func (e *Env) predict(ctx context.Context, req Request, requested model.Bytes, memo runSource) (Point, error) {
 	c := e.Cluster
 	n := c.NumRanks()
 	size, count := req.Coll.TestSize(requested, req.ElemSize, n)
@@ -300,14 +341,14 @@ const defaultWindow = 8
 // prefixes (K, K+1 and K+2 units, each with the tail) an earlier version
 // executed and compared. record keeps op times of the run returned.
 func (e *Env) runDES(ctx context.Context, req Request, call Call, record bool, ph desPhysics) (*desRun, error) {
-	return e.runDESMemo(ctx, req, call, record, ph, nil)
+	return e.runDESMemo(ctx, req, call, record, ph, (*desMemo)(nil))
 }
 
-// runDESMemo is runDES that takes a run's result from memo when its
-// schedule is the memo's, and leaves the last run in it (nil: no memo).
-func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record bool, ph desPhysics, memo *desMemo) (*desRun, error) {
+// runDESMemo is runDES that takes each run from memo: the result of an
+// equal schedule's run where memo has one, else a new run it may keep.
+func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record bool, ph desPhysics, memo runSource) (*desRun, error) {
 	if record {
-		memo = nil // the memo's runs keep no op start times
+		memo = (*desMemo)(nil) // the memo's runs keep no op start times
 	}
 	caps := ph.caps
 	if caps == nil {
@@ -332,7 +373,10 @@ func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record boo
 		window = 5 // five unit ends show two spacings over two units
 	}
 	one := func(w int) (*desRun, error) {
-		pr, err := e.program(call, true, desOpts{window: w, budget: req.Budget, full: req.Full})
+		budget := req.Budget
+		budget.hold = memo.hold(ctx)
+		defer budget.hold.release()
+		pr, err := e.program(call, true, desOpts{window: w, budget: budget, full: req.Full})
 		if err != nil {
 			return nil, err
 		}
@@ -340,17 +384,11 @@ func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record boo
 		ours := addBackgroundOps(pr.sched, ph.bg)
 		ph.cg.apply(pr.sched)
 		maxEvents := req.Budget.events()
-		res, ran := memo.lookup(pr.sched, caps, maxEvents)
-		if res == nil {
-			var err error
-			res, err = Execute(ctx, pr.sched, caps, ExecOptions{RecordOpTimes: record, RecordOpEnds: true, MaxEvents: maxEvents, What: describe(e, call, int64(nops))})
-			if err != nil {
-				return nil, err
-			}
-			if pr.skipped > 0 {
-				memo.store(pr.sched, caps, maxEvents, res)
-			}
-			ran = res.Events
+		res, ran, err := memo.run(ctx, pr, caps, maxEvents, budget.hold, func(s *Schedule) (*Result, error) {
+			return Execute(ctx, s, caps, ExecOptions{RecordOpTimes: record, RecordOpEnds: true, MaxEvents: maxEvents, What: describe(e, call, int64(nops))})
+		})
+		if err != nil {
+			return nil, err
 		}
 		t := res.Makespan
 		if ours >= 0 {
@@ -421,6 +459,38 @@ func (m *desMemo) lookup(s *Schedule, caps []float64, maxEvents int64) (*Result,
 	r := m.res
 	return &r, 0
 }
+
+// runSource is where the DES runs of a prediction come from: a desMemo
+// (the run of the size before, one size after another; nil: none) or one
+// size's share of a parallel sweep's runs (sweepSize).
+type runSource interface {
+	// run returns the result of executing pr.sched over caps within
+	// maxEvents, by exec or from an equal schedule's run, and the events
+	// it counts; pr.skipped > 0 marks a run worth keeping. It may replace
+	// pr.sched by an equal schedule, and lets go of hold while it waits.
+	run(ctx context.Context, pr *prog, caps []float64, maxEvents int64, hold *memHold, exec func(*Schedule) (*Result, error)) (*Result, int64, error)
+	// hold returns what one run's memory is reserved in (nil: nothing to
+	// reserve beyond the budget's own check).
+	hold(ctx context.Context) *memHold
+}
+
+// run takes the memo's result when pr's schedule is the memo's, else
+// executes it and keeps the run when it left pipeline units out.
+func (m *desMemo) run(_ context.Context, pr *prog, caps []float64, maxEvents int64, _ *memHold, exec func(*Schedule) (*Result, error)) (*Result, int64, error) {
+	if res, ran := m.lookup(pr.sched, caps, maxEvents); res != nil {
+		return res, ran, nil
+	}
+	res, err := exec(pr.sched)
+	if err != nil {
+		return nil, 0, err
+	}
+	if pr.skipped > 0 {
+		m.store(pr.sched, caps, maxEvents, res)
+	}
+	return res, res.Events, nil
+}
+
+func (m *desMemo) hold(context.Context) *memHold { return nil }
 
 // store makes the run of s the memo's. The schedule is kept as it is: the
 // caller does not modify it afterwards. Only a run that left pipeline units

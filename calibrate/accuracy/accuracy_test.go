@@ -130,8 +130,10 @@ func TestAccuracyHarness(t *testing.T) {
 const maxFalseAlarms = 11
 
 // guards are the corpus-wide medians over cases the model reaches today
-// (bandwidth 4.0%/4.8%, mid 6.9%/10.4%, latency 12.6%/8.1% uncalibrated/
-// calibrated), with about a point of room: a change that loses more fails.
+// (bandwidth 4.0%/4.6%, mid 6.9%/9.7%, latency 12.6%/3.9% uncalibrated/
+// calibrated; calibrated with the Cauchy loss, see calibrate.Fit, on runs
+// of the same launch mode), with about a point of room: a change that
+// loses more fails.
 var guards = []struct {
 	regime     string
 	calibrated bool
@@ -140,9 +142,9 @@ var guards = []struct {
 	{calibrate.RegimeBandwidth, false, 0.05},
 	{calibrate.RegimeBandwidth, true, 0.055},
 	{calibrate.RegimeMid, false, 0.08},
-	{calibrate.RegimeMid, true, 0.11},
+	{calibrate.RegimeMid, true, 0.105},
 	{calibrate.RegimeLatency, false, 0.14},
-	{calibrate.RegimeLatency, true, 0.09},
+	{calibrate.RegimeLatency, true, 0.05},
 }
 
 // TestSendRecvSteps: on one 8x H100 NVSwitch node, NCCL 2.29.2, SendRecv
@@ -264,8 +266,8 @@ func TestTransfer(t *testing.T) {
 		// AllReduce runs as a tree, which reaches less of the NICs than the
 		// model's tree (156 GB/s busbw where the ring AllGather reaches 96%
 		// of line rate): the fit absorbs the shortfall into net.eff.ib
-		// (0.95 -> 0.86), which the ring AllGather then pays. Terms fitted
-		// on the tree transfer 13.5% to the ring (4.2% uncalibrated); the
+		// (0.95 -> 0.88), which the ring AllGather then pays. Terms fitted
+		// on the tree transfer 11.2% to the ring (4.2% uncalibrated); the
 		// tree's own efficiency is the missing mechanism (NCCL's tuner
 		// itself derates Tree AllReduce by 0.92, nccl-facts §2.3).
 		{"2-node AllReduce to AllGather", []string{"snellius_h100_2x4_all_reduce"}, "snellius_h100_2x4_all_gather", calibrate.RegimeBandwidth, 0.15},
@@ -277,11 +279,13 @@ func TestTransfer(t *testing.T) {
 		// (one fit over both scales), predicting the 8- and 16-node runs of
 		// the same job series (ingest/testdata/raw MANIFEST rows 8a, 8b).
 		// The latency regime transfers within 10%; the 64 KiB-32 MiB sizes
-		// do not yet (73% and 14% median |error| calibrated: the model's
-		// tree LL128 ramp at 64-128 ranks), so they are not held to the
-		// issue's 7% here.
+		// transfer to 16 nodes within 10% (8.0%, 59.8% uncalibrated, 12.8%
+		// with the soft-L1 loss; the issue asks 7%) but not yet to 8 (64%
+		// median |error| calibrated: the model's tree LL128 ramp at 64
+		// ranks), which is not held to it here.
 		{"2+4 nodes to 8 nodes, latency", []string{"abci_a100_2x8", "abci_a100_4x8"}, "abci_a100_8x8", calibrate.RegimeLatency, 0.10},
 		{"2+4 nodes to 16 nodes, latency", []string{"abci_a100_2x8", "abci_a100_4x8"}, "abci_a100_16x8", calibrate.RegimeLatency, 0.10},
+		{"2+4 nodes to 16 nodes, mid", []string{"abci_a100_2x8", "abci_a100_4x8"}, "abci_a100_16x8", calibrate.RegimeMid, 0.10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

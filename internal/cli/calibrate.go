@@ -97,7 +97,7 @@ func calibrateCommand(e *env) *cli.Command {
 			"   [--terms a,b*] [--max-evals N] [--format table|json]",
 		Description: "Fits bandwidth efficiencies per link class (NVLink, PCIe, host memory, NIC), per-step latencies per link class\n" +
 			"and protocol, and the other terms of the model (collsim calibrate --list-terms) to the measured files: least\n" +
-			"squares on log(time) with a robust (soft-L1) loss, in the bounds of each term. Terms the data cannot determine\n" +
+			"squares on log(time) with a robust (Cauchy) loss, in the bounds of each term. Terms the data cannot determine\n" +
 			"are held at their defaults and listed. The measurements must come from the cluster the flags describe (rank\n" +
 			"count and GPU model are checked). Exit status 1 when the fit does not converge (no profile is written), 2 on\n" +
 			"bad input.",
@@ -254,6 +254,7 @@ func writeFitTable(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, 
 	fmt.Fprintf(w, "#\n# fit: %d points, %d evaluations, %d iterations, %s (engine %s)\n", fr.Points, fr.Evaluations, fr.Iterations, fr.Status, fr.Engine)
 	fmt.Fprintf(w, "# rms log(model/measured time): %.4f -> %.4f; median |busbw error|: %.1f%% -> %.1f%%\n",
 		fr.RMSLogBefore, fr.RMSLogAfter, fr.MedianAbsBefore*100, fr.MedianAbsAfter*100)
+	fmt.Fprintf(w, "# objective: %s\n", fr.Objective)
 	for _, n := range append(append([]string(nil), ds.Notes...), fr.Notes...) {
 		fmt.Fprintf(w, "# note: %s\n", n)
 	}
@@ -285,6 +286,7 @@ func writeFitJSON(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, p
 		Iterations   int                   `json:"iterations"`
 		Status       string                `json:"status"`
 		Engine       string                `json:"engine"`
+		Objective    string                `json:"objective"`
 		RMSLogBefore float64               `json:"rms_log_before"`
 		RMSLogAfter  float64               `json:"rms_log_after"`
 		MedianBefore float64               `json:"median_abs_error_before"`
@@ -292,7 +294,7 @@ func writeFitJSON(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, p
 		Notes        []string              `json:"notes,omitempty"`
 		Profile      string                `json:"profile,omitempty"`
 	}{Cluster: prof.Cluster, FittedOn: ds.Sources, Terms: []term{}, Held: prof.Held, Points: fr.Points, Evaluations: fr.Evaluations,
-		Iterations: fr.Iterations, Status: fr.Status, Engine: string(fr.Engine), RMSLogBefore: round(fr.RMSLogBefore, 5),
+		Iterations: fr.Iterations, Status: fr.Status, Engine: string(fr.Engine), Objective: fr.Objective, RMSLogBefore: round(fr.RMSLogBefore, 5),
 		RMSLogAfter: round(fr.RMSLogAfter, 5), MedianBefore: round(fr.MedianAbsBefore, 5), MedianAfter: round(fr.MedianAbsAfter, 5),
 		Notes: append(append([]string(nil), ds.Notes...), fr.Notes...), Profile: out}
 	if doc.Held == nil {

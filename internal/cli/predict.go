@@ -97,9 +97,15 @@ func predictFlags() []cli.Flag {
 		formatFlag(),
 		datatypeFlag(),
 		reportFlag(),
-		&cli.StringFlag{Name: "max-memory", Usage: "memory `BYTES` one DES run may use (K/M/G suffixes; default 8G); a call beyond it is refused before it is built"},
+		&cli.StringFlag{Name: "max-memory", Usage: "memory `BYTES` the DES may use (K/M/G suffixes; default 8G): a call beyond it is refused before it is built; the sizes running at once (--jobs) share it, a run waiting until it fits beside the others, so large runs go one at a time"},
 		&cli.Int64Flag{Name: "max-events", Usage: "engine `EVENTS` one DES call may process (default 2e9)"},
+		jobsFlag(),
 	)
+}
+
+// jobsFlag is --jobs, read by requestBase.
+func jobsFlag() cli.Flag {
+	return &cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "run `N` sizes of the sweep at once (default: every core, GOMAXPROCS; 1: one after another); the results and the order of the rows are the same for every N"}
 }
 
 // seedsFlag is predict's --seeds.
@@ -184,12 +190,13 @@ func predictCommand(e *env) *cli.Command {
 	}
 }
 
-// streamPrediction predicts every size of req in order. For the table and
-// CSV formats it prints each row as soon as its size is done (the header
-// with the first row; the caller prints the table's footer), so a long sweep shows its
-// results as they come; on a terminal it shows "size k/N" on stderr while
-// a size runs. Interrupted (ctx cancelled), it returns an error that says
-// how many sizes finished.
+// streamPrediction predicts every size of req, --jobs sizes at once. For
+// the table and CSV formats it prints each row as soon as its size and
+// every size before it are done, in sweep order (the header with the first
+// row; the caller prints the table's footer), so a long sweep shows its
+// results as they come; on a terminal it shows "size k/N" on stderr for
+// the first size not printed yet. Interrupted (ctx cancelled), it returns
+// an error that says how many sizes finished.
 func streamPrediction(ctx context.Context, e *env, envr *sim.Env, req sim.Request, dtype, format string) (*prediction, error) {
 	if req.ElemSize <= 0 {
 		req.ElemSize = 4
@@ -198,21 +205,14 @@ func streamPrediction(ctx context.Context, e *env, envr *sim.Env, req sim.Reques
 	cw := csv.NewWriter(e.stdout)
 	prog := e.progress("predict")
 	n := len(req.Sizes)
-	sw := envr.Sweeper()
-	for k, s := range req.Sizes {
-		if ctx.Err() != nil {
-			prog.clear()
-			return nil, interruptedf("predict: interrupted after %d of %d sizes", k, n)
-		}
-		prog.show("size %d/%d (%s)", k+1, n, model.FormatBytes(s))
-		pt, err := sw.Predict(ctx, req, s)
+	if ctx.Err() != nil {
+		return nil, interruptedf("predict: interrupted after 0 of %d sizes", n)
+	}
+	if n > 0 {
+		prog.show("size %d/%d (%s)", 1, n, model.FormatBytes(req.Sizes[0]))
+	}
+	err := envr.SweepEach(ctx, req, func(k int, pt sim.Point) error {
 		prog.clear()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, interruptedf("predict: interrupted after %d of %d sizes", k, n)
-			}
-			return nil, fmt.Errorf("size %s: %w", model.FormatBytes(s), err)
-		}
 		// The header waits for the first row, so that a request the
 		// model refuses at once prints only its error.
 		first := len(p.pts) == 0
@@ -230,9 +230,20 @@ func streamPrediction(ctx context.Context, e *env, envr *sim.Env, req sim.Reques
 			p.writeCSVRow(cw, pt)
 			cw.Flush()
 			if err := cw.Error(); err != nil {
-				return nil, err
+				return err
 			}
 		}
+		if k+1 < n {
+			prog.show("size %d/%d (%s)", k+2, n, model.FormatBytes(req.Sizes[k+1]))
+		}
+		return nil
+	})
+	prog.clear()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, interruptedf("predict: interrupted after %d of %d sizes", len(p.pts), n)
+		}
+		return nil, err
 	}
 	if len(p.pts) == 0 {
 		// No size at all: the empty table still has its header.
@@ -324,6 +335,11 @@ func requestBase(c *cli.Context) (sim.Request, error) {
 			return req, badInputf("--max-memory: want a positive size such as 16G, got %q", m)
 		}
 		req.Budget.MaxMemory = int64(b)
+	}
+	if c.IsSet("jobs") {
+		if req.Workers = c.Int("jobs"); req.Workers < 1 {
+			return req, badInputf("--jobs: want 1 or more sizes at once, got %d", req.Workers)
+		}
 	}
 	if c.IsSet("max-events") {
 		if req.Budget.MaxEvents = c.Int64("max-events"); req.Budget.MaxEvents <= 0 {

@@ -74,7 +74,7 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 	modelTerms, other := splitAssumptions(modelAssumptions(fr.Params, in.version, in.versionFrom, fr.Engine, in.files.Profile, override), []*model.Cluster{cl}, fitted)
 	doc.OtherAssumptions = other
 	doc.Assumptions = append([]reports.Assumption{
-		{Term: "fit", Value: "least squares on log(time), soft-L1 loss", Source: "calibrate.Fit (gonum/optimize); each term kept within its bounds; uncertainty from the covariance at the optimum"},
+		{Term: "fit", Value: fr.Objective, Source: "calibrate.Fit (gonum/optimize); each term kept within its bounds; uncertainty from the covariance at the optimum"},
 		{Term: "error", Value: "model busbw / measured busbw - 1", Source: "= measured time / model time - 1"},
 	}, modelTerms...)
 
