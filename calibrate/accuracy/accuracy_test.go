@@ -36,25 +36,7 @@ func TestAccuracyHarness(t *testing.T) {
 	if testing.Short() {
 		opt.Only = shortCases
 	}
-	rep, err := accuracy.Run(context.Background(), casesFile, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := rep.WriteText(&buf); err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		t.Log(line)
-	}
-	cases, err := accuracy.LoadCases(casesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	extra, err := accuracy.PointToPointCases(cases, filepath.Dir(casesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, cases, extra := runLogged(t, casesFile, opt)
 	if len(extra) == 0 {
 		t.Error("no AlltoAll or SendRecv table was added from the corpus files")
 	}
@@ -121,6 +103,33 @@ func TestAccuracyHarness(t *testing.T) {
 			t.Errorf("%s regime (calibrated %v): median over cases %.1f%% > %.0f%%", g.regime, g.calibrated, got*100, g.limit*100)
 		}
 	}
+}
+
+// runLogged runs the harness on a cases file, logs its table, and returns
+// the report with the file's cases and the point-to-point cases the
+// harness adds from their files.
+func runLogged(t *testing.T, file string, opt accuracy.Options) (*accuracy.Report, []accuracy.Case, []accuracy.Case) {
+	t.Helper()
+	rep, err := accuracy.Run(context.Background(), file, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+		t.Log(line)
+	}
+	cases, err := accuracy.LoadCases(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, err := accuracy.PointToPointCases(cases, filepath.Dir(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, cases, extra
 }
 
 // maxFalseAlarms is the number of healthy corpus runs validate fails

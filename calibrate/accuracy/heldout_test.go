@@ -2,7 +2,6 @@ package accuracy_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,9 +12,10 @@ import (
 )
 
 // heldoutFile holds published runs no model term was fitted on
-// (ingest/testdata/raw/MANIFEST.md rows h1-h8): H100 8-GPU nodes on IB
-// 400G at 2, 4 and 8 nodes, tuned and untuned, from nccl-tests#309, and a
-// SendRecv on a 4-GPU NV4 A100 node from nccl-tests#331. Scoring it shows
+// (ingest/testdata/raw/MANIFEST.md rows h1-h10): H100 8-GPU nodes on IB
+// 400G at 2, 4 and 8 nodes, tuned and untuned, from nccl-tests#309, a
+// SendRecv on a 4-GPU NV4 A100 node from nccl-tests#331, and OCI's 8x A100
+// on one node and on two over RoCE. Scoring it shows
 // how the model transfers to clusters it has not seen; its numbers are
 // reported, never gated on.
 var heldoutFile = filepath.Join("..", "..", "ingest", "testdata", "cases_heldout.yaml")
@@ -121,25 +121,7 @@ func TestHeldOutAccuracy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scores every held-out case (minutes); TestHeldOutCasesLoad checks the descriptions")
 	}
-	rep, err := accuracy.Run(context.Background(), heldoutFile, accuracy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := rep.WriteText(&buf); err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		t.Log(line)
-	}
-	cases, err := accuracy.LoadCases(heldoutFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	extra, err := accuracy.PointToPointCases(cases, filepath.Dir(heldoutFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, cases, extra := runLogged(t, heldoutFile, accuracy.Options{})
 	want := map[string]bool{}
 	for _, c := range append(cases, extra...) {
 		want[c.ID] = true
