@@ -10,7 +10,9 @@ import (
 // more than the budget together. A reservation that does not fit waits,
 // holding nothing and lending its core, until another is given back; one
 // that must grow and cannot gives its own back first, so two runs never
-// wait on each other; a cancelled wait holds nothing.
+// wait on each other; a cancelled wait holds nothing. A reservation is
+// twice the estimate (the Go heap's headroom), capped at the budget, so a
+// run that fits the budget alone still runs.
 func TestMemPoolHoldsWithinBudget(t *testing.T) {
 	ctx := context.Background()
 	pool := newMemPool(100)
@@ -23,13 +25,13 @@ func TestMemPoolHoldsWithinBudget(t *testing.T) {
 		return h
 	}
 	a := hold(nil)
-	if err := a.grow(70); err != nil || pool.free != 30 {
-		t.Fatalf("first reservation of 70: error %v, %d free", err, pool.free)
+	if err := a.grow(35); err != nil || pool.free != 30 {
+		t.Fatalf("first reservation (an estimate of 35, reserved twice over): error %v, %d free", err, pool.free)
 	}
 	lent := make(chan struct{})
 	b := hold(lent)
 	got := make(chan error)
-	go func() { got <- b.grow(70) }()
+	go func() { got <- b.grow(35) }()
 	<-lent // b waits, having lent its core
 	pool.mu.Lock()
 	free := pool.free
@@ -44,13 +46,13 @@ func TestMemPoolHoldsWithinBudget(t *testing.T) {
 	// Growing past what is free gives the reservation back and waits for
 	// the whole.
 	c := hold(nil)
-	if err := c.grow(20); err != nil || pool.free != 10 {
-		t.Fatalf("third reservation of 20: error %v, %d free", err, pool.free)
+	if err := c.grow(10); err != nil || pool.free != 10 {
+		t.Fatalf("third reservation (estimate 10): error %v, %d free", err, pool.free)
 	}
 	lent = make(chan struct{})
 	c.idle = func() { close(lent) }
 	c.busy = func(context.Context) error { return nil }
-	go func() { got <- c.grow(40) }()
+	go func() { got <- c.grow(20) }()
 	<-lent
 	pool.mu.Lock()
 	free = pool.free
@@ -66,13 +68,18 @@ func TestMemPoolHoldsWithinBudget(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	d := &memHold{ctx: cctx, pool: pool}
 	cancel()
-	if err := d.grow(90); !errors.Is(err, context.Canceled) || d.held != 0 || pool.free != 60 {
+	if err := d.grow(45); !errors.Is(err, context.Canceled) || d.held != 0 || pool.free != 60 {
 		t.Errorf("cancelled wait: error %v, held %d, %d free", err, d.held, pool.free)
 	}
 	c.release()
 	if pool.free != 100 {
 		t.Errorf("all given back: %d free, want 100", pool.free)
 	}
+	e := hold(nil)
+	if err := e.grow(80); err != nil || e.held != 100 || pool.free != 0 {
+		t.Errorf("an estimate of 80 alone: error %v, held %d, %d free; want the whole budget", err, e.held, pool.free)
+	}
+	e.release()
 	// A nil hold (a sequential sweep) reserves nothing.
 	var none *memHold
 	if err := none.grow(1 << 40); err != nil {

@@ -97,7 +97,7 @@ func predictFlags() []cli.Flag {
 		formatFlag(),
 		datatypeFlag(),
 		reportFlag(),
-		&cli.StringFlag{Name: "max-memory", Usage: "memory `BYTES` the DES may use (K/M/G suffixes; default 8G): a call beyond it is refused before it is built; the sizes running at once (--jobs) share it, a run waiting until it fits beside the others, so large runs go one at a time"},
+		&cli.StringFlag{Name: "max-memory", Usage: "memory `BYTES` the DES may use (K/M/G suffixes; default 8G): a call beyond it is refused before it is built; the sizes running at once (--jobs) share it, each reserving twice its estimate (the Go heap's headroom) and waiting until that fits beside the others, so large runs go one at a time"},
 		&cli.Int64Flag{Name: "max-events", Usage: "engine `EVENTS` one DES call may process (default 2e9)"},
 		jobsFlag(),
 	)
