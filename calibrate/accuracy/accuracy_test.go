@@ -133,10 +133,11 @@ func runLogged(t *testing.T, file string, opt accuracy.Options) (*accuracy.Repor
 }
 
 // maxFalseAlarms is the number of healthy corpus runs validate fails
-// today (11 of 21: the multi-node ramps of ABCI A100 and V100, snellius
-// 2x4 AllReduce, single-process A100, SHM AllGather on PCIe, EFA of 2021
-// and 10G sockets); a change that adds one fails.
-const maxFalseAlarms = 11
+// today (10 of 21: the multi-node ramps of ABCI A100 and V100, Snellius
+// 2x4 AllReduce and 1x4 AllGather, the single-process A100 run and its
+// mpirun sibling, EFA of 2021 and 10G sockets); a change that adds one
+// fails.
+const maxFalseAlarms = 10
 
 // guards are the corpus-wide medians over cases the model reaches today
 // (bandwidth 4.0%/4.6%, mid 6.9%/9.7%, latency 12.6%/3.9% uncalibrated/
