@@ -195,15 +195,7 @@ func (e *Env) formChain(call Call) (*form, error) {
 	ccap := e.channelCeiling(proto)
 	chans, weights := channelGroups(e.Tuner.Graphs.Ring, nc)
 	// The chain's ends move traffic one way (decorateWays).
-	var ways oneWay
-	for _, ch := range chans {
-		for j := 0; j < n-1; j++ {
-			from := chainPos(call.Coll, j)
-			na, ga := ringRank(ch, G, from%n)
-			nb, gb := ringRank(ch, G, (from+1)%n)
-			ways.add(c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb])
-		}
-	}
+	ways := e.chainWays(call.Coll, chans)
 	for g, ch := range chans {
 		for j := 0; j < n-1; j++ {
 			from := chainPos(call.Coll, j)

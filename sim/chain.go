@@ -39,18 +39,8 @@ func (b *builder) chain() (*prog, error) {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
 	hops := make([][]hopInfo, len(chans))
-	// The chain's ends move traffic one way: the first GPU only sends,
-	// the last only receives (decorateWays).
 	G := c.GPUsPerNode()
-	var ways oneWay
-	for _, ch := range chans {
-		for j := 0; j < n-1; j++ {
-			pos := chainPos(call.Coll, j)
-			na, ga := ringRank(ch, G, pos%n)
-			nb, gb := ringRank(ch, G, (pos+1)%n)
-			ways.add(c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb])
-		}
-	}
+	ways := e.chainWays(call.Coll, chans)
 	for g, ch := range chans {
 		for j := 0; j < n-1; j++ {
 			pos := chainPos(call.Coll, j)
@@ -101,4 +91,23 @@ func chainPos(coll model.Collective, j int) int {
 		return j + 1
 	}
 	return j
+}
+
+// chainWays records every hop of the chains of coll over the ring channels
+// chans: the chain's ends move traffic one way, the first GPU only sends
+// and the last only receives (decorateWays). Both engines derive it from
+// the chain's definition.
+func (e *Env) chainWays(coll model.Collective, chans []model.GraphChannel) oneWay {
+	c := e.Cluster
+	n, G := c.NumRanks(), c.GPUsPerNode()
+	var ways oneWay
+	for _, ch := range chans {
+		for j := 0; j < n-1; j++ {
+			pos := chainPos(coll, j)
+			na, ga := ringRank(ch, G, pos%n)
+			nb, gb := ringRank(ch, G, (pos+1)%n)
+			ways.add(c.Nodes[na].GPUs[ga], c.Nodes[nb].GPUs[gb])
+		}
+	}
+	return ways
 }
