@@ -25,7 +25,6 @@ type builder struct {
 	call  Call
 	des   bool
 	sched *Schedule
-	deps  []OpID // arena for dependency lists
 	base  OpID
 	// window is how many full pipeline units the DES builds at most (0 =
 	// all); see simUnits.
@@ -49,11 +48,7 @@ type Call struct {
 
 func (b *builder) add(op Op, deps ...OpID) OpID {
 	op.Unit = b.unit
-	if len(deps) > 0 {
-		start := len(b.deps)
-		b.deps = append(b.deps, deps...)
-		op.Deps = b.deps[start:len(b.deps):len(b.deps)]
-	}
+	op.Deps = deps
 	return b.sched.Add(op)
 }
 
@@ -114,6 +109,8 @@ func (e *Env) program(call Call, des bool, o desOpts) (*prog, error) {
 	pr.sched = b.sched
 	if !des {
 		pr.sched = nil
+	} else if err := b.budget.checkBuilt(e, call, b.sched); err != nil {
+		return nil, err
 	}
 	return pr, nil
 }
@@ -144,8 +141,7 @@ func (b *builder) reserve(ops, deps int64) error {
 	if err := b.budget.check(b.e, b.call, ops, deps); err != nil {
 		return err
 	}
-	b.sched.Ops = append(make([]Op, 0, int(ops)+len(b.sched.Ops)), b.sched.Ops...)
-	b.deps = make([]OpID, 0, int(deps))
+	b.sched.grow(int(ops), int(deps))
 	return nil
 }
 

@@ -48,19 +48,30 @@ func (b Budget) events() int64 {
 	return DefaultMaxEvents
 }
 
-// Per-op memory of a DES run: the op itself, its execution state
-// (dependency counter, successor offset, start and end times) and, per
-// dependency entry, the entry and its successor edge, all twice over:
-// assumption, Go's collector (GOGC=100) lets the heap grow to about twice
-// the live data before it collects (measured: 5.3 GB resident for 2.5 GB of
-// schedules on 1,024 dgx-h100 nodes).
+// Per-op memory of a DES run: the op's record in the schedule (its shape,
+// route, dependency end and rank; Schedule), its execution state (the
+// executor's 16-byte xop: dependency counter, successor offset, latency)
+// and its start and end times, and per dependency entry the entry and its
+// successor edge, all twice over: assumption, Go's collector (GOGC=100)
+// lets the heap grow to about twice the live data before it collects
+// (measured: 5.3 GB resident for 2.5 GB of schedules on 1,024 dgx-h100
+// nodes). The schedule's shape and route tables are not known before it
+// is built; Budget.checkBuilt adds them once it is
+// (Schedule.tableBytes), before it runs.
 const (
-	bytesPerOp  = 2 * (int64(unsafe.Sizeof(Op{})) + 4 + 4 + 16)
+	bytesPerOp  = 2 * (bytesPerRec + int64(unsafe.Sizeof(xop{})) + 2*int64(unsafe.Sizeof(model.Time(0))))
 	bytesPerDep = 2 * (4 + 4)
 	// eventsPerOp is the engine events an op costs at least: its start or
 	// completion, and for a transfer the network's completion callback.
 	eventsPerOp = 2
 )
+
+// memEstimate is the memory estimate of running s: its ops and
+// dependencies as Budget.check counts them, and its tables, twice over as
+// the rest.
+func (s *Schedule) memEstimate() int64 {
+	return int64(s.Len())*bytesPerOp + int64(s.depCount())*bytesPerDep + 2*s.tableBytes()
+}
 
 // BudgetError says which budget a DES run exceeds, by how much, and which
 // flag raises it.
@@ -117,6 +128,15 @@ func (b Budget) check(e *Env, call Call, ops, deps int64) error {
 		return &BudgetError{Budget: "events", Estimate: ev, Limit: b.events(), Flag: "--max-events", What: describe(e, call, ops)}
 	}
 	return b.hold.grow(ops*bytesPerOp + deps*bytesPerDep)
+}
+
+// checkBuilt refuses the built schedule s beyond the memory budget, now
+// that its tables are known (Schedule.memEstimate), before it runs.
+func (b Budget) checkBuilt(e *Env, call Call, s *Schedule) error {
+	if mem := s.memEstimate(); mem > b.memory() {
+		return &BudgetError{Budget: "memory", Estimate: mem, Limit: b.memory(), Flag: "--max-memory", What: describe(e, call, int64(s.Len()))}
+	}
+	return b.hold.grow(s.memEstimate())
 }
 
 // memPool is the memory budget the concurrent DES runs of a parallel sweep

@@ -52,7 +52,7 @@ const (
 
 // executor is the per-run state of Execute: flat slices indexed by op ID.
 type executor struct {
-	ops       []Op
+	s         *Schedule
 	eng       *Engine
 	net       *Network
 	x         []xop // per op, and one more that ends the successor lists
@@ -66,11 +66,11 @@ type executor struct {
 }
 
 // xop is what the executor reads of op i when one of its dependencies
-// completes, in 16 bytes (four to a cache line, where the Op takes 112):
-// the count of unfinished dependencies, where the op's successors start in
-// executor.succ (they end where op i+1's start), and the op's latency with
-// its kind, so that a delay and the dependency bookkeeping never touch the
-// Op itself. Ops become ready in an order far from their IDs, so each is a
+// completes, in 16 bytes (four to a cache line): the count of unfinished
+// dependencies, where the op's successors start in executor.succ (they end
+// where op i+1's start), and the op's latency with its kind, so that a
+// delay and the dependency bookkeeping never touch the op's record or
+// shape. Ops become ready in an order far from their IDs, so each is a
 // cache miss; one line instead of three is most of the executor's time on
 // large schedules.
 type xop struct {
@@ -116,15 +116,15 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 	if err != nil {
 		return nil, err
 	}
-	x := &executor{ops: s.Ops, eng: eng, net: net, maxEvents: opts.MaxEvents, what: opts.What}
+	x := &executor{s: s, eng: eng, net: net, maxEvents: opts.MaxEvents, what: opts.What}
 	if err := x.build(capacity); err != nil {
 		return nil, err
 	}
 	if opts.RecordOpTimes {
-		x.start = make([]model.Time, len(s.Ops))
+		x.start = make([]model.Time, s.Len())
 	}
 	if opts.RecordOpTimes || opts.RecordOpEnds {
-		x.end = make([]model.Time, len(s.Ops))
+		x.end = make([]model.Time, s.Len())
 	}
 	if err := x.roots(); err != nil {
 		return nil, err
@@ -132,9 +132,9 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 	if err := eng.Run(ctx); err != nil {
 		return nil, err
 	}
-	if x.done != len(s.Ops) {
+	if x.done != s.Len() {
 		// Unreachable for a validated DAG; guard against a silent wrong answer.
-		return nil, fmt.Errorf("sim: run ended with %d of %d ops complete", x.done, len(s.Ops))
+		return nil, fmt.Errorf("sim: run ended with %d of %d ops complete", x.done, s.Len())
 	}
 	return &Result{
 		Makespan:   x.makespan,
@@ -153,28 +153,41 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 // ascending order). Two passes over the ops, no allocation beyond the
 // result slices.
 func (x *executor) build(capacity []float64) error {
-	n := len(x.ops)
+	s := x.s
+	n := s.Len()
+	// Each shape and route is checked once, at the first op that has it,
+	// so the error names the op the check of every op would.
+	shapeOK := make([]bool, len(s.shapes))
+	routeOK := make([]bool, len(s.routes))
 	x.x = make([]xop, n+1)
-	for i := range x.ops {
-		op := &x.ops[i]
-		if op.Kind != OpTransfer && op.Kind != OpDelay {
-			return fmt.Errorf("sim: op %d has unknown kind %d", i, op.Kind)
-		}
-		if math.IsNaN(op.Bytes) || math.IsInf(op.Bytes, 0) || math.IsNaN(op.RateCap) {
-			return fmt.Errorf("sim: op %d has size %v and rate cap %v (want finite numbers)", i, op.Bytes, op.RateCap)
-		}
-		for _, l := range op.Route {
-			if !(capacity[l] > 0) {
-				return fmt.Errorf("sim: op %d routes over link %d, which has zero capacity", i, l)
+	for i := range s.recs {
+		r := &s.recs[i]
+		op := &s.shapes[r.shape]
+		if !shapeOK[r.shape] {
+			if op.kind != OpTransfer && op.kind != OpDelay {
+				return fmt.Errorf("sim: op %d has unknown kind %d", i, op.kind)
+			}
+			bytes, rateCap := math.Float64frombits(op.bytes), math.Float64frombits(op.rateCap)
+			if math.IsNaN(bytes) || math.IsInf(bytes, 0) || math.IsNaN(rateCap) {
+				return fmt.Errorf("sim: op %d has size %v and rate cap %v (want finite numbers)", i, bytes, rateCap)
 			}
 		}
-		o := &x.x[i]
-		o.lat = op.Latency
-		if op.Kind == OpDelay {
-			o.lat = -1 - op.Latency
+		if !routeOK[r.route] {
+			for _, l := range s.routes[r.route] {
+				if !(capacity[l] > 0) {
+					return fmt.Errorf("sim: op %d routes over link %d, which has zero capacity", i, l)
+				}
+			}
 		}
-		o.remaining = int32(len(op.Deps))
-		for _, d := range op.Deps {
+		shapeOK[r.shape], routeOK[r.route] = true, true
+		o := &x.x[i]
+		o.lat = op.latency
+		if op.kind == OpDelay {
+			o.lat = -1 - op.latency
+		}
+		deps := s.opDeps(i)
+		o.remaining = int32(len(deps))
+		for _, d := range deps {
 			x.x[d].succ++
 		}
 	}
@@ -185,7 +198,7 @@ func (x *executor) build(capacity []float64) error {
 	x.succ = make([]OpID, x.x[n].succ)
 	// ... and filling backwards moves it to the start.
 	for i := n - 1; i >= 0; i-- {
-		deps := x.ops[i].Deps
+		deps := s.opDeps(i)
 		for j := len(deps) - 1; j >= 0; j-- {
 			d := deps[j]
 			x.x[d].succ--
@@ -197,7 +210,7 @@ func (x *executor) build(capacity []float64) error {
 
 // roots readies the ops without dependencies at time 0.
 func (x *executor) roots() error {
-	for i := range x.ops {
+	for i := range x.s.recs {
 		if x.x[i].remaining == 0 {
 			if err := x.ready(OpID(i), 0); err != nil {
 				return err
@@ -239,12 +252,13 @@ func (x *executor) at(t model.Time, id OpID, tag int64) {
 // makes (Schedule.Validate the ranges and signs, build finite sizes and
 // capacities), so the flow goes in unchecked.
 func (x *executor) startFlow(id OpID) {
-	op := &x.ops[id]
+	r := &x.s.recs[id]
+	op := &x.s.shapes[r.shape]
 	x.net.start(&Flow{
-		Route:   op.Route,
-		Bytes:   op.Bytes,
-		Weight:  op.Weight,
-		RateCap: op.RateCap,
+		Route:   x.s.routes[r.route],
+		Bytes:   math.Float64frombits(op.bytes),
+		Weight:  op.weight,
+		RateCap: math.Float64frombits(op.rateCap),
 		Done:    x,
 		Arg:     int64(id)<<1 | tagComplete,
 	})

@@ -67,7 +67,7 @@ func TestExecuteMakespan(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Each flow's finish is rounded up to a whole picosecond.
-			if d := res.Makespan - tc.want; d < 0 || d > model.Time(len(s.Ops)) {
+			if d := res.Makespan - tc.want; d < 0 || d > model.Time(s.Len()) {
 				t.Errorf("makespan %d ps, want %d (%s)", res.Makespan, tc.want, tc.why)
 			}
 			if res.OpStart != nil || res.OpEnd != nil {
@@ -84,7 +84,7 @@ func TestExecuteMakespan(t *testing.T) {
 // sends bytes to rank r+1 over link r (channels share it), after receiving
 // the previous step's chunk from rank r-1 and finishing its own previous send.
 func ringSchedule(n, steps, channels int, bytes float64, lat model.Time) *Schedule {
-	s := &Schedule{Ops: make([]Op, 0, n*steps*channels)}
+	s := &Schedule{}
 	deps := make([]OpID, 0, 2*n*steps*channels)
 	prev := make([]OpID, n*channels) // last op of (rank, channel)
 	cur := make([]OpID, n*channels)
@@ -131,7 +131,7 @@ func TestExecuteRing(t *testing.T) {
 		}
 	}
 	// Op times: step st of any rank is ready at st x 11 us and ends 11 us later.
-	for i, op := range s.Ops {
+	for i, op := range s.ops() {
 		st := model.Time(op.Step)
 		if res.OpStart[i] != st*11*model.Microsecond || res.OpEnd[i] != (st+1)*11*model.Microsecond {
 			t.Fatalf("op %d (step %d): [%v, %v]", i, st, res.OpStart[i], res.OpEnd[i])
@@ -151,12 +151,12 @@ func TestExecuteErrors(t *testing.T) {
 		want string
 	}{
 		{"nil", nil, nil, "nil schedule"},
-		{"zero capacity", &Schedule{Ops: []Op{{Route: route(0), Bytes: 1}, {Route: route(1, 2), Bytes: 1}}}, []float64{1, 1, 0}, "op 1 routes over link 2, which has zero capacity"},
-		{"invalid", &Schedule{Ops: []Op{{Kind: OpDelay, Deps: []OpID{0}}}}, nil, "op 0 depends on op 0"},
-		{"bad link", &Schedule{Ops: []Op{{Route: route(3)}}}, []float64{1}, "routes over link 3 of 1"},
-		{"bad kind", &Schedule{Ops: []Op{{Kind: 9}}}, nil, "unknown kind"},
+		{"zero capacity", NewSchedule(Op{Route: route(0), Bytes: 1}, Op{Route: route(1, 2), Bytes: 1}), []float64{1, 1, 0}, "op 1 routes over link 2, which has zero capacity"},
+		{"invalid", NewSchedule(Op{Kind: OpDelay, Deps: []OpID{0}}), nil, "op 0 depends on op 0"},
+		{"bad link", NewSchedule(Op{Route: route(3)}), []float64{1}, "routes over link 3 of 1"},
+		{"bad kind", NewSchedule(Op{Kind: 9}), nil, "unknown kind"},
 		{"negative capacity", &Schedule{}, []float64{-1}, "link 0 has capacity -1"},
-		{"NaN bytes (passes Validate)", &Schedule{Ops: []Op{{Route: route(0), Bytes: math.NaN()}}}, []float64{1}, "op 0 has size NaN"},
+		{"NaN bytes (passes Validate)", NewSchedule(Op{Route: route(0), Bytes: math.NaN()}), []float64{1}, "op 0 has size NaN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,7 +231,7 @@ func TestExecuteDeterminism(t *testing.T) {
 		}
 		// Causality: no op is ready before its dependencies end, none ends
 		// before it is ready plus its latency.
-		for i, op := range s.Ops {
+		for i, op := range s.ops() {
 			for _, d := range op.Deps {
 				if res.OpStart[i] < res.OpEnd[d] {
 					t.Fatalf("op %d ready at %v before dep %d ended at %v", i, res.OpStart[i], d, res.OpEnd[d])
@@ -282,6 +282,6 @@ func BenchmarkExecuteRing(b *testing.B) {
 		events += res.Events
 	}
 	sec := b.Elapsed().Seconds()
-	b.ReportMetric(float64(len(s.Ops))*float64(b.N)/sec, "ops/s")
+	b.ReportMetric(float64(s.Len())*float64(b.N)/sec, "ops/s")
 	b.ReportMetric(float64(events)/sec, "events/s")
 }

@@ -80,3 +80,19 @@ func (e *Env) VirtualLinkClasses() (classes []model.LatClass, names []string) {
 	}
 	return classes, names
 }
+
+// ops returns every op of s, as added. Test-only.
+func (s *Schedule) ops() []Op {
+	out := make([]Op, s.Len())
+	for i := range out {
+		out[i] = s.Op(i)
+	}
+	return out
+}
+
+// editOp returns a copy of s with op i changed by f. Test-only.
+func (s *Schedule) editOp(i int, f func(*Op)) *Schedule {
+	ops := s.ops()
+	f(&ops[i])
+	return NewSchedule(ops...)
+}

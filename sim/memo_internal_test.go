@@ -38,7 +38,7 @@ func TestDESMemoMatchesOnlyEqualRuns(t *testing.T) {
 	}
 	// A transfer and a delay with dependencies and a route to mutate.
 	tr, dl := -1, -1
-	for i, op := range s.Ops {
+	for i, op := range s.ops() {
 		if op.Kind == OpTransfer && len(op.Route) > 0 && len(op.Deps) > 0 && tr < 0 {
 			tr = i
 		}
@@ -49,22 +49,28 @@ func TestDESMemoMatchesOnlyEqualRuns(t *testing.T) {
 	if tr < 0 || dl < 0 {
 		t.Fatal("random schedule lacks a transfer or delay with dependencies")
 	}
-	muts := map[string]func(*Schedule){
-		"kind":     func(x *Schedule) { x.Ops[dl].Kind = OpTransfer },
-		"bytes":    func(x *Schedule) { x.Ops[tr].Bytes++ },
-		"weight":   func(x *Schedule) { x.Ops[tr].Weight++ },
-		"latency":  func(x *Schedule) { x.Ops[tr].Latency++ },
-		"rate cap": func(x *Schedule) { x.Ops[tr].RateCap += 0.01 },
-		"route":    func(x *Schedule) { x.Ops[tr].Route = []model.LinkID{(x.Ops[tr].Route[0] + 1) % links} },
-		"deps":     func(x *Schedule) { x.Ops[tr].Deps = x.Ops[tr].Deps[:len(x.Ops[tr].Deps)-1] },
-		"unit":     func(x *Schedule) { x.Ops[tr].Unit++ },
-		"channel":  func(x *Schedule) { x.Ops[tr].Channel++ },
-		"one more": func(x *Schedule) { x.Add(Op{Kind: OpDelay}) },
+	muts := map[string]func(*Schedule) *Schedule{
+		"kind":     func(x *Schedule) *Schedule { return x.editOp(dl, func(o *Op) { o.Kind = OpTransfer }) },
+		"bytes":    func(x *Schedule) *Schedule { return x.editOp(tr, func(o *Op) { o.Bytes++ }) },
+		"weight":   func(x *Schedule) *Schedule { return x.editOp(tr, func(o *Op) { o.Weight++ }) },
+		"latency":  func(x *Schedule) *Schedule { return x.editOp(tr, func(o *Op) { o.Latency++ }) },
+		"rate cap": func(x *Schedule) *Schedule { return x.editOp(tr, func(o *Op) { o.RateCap += 0.01 }) },
+		"route": func(x *Schedule) *Schedule {
+			return x.editOp(tr, func(o *Op) { o.Route = []model.LinkID{(o.Route[0] + 1) % links} })
+		},
+		"deps":    func(x *Schedule) *Schedule { return x.editOp(tr, func(o *Op) { o.Deps = o.Deps[:len(o.Deps)-1] }) },
+		"unit":    func(x *Schedule) *Schedule { return x.editOp(tr, func(o *Op) { o.Unit++ }) },
+		"channel": func(x *Schedule) *Schedule { return x.editOp(tr, func(o *Op) { o.Channel++ }) },
+		"rank":    func(x *Schedule) *Schedule { return x.editOp(tr, func(o *Op) { o.Rank++ }) },
+		"one more": func(x *Schedule) *Schedule {
+			x.Add(Op{Kind: OpDelay})
+			return x
+		},
 	}
 	for name, mut := range muts {
 		m.store(s, caps, 1000, res)
 		x := randomSchedule(7, 400, links)
-		mut(x)
+		x = mut(x)
 		if got, _ := m.lookup(x, caps, 1000); got != nil {
 			t.Errorf("%s changed: the memo still matched", name)
 		}

@@ -50,20 +50,20 @@ func ExecuteNetStats(ctx context.Context, s *Schedule, capacity []float64, class
 		return NetStats{}, err
 	}
 	net.noJoin = !classes
-	x := &executor{ops: s.Ops, eng: eng, net: net}
+	x := &executor{s: s, eng: eng, net: net}
 	if err := x.build(capacity); err != nil {
 		return NetStats{}, err
 	}
-	x.start = make([]model.Time, len(s.Ops))
-	x.end = make([]model.Time, len(s.Ops))
+	x.start = make([]model.Time, s.Len())
+	x.end = make([]model.Time, s.Len())
 	if err := x.roots(); err != nil {
 		return NetStats{}, err
 	}
 	if err := eng.Run(ctx); err != nil {
 		return NetStats{}, err
 	}
-	if x.done != len(s.Ops) {
-		return NetStats{}, fmt.Errorf("run ended with %d of %d ops complete", x.done, len(s.Ops))
+	if x.done != s.Len() {
+		return NetStats{}, fmt.Errorf("run ended with %d of %d ops complete", x.done, s.Len())
 	}
 	return NetStats{Makespan: x.makespan, Flows: net.Flows(), Classes: net.classes, Recomputes: net.Recomputes(), Events: eng.Events(), OpEnd: x.end}, nil
 }

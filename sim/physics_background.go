@@ -127,7 +127,7 @@ func addBackgroundOps(s *Schedule, bg []bgFlow) (ours int) {
 	if len(bg) == 0 || s == nil {
 		return -1
 	}
-	ours = len(s.Ops)
+	ours = s.Len()
 	for _, f := range bg {
 		// 100 s at its rate cap: it outlasts any call it shares the fabric
 		// with (it never runs faster than the cap).

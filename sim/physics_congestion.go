@@ -289,16 +289,15 @@ func (cg *congestion) apply(s *Schedule) {
 	if cg == nil || s == nil || len(cg.extraLat) == 0 {
 		return
 	}
-	for i := range s.Ops {
-		op := &s.Ops[i]
-		if op.Kind != OpTransfer {
+	for i := range s.Len() {
+		if s.shape(i).kind != OpTransfer {
 			continue
 		}
 		var extra model.Time
-		for _, l := range op.Route {
+		for _, l := range s.opRoute(i) {
 			extra = max(extra, cg.extraLat[l])
 		}
-		op.Latency += extra
+		s.addLatency(i, extra)
 	}
 }
 

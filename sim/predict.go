@@ -380,7 +380,7 @@ func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record boo
 		if err != nil {
 			return nil, err
 		}
-		nops := len(pr.sched.Ops)
+		nops := pr.sched.Len()
 		ours := addBackgroundOps(pr.sched, ph.bg)
 		ph.cg.apply(pr.sched)
 		maxEvents := req.Budget.events()
@@ -506,14 +506,16 @@ func (m *desMemo) store(s *Schedule, caps []float64, maxEvents int64, res *Resul
 
 // sameSchedule reports whether a and b have equal ops, field by field.
 func sameSchedule(a, b *Schedule) bool {
-	if len(a.Ops) != len(b.Ops) {
+	if a.Len() != b.Len() || !slices.Equal(a.deps, b.deps) {
 		return false
 	}
-	for i := range a.Ops {
-		x, y := &a.Ops[i], &b.Ops[i]
-		if x.Kind != y.Kind || x.Bytes != y.Bytes || x.Weight != y.Weight || x.Latency != y.Latency ||
-			x.RateCap != y.RateCap || x.Channel != y.Channel || x.Step != y.Step || x.Rank != y.Rank ||
-			x.Unit != y.Unit || !slices.Equal(x.Route, y.Route) || !slices.Equal(x.Deps, y.Deps) {
+	for i := range a.recs {
+		x, y := &a.recs[i], &b.recs[i]
+		// Shapes compare bit for bit; a float field that differs only in
+		// its bits (0 and -0) is not equal, where == would call it so:
+		// the stricter test, as the run then cannot differ.
+		if x.rank != y.rank || x.depEnd != y.depEnd || a.shapes[x.shape] != b.shapes[y.shape] ||
+			!slices.Equal(a.routes[x.route], b.routes[y.route]) {
 			return false
 		}
 	}
@@ -555,7 +557,7 @@ func (r *desRun) trim(record bool) {
 func unitEnds(s *Schedule, opEnd []model.Time, nops int, u0 int32, k int) []model.Time {
 	end := make([]model.Time, k)
 	for i := 0; i < nops; i++ {
-		if u := s.Ops[i].Unit - u0; u >= 0 && int(u) < k && opEnd[i] > end[u] {
+		if u := s.shape(i).unit - u0; u >= 0 && int(u) < k && opEnd[i] > end[u] {
 			end[u] = opEnd[i]
 		}
 	}
@@ -583,13 +585,14 @@ func (e *Env) pipelineDepth(call Call) int {
 // on their busiest link: no periodic pipeline repeats units faster.
 func unitBound(s *Schedule, caps []float64, u int32) float64 {
 	load := make([]float64, len(caps))
-	for i := range s.Ops {
-		op := &s.Ops[i]
-		if op.Unit != u || op.Kind != OpTransfer {
+	for i := range s.recs {
+		op := s.shape(i)
+		if op.unit != u || op.kind != OpTransfer {
 			continue
 		}
-		for _, l := range op.Route {
-			load[l] += op.Bytes * float64(max(op.Weight, 1))
+		b := math.Float64frombits(op.bytes)
+		for _, l := range s.opRoute(i) {
+			load[l] += b * float64(max(op.weight, 1))
 		}
 	}
 	var t float64

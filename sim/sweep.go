@@ -56,7 +56,7 @@ type sweepRun struct {
 // and event budget, nil if none. Called with mu held.
 func (r *sweepRuns) find(s *Schedule, caps []float64, maxEvents int64) *sweepRun {
 	for _, x := range r.runs {
-		if x.maxEvents == maxEvents && len(x.sched.Ops) == len(s.Ops) && slices.Equal(x.caps, caps) && sameSchedule(x.sched, s) {
+		if x.maxEvents == maxEvents && x.sched.Len() == s.Len() && slices.Equal(x.caps, caps) && sameSchedule(x.sched, s) {
 			return x
 		}
 	}
@@ -189,7 +189,7 @@ func (z *sweepSize) run(ctx context.Context, pr *prog, caps []float64, maxEvents
 		if x.res == nil {
 			// Its run failed: run it here (the loop finds no equal run,
 			// or another size's retry of it).
-			if err := hold.grow(int64(len(pr.sched.Ops))*bytesPerOp + int64(pr.sched.depCount())*bytesPerDep); err != nil {
+			if err := hold.grow(pr.sched.memEstimate()); err != nil {
 				return nil, 0, err
 			}
 			continue
@@ -198,15 +198,6 @@ func (z *sweepSize) run(ctx context.Context, pr *prog, caps []float64, maxEvents
 		z.attempts = append(z.attempts, attempt{run: x, keep: keep, events: r.Events})
 		return &r, r.Events, nil
 	}
-}
-
-// depCount is the number of dependency entries of s.
-func (s *Schedule) depCount() int {
-	n := 0
-	for i := range s.Ops {
-		n += len(s.Ops[i].Deps)
-	}
-	return n
 }
 
 // eventsInOrder replays, in sweep order, what a sequential sweep's desMemo

@@ -85,10 +85,10 @@ func (e *Env) writeTrace(w io.Writer, req Request, pt Point, run *desRun, opts T
 	s, res := run.pr.sched, run.res
 	n := e.Cluster.NumRanks()
 	G := e.Cluster.GPUsPerNode()
-	info := TraceInfo{Ops: len(s.Ops)}
+	info := TraceInfo{Ops: s.Len()}
 	slicesTotal := 0
-	for i := range s.Ops {
-		if traced(&s.Ops[i], res, i) {
+	for i := range s.Len() {
+		if op := s.Op(i); traced(&op, res, i) {
 			slicesTotal++
 		}
 	}
@@ -115,7 +115,7 @@ func (e *Env) writeTrace(w io.Writer, req Request, pt Point, run *desRun, opts T
 	us := func(t model.Time) string { return num(float64(t) / 1e6) }
 	bw.WriteString("{\"displayTimeUnit\":\"ns\",\"otherData\":{")
 	fmt.Fprintf(bw, "\"generator\":\"collsim\",\"collective\":%s,\"size_bytes\":%d,\"algo\":%s,\"proto\":%s,\"channels\":%d,\"ranks\":%d,\"ops\":%d,\"time_us\":%s,\"sampled\":%t,\"sample_every\":%d",
-		q(req.Coll.String()), pt.Size, q(pt.Choice.Algo.String()), q(pt.Choice.Proto.String()), pt.Choice.Channels, n, len(s.Ops), num(pt.TimeUs), info.Every > 1, info.Every)
+		q(req.Coll.String()), pt.Size, q(pt.Choice.Algo.String()), q(pt.Choice.Proto.String()), pt.Choice.Channels, n, s.Len(), num(pt.TimeUs), info.Every > 1, info.Every)
 	if info.Every > 1 {
 		fmt.Fprintf(bw, ",\"sampling\":%s", q(fmt.Sprintf("%d slices exceed the bound of %d: every %d-th op is written", slicesTotal, opts.MaxEvents, info.Every)))
 	}
@@ -128,8 +128,8 @@ func (e *Env) writeTrace(w io.Writer, req Request, pt Point, run *desRun, opts T
 	seenGPU := make([]bool, n)
 	type thread struct{ pid, tid int32 }
 	seenThread := map[thread]bool{}
-	for i := range s.Ops {
-		op := &s.Ops[i]
+	for i := range s.Len() {
+		op := new(s.Op(i))
 		if !traced(op, res, i) {
 			continue
 		}
@@ -165,8 +165,8 @@ func (e *Env) writeTrace(w io.Writer, req Request, pt Point, run *desRun, opts T
 
 	// Slices.
 	k := 0
-	for i := range s.Ops {
-		op := &s.Ops[i]
+	for i := range s.Len() {
+		op := new(s.Op(i))
 		if !traced(op, res, i) {
 			continue
 		}
@@ -203,8 +203,8 @@ func (e *Env) writeTrace(w io.Writer, req Request, pt Point, run *desRun, opts T
 		rate float64
 	}
 	load := make([]float64, len(e.caps))
-	for i := range s.Ops {
-		op := &s.Ops[i]
+	for i := range s.Len() {
+		op := new(s.Op(i))
 		if op.Kind != OpTransfer {
 			continue
 		}
@@ -225,8 +225,8 @@ func (e *Env) writeTrace(w io.Writer, req Request, pt Point, run *desRun, opts T
 		idx[model.LinkID(l)] = j
 	}
 	steps := make([][]rateStep, len(links))
-	for i := range s.Ops {
-		op := &s.Ops[i]
+	for i := range s.Len() {
+		op := new(s.Op(i))
 		if op.Kind != OpTransfer {
 			continue
 		}
