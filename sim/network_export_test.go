@@ -67,3 +67,7 @@ func ExecuteNetStats(ctx context.Context, s *Schedule, capacity []float64, class
 	}
 	return NetStats{Makespan: x.makespan, Flows: net.Flows(), Classes: net.classes, Recomputes: net.Recomputes(), Events: eng.Events(), OpEnd: x.end}, nil
 }
+
+// MemEstimate is the memory estimate the budget checks for running s
+// (Schedule.memEstimate). Test-only.
+func (s *Schedule) MemEstimate() int64 { return s.memEstimate() }
