@@ -88,6 +88,9 @@ type desOpts struct {
 	budget Budget
 	// full switches the symmetry reductions off.
 	full bool
+	// times is set when the run records every op's start and end
+	// (ExecOptions.RecordOpTimes), for the memory estimate.
+	times bool
 }
 
 // program builds the call for the chosen algorithm. With des set it also
@@ -98,6 +101,7 @@ func (e *Env) program(call Call, des bool, o desOpts) (*prog, error) {
 		return nil, err
 	}
 	b := &builder{e: e, call: call, des: des, window: o.window, budget: o.budget, full: o.full}
+	b.budget.times = o.times
 	if des {
 		b.sched = &Schedule{}
 		b.base = b.add(Op{Kind: OpDelay, Latency: e.baseLat(call.Choice)})

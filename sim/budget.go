@@ -20,6 +20,10 @@ type Budget struct {
 	// MaxEvents bounds the engine events of one call.
 	MaxEvents int64
 
+	// times is set when the run records every op's start and end
+	// (ExecOptions.RecordOpTimes): 16 bytes more per op.
+	times bool
+
 	// hold, when set, reserves the memory check estimates in a pool the
 	// runs of a parallel sweep share (see memPool).
 	hold *memHold
@@ -49,28 +53,42 @@ func (b Budget) events() int64 {
 }
 
 // Per-op memory of a DES run: the op's record in the schedule (its shape,
-// route, dependency end and rank; Schedule), its execution state (the
-// executor's 16-byte xop: dependency counter, successor offset, latency)
-// and its start and end times, and per dependency entry the entry and its
-// successor edge, all twice over: assumption, Go's collector (GOGC=100)
-// lets the heap grow to about twice the live data before it collects
-// (measured: 5.3 GB resident for 2.5 GB of schedules on 1,024 dgx-h100
-// nodes). The schedule's shape and route tables are not known before it
-// is built; Budget.checkBuilt adds them once it is
-// (Schedule.tableBytes), before it runs.
+// route, dependency end and rank; Schedule) and its execution state (the
+// executor's 16-byte xop: dependency counter, successor offset, latency),
+// with its start and end times when the run records them, and per
+// dependency entry the entry and its successor edge, all twice over:
+// assumption, Go's collector (GOGC=100) lets the heap grow to about twice
+// the live data before it collects (measured: 5.3 GB resident for 2.5 GB
+// of schedules on 1,024 dgx-h100 nodes). The schedule's shape and route
+// tables are not known before it is built; Budget.checkBuilt adds them
+// once it is (Schedule.tableBytes), before it runs.
 const (
-	bytesPerOp  = 2 * (bytesPerRec + int64(unsafe.Sizeof(xop{})) + 2*int64(unsafe.Sizeof(model.Time(0))))
-	bytesPerDep = 2 * (4 + 4)
+	bytesPerOp    = 2 * (bytesPerRec + int64(unsafe.Sizeof(xop{})))
+	bytesPerTimes = 2 * 2 * int64(unsafe.Sizeof(model.Time(0)))
+	bytesPerDep   = 2 * (4 + 4)
 	// eventsPerOp is the engine events an op costs at least: its start or
 	// completion, and for a transfer the network's completion callback.
 	eventsPerOp = 2
 )
 
-// memEstimate is the memory estimate of running s: its ops and
-// dependencies as Budget.check counts them, and its tables, twice over as
-// the rest.
+// opBytes is the estimate per op of a run under b.
+func (b Budget) opBytes() int64 {
+	if b.times {
+		return bytesPerOp + bytesPerTimes
+	}
+	return bytesPerOp
+}
+
+// memEstimate is the memory estimate of running s without recording op
+// times: its ops and dependencies as Budget.check counts them, and its
+// tables, twice over as the rest.
 func (s *Schedule) memEstimate() int64 {
-	return int64(s.Len())*bytesPerOp + int64(s.depCount())*bytesPerDep + 2*s.tableBytes()
+	return Budget{}.builtEstimate(s)
+}
+
+// builtEstimate is the memory estimate of running s under b.
+func (b Budget) builtEstimate(s *Schedule) int64 {
+	return int64(s.Len())*b.opBytes() + int64(s.depCount())*bytesPerDep + 2*s.tableBytes()
 }
 
 // BudgetError says which budget a DES run exceeds, by how much, and which
@@ -121,22 +139,23 @@ func describe(e *Env, call Call, ops int64) string {
 // check refuses a schedule of ops operations and deps dependency entries
 // beyond the budget.
 func (b Budget) check(e *Env, call Call, ops, deps int64) error {
-	if mem := ops*bytesPerOp + deps*bytesPerDep; mem > b.memory() {
+	if mem := ops*b.opBytes() + deps*bytesPerDep; mem > b.memory() {
 		return &BudgetError{Budget: "memory", Estimate: mem, Limit: b.memory(), Flag: "--max-memory", What: describe(e, call, ops)}
 	}
 	if ev := ops * eventsPerOp; ev > b.events() {
 		return &BudgetError{Budget: "events", Estimate: ev, Limit: b.events(), Flag: "--max-events", What: describe(e, call, ops)}
 	}
-	return b.hold.grow(ops*bytesPerOp + deps*bytesPerDep)
+	return b.hold.grow(ops*b.opBytes() + deps*bytesPerDep)
 }
 
 // checkBuilt refuses the built schedule s beyond the memory budget, now
-// that its tables are known (Schedule.memEstimate), before it runs.
+// that its tables are known (builtEstimate), before it runs.
 func (b Budget) checkBuilt(e *Env, call Call, s *Schedule) error {
-	if mem := s.memEstimate(); mem > b.memory() {
+	mem := b.builtEstimate(s)
+	if mem > b.memory() {
 		return &BudgetError{Budget: "memory", Estimate: mem, Limit: b.memory(), Flag: "--max-memory", What: describe(e, call, int64(s.Len()))}
 	}
-	return b.hold.grow(s.memEstimate())
+	return b.hold.grow(mem)
 }
 
 // memPool is the memory budget the concurrent DES runs of a parallel sweep

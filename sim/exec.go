@@ -14,6 +14,11 @@ type ExecOptions struct {
 	RecordOpTimes bool
 	// RecordOpEnds fills Result.OpEnd alone (one int64 per op).
 	RecordOpEnds bool
+	// UnitEnds fills Result.UnitEnd and Result.CallEnd from the first
+	// CallOps ops (0: every op), in one int64 per pipeline unit instead
+	// of one per op.
+	UnitEnds bool
+	CallOps  int
 	// MaxEvents stops the run with a *BudgetError once the engine has
 	// processed more events (0 = no bound); What describes the run in it.
 	MaxEvents int64
@@ -30,6 +35,13 @@ type Result struct {
 	// it completed. Both are nil unless ExecOptions.RecordOpTimes is set;
 	// ExecOptions.RecordOpEnds fills OpEnd alone.
 	OpStart, OpEnd []model.Time
+	// UnitEnd[u] is when the last op labelled with pipeline unit u among
+	// the first CallOps ops completed (0 for a unit without any), and
+	// CallEnd when the last of those ops did; both are set only with
+	// ExecOptions.UnitEnds.
+	UnitEnd []model.Time
+	CallEnd model.Time
+	CallOps int
 	// LinkBytes is the bytes each link carried (Bytes x Weight per
 	// traversal), indexed by model.LinkID; it equals Schedule.LinkLoad.
 	LinkBytes []float64
@@ -52,15 +64,20 @@ const (
 
 // executor is the per-run state of Execute: flat slices indexed by op ID.
 type executor struct {
-	s         *Schedule
-	eng       *Engine
-	net       *Network
-	x         []xop // per op, and one more that ends the successor lists
-	succ      []OpID
-	start     []model.Time
-	end       []model.Time
-	done      int
-	makespan  model.Time
+	s        *Schedule
+	eng      *Engine
+	net      *Network
+	x        []xop // per op, and one more that ends the successor lists
+	succ     []OpID
+	start    []model.Time
+	end      []model.Time
+	done     int
+	makespan model.Time
+	// unitEnd, callEnd and callOps are ExecOptions.UnitEnds' (unitEnd nil
+	// without it).
+	unitEnd   []model.Time
+	callEnd   model.Time
+	callOps   int
 	maxEvents int64
 	what      string
 }
@@ -126,6 +143,17 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 	if opts.RecordOpTimes || opts.RecordOpEnds {
 		x.end = make([]model.Time, s.Len())
 	}
+	if opts.UnitEnds {
+		x.callOps = s.Len()
+		if opts.CallOps > 0 {
+			x.callOps = min(opts.CallOps, s.Len())
+		}
+		units := int32(-1)
+		for i := range x.callOps {
+			units = max(units, s.shape(i).unit)
+		}
+		x.unitEnd = make([]model.Time, units+1)
+	}
 	if err := x.roots(); err != nil {
 		return nil, err
 	}
@@ -140,6 +168,9 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 		Makespan:   x.makespan,
 		OpStart:    x.start,
 		OpEnd:      x.end,
+		UnitEnd:    x.unitEnd,
+		CallEnd:    x.callEnd,
+		CallOps:    x.callOps,
 		LinkBytes:  net.LinkBytes(),
 		LinkBusy:   net.LinkBusy(),
 		Events:     eng.Events(),
@@ -273,6 +304,12 @@ func (x *executor) Act(now model.Time, arg int64) error {
 	}
 	if x.end != nil {
 		x.end[id] = now
+	}
+	if x.unitEnd != nil && int(id) < x.callOps {
+		x.callEnd = max(x.callEnd, now)
+		if u := x.s.shapes[x.s.recs[id].shape].unit; u >= 0 {
+			x.unitEnd[u] = max(x.unitEnd[u], now)
+		}
 	}
 	if x.maxEvents > 0 && x.eng.Events() > x.maxEvents {
 		return &BudgetError{Budget: "events", Estimate: x.eng.Events(), Limit: x.maxEvents, Flag: "--max-events", What: x.what, Running: true}

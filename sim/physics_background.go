@@ -121,7 +121,7 @@ func (e *Env) addBackground(f *form) (bg []bgFlow, note string, err error) {
 
 // addBackgroundOps adds one transfer op per background flow to a DES
 // schedule, each outlasting the call; it returns how many ops the call's
-// own schedule holds (the makespan is taken over those, see callMakespan),
+// own schedule holds (the makespan is taken over those, Result.CallEnd),
 // or -1 when there are no background flows.
 func addBackgroundOps(s *Schedule, bg []bgFlow) (ours int) {
 	if len(bg) == 0 || s == nil {
@@ -134,14 +134,4 @@ func addBackgroundOps(s *Schedule, bg []bgFlow) (ours int) {
 		s.Add(Op{Kind: OpTransfer, Route: f.route, Bytes: f.cap * 1e14, RateCap: f.cap, Rank: -1, Unit: -1})
 	}
 	return ours
-}
-
-// callMakespan is when the last of the call's own ops (the first ours ops;
-// background flows follow them) completed.
-func callMakespan(res *Result, ours int) model.Time {
-	var t model.Time
-	for _, v := range res.OpEnd[:ours] {
-		t = max(t, v)
-	}
-	return t
 }

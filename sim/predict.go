@@ -376,7 +376,7 @@ func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record boo
 		budget := req.Budget
 		budget.hold = memo.hold(ctx)
 		defer budget.hold.release()
-		pr, err := e.program(call, true, desOpts{window: w, budget: budget, full: req.Full})
+		pr, err := e.program(call, true, desOpts{window: w, budget: budget, full: req.Full, times: record})
 		if err != nil {
 			return nil, err
 		}
@@ -385,16 +385,20 @@ func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record boo
 		ph.cg.apply(pr.sched)
 		maxEvents := req.Budget.events()
 		res, ran, err := memo.run(ctx, pr, caps, maxEvents, budget.hold, func(s *Schedule) (*Result, error) {
-			return Execute(ctx, s, caps, ExecOptions{RecordOpTimes: record, RecordOpEnds: true, MaxEvents: maxEvents, What: describe(e, call, int64(nops))})
+			return Execute(ctx, s, caps, ExecOptions{RecordOpTimes: record, UnitEnds: true, CallOps: nops, MaxEvents: maxEvents, What: describe(e, call, int64(nops))})
 		})
 		if err != nil {
 			return nil, err
+		}
+		if res.CallOps != nops {
+			// An equal schedule's run has the same call ops; guard the reuse.
+			return nil, fmt.Errorf("sim: a reused DES run covers %d call ops, want %d", res.CallOps, nops)
 		}
 		t := res.Makespan
 		if ours >= 0 {
 			// Background flows outlast the call: its time is that of its
 			// own ops.
-			t = callMakespan(res, ours)
+			t = res.CallEnd
 		}
 		return &desRun{time: t, res: res, pr: pr, ops: nops, events: ran, note: pr.Note}, nil
 	}
@@ -413,7 +417,7 @@ func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record boo
 		// take on its busiest link; a shorter spacing means the pipeline
 		// has not filled there (its last phases do not yet overlap).
 		bound := unitBound(r.pr.sched, caps, int32(window-1))
-		ends := unitEnds(r.pr.sched, r.res.OpEnd, r.ops, 0, window)
+		ends := unitEnds(r.res.UnitEnd, window)
 		if p, spread, saturated, ok := steadyPeriod(ends, bound); ok {
 			total := window + r.pr.skipped
 			r.time += model.Time(r.pr.skipped) * p
@@ -548,19 +552,16 @@ func steadyPeriod(ends []model.Time, bound float64) (p, spread model.Time, satur
 // trim frees the op times of a run whose caller did not ask for them.
 func (r *desRun) trim(record bool) {
 	if !record {
-		r.res.OpStart, r.res.OpEnd = nil, nil
+		r.res.OpStart, r.res.OpEnd, r.res.UnitEnd = nil, nil, nil
 	}
 }
 
-// unitEnds returns, for the k pipeline units from u0, the time the last of
-// the call's ops (the first nops of s) of each unit ends.
-func unitEnds(s *Schedule, opEnd []model.Time, nops int, u0 int32, k int) []model.Time {
+// unitEnds returns, for the first k pipeline units, the time the last of
+// the call's ops of each unit ends (Result.UnitEnd; 0 for a unit without
+// ops).
+func unitEnds(unitEnd []model.Time, k int) []model.Time {
 	end := make([]model.Time, k)
-	for i := 0; i < nops; i++ {
-		if u := s.shape(i).unit - u0; u >= 0 && int(u) < k && opEnd[i] > end[u] {
-			end[u] = opEnd[i]
-		}
-	}
+	copy(end, unitEnd)
 	return end
 }
 
