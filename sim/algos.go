@@ -17,6 +17,8 @@ type prog struct {
 	skipped int
 	// Note explains a simulation shortcut taken, empty otherwise.
 	Note string
+	// reserved is builder.reserved: what the memory estimate counted.
+	reserved [2]int64
 }
 
 // builder holds state while building one call.
@@ -35,6 +37,9 @@ type builder struct {
 	unit int32
 	// full switches the symmetry reductions off (Request.Full).
 	full bool
+	// reserved is the ops and dependency entries reserve was told the
+	// schedule holds at most (the base op aside).
+	reserved [2]int64
 }
 
 // Call is one collective call.
@@ -110,7 +115,7 @@ func (e *Env) program(call Call, des bool, o desOpts) (*prog, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr.sched = b.sched
+	pr.sched, pr.reserved = b.sched, b.reserved
 	if !des {
 		pr.sched = nil
 	} else if err := b.budget.checkBuilt(e, call, b.sched); err != nil {
@@ -145,6 +150,7 @@ func (b *builder) reserve(ops, deps int64) error {
 	if err := b.budget.check(b.e, b.call, ops, deps); err != nil {
 		return err
 	}
+	b.reserved = [2]int64{ops, deps}
 	b.sched.grow(int(ops), int(deps))
 	return nil
 }

@@ -100,3 +100,44 @@ func TestMemoryEstimateBoundsHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestReserveBoundsSchedule: the op and dependency counts a builder
+// reserves before building, which the memory estimate counts, bound what
+// it builds, for every algorithm and protocol on one, two and sixteen
+// nodes (tree and chain fan-ins differ at the root and the leaves).
+func TestReserveBoundsSchedule(t *testing.T) {
+	envs := map[string]*sim.Env{
+		"dgx-h100 x1":  newEnv(t, scenarios.Overrides{Node: "dgx-h100"}),
+		"dgx-h100 x2":  newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2}),
+		"dgx-h100 x16": newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 16}),
+		"pcie x2":      newEnv(t, scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2}),
+	}
+	checked := 0
+	for name, e := range envs {
+		for _, tc := range []struct {
+			coll model.Collective
+			algo model.Algo
+		}{
+			{model.AllReduce, model.AlgoRing}, {model.AllReduce, model.AlgoTree}, {model.AllReduce, model.AlgoNVLS},
+			{model.AllReduce, model.AlgoNVLSTree}, {model.AllGather, model.AlgoRing}, {model.ReduceScatter, model.AlgoRing},
+			{model.Broadcast, model.AlgoRing}, {model.Reduce, model.AlgoRing}, {model.AlltoAll, model.AlgoDirect}, {model.SendRecv, model.AlgoDirect},
+		} {
+			for _, p := range []model.Proto{model.ProtoLL, model.ProtoLL128, model.ProtoSimple} {
+				for _, size := range []model.Bytes{4 << 10, 4 << 20} {
+					res, built, err := e.Reserved(tc.coll, tc.algo, size, &p)
+					if err != nil {
+						continue // not applicable on this node or protocol
+					}
+					checked++
+					if built[0] > res[0] || built[1] > res[1] {
+						t.Errorf("%s %s %s %s %s: built %d ops and %d dependencies, reserved %d and %d",
+							name, tc.coll, tc.algo, p, model.FormatBytes(size), built[0], built[1], res[0], res[1])
+					}
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d calls built", checked)
+	}
+}

@@ -96,3 +96,19 @@ func (s *Schedule) editOp(i int, f func(*Op)) *Schedule {
 	f(&ops[i])
 	return NewSchedule(ops...)
 }
+
+// Reserved returns the ops and dependency entries the builder reserved
+// (and the memory estimate counted) for the DES schedule of one call with
+// every unit built, and those the schedule holds beyond its base op.
+// Test-only.
+func (e *Env) Reserved(coll model.Collective, algo model.Algo, size model.Bytes, proto *model.Proto) (reserved, built [2]int64, err error) {
+	ch, err := e.Tuner.Select(coll, size, &algo, proto)
+	if err != nil {
+		return reserved, built, err
+	}
+	pr, err := e.program(Call{Coll: coll, Bytes: size, Choice: ch}, true, desOpts{full: true})
+	if err != nil {
+		return reserved, built, err
+	}
+	return pr.reserved, [2]int64{int64(pr.sched.Len() - 1), int64(pr.sched.depCount())}, nil
+}

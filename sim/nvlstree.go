@@ -89,8 +89,13 @@ func (b *builder) nvlsTree() (*prog, error) {
 	pr.skipped = skipped
 	// Per unit and tree, per node: the NVLS stages (4G transfers and two
 	// reductions) and per GPU up to two ops each way on its tree edge.
-	nops := 2 * int64(len(sim)) * int64(N) * int64(8*G+2)
-	if err := b.reserve(nops, nops*2); err != nil {
+	// Dependencies: two per NVLS transfer and G per reduction (10G per
+	// node), and per GPU and node on the tree at most 3 for its reduce
+	// edge, 3 for its broadcast edge and one per child's arrival (counted
+	// once per child): 17G per node.
+	units := 2 * int64(len(sim)) * int64(N)
+	nops := units * int64(8*G+2)
+	if err := b.reserve(nops, units*int64(17*G)); err != nil {
 		return nil, err
 	}
 	// The operand pull is bounded by the switch's reduction rate, as in

@@ -78,9 +78,16 @@ func (b *builder) tree() (*prog, error) {
 		sim, skipped = b.simUnits(pr.units)
 		pr.skipped = skipped
 		// Per unit and group: two ops per chain edge each way, two per tree
-		// edge each way, one for the root's sum.
-		nops := int64(len(groups)) * int64(len(sim)) * int64(N) * int64(4*(G-1)+5)
-		if err := b.reserve(nops, nops*2); err != nil {
+		// edge each way, one for the root's sum. Dependencies per node: a
+		// chain edge's transfer waits on at most two ops and its arrival
+		// on one, each way (6(G-1) in all, 3(G-1)-1 up as its first
+		// transfer waits on one); a tree edge's reduce waits on the
+		// child's chain and children (counted once per child, N-1 in
+		// all) and its last send, its broadcast on two, and each arrival
+		// on one: at most 6G per node for G >= 2, 7 for G = 1.
+		units := int64(len(groups)) * int64(len(sim)) * int64(N)
+		nops := units * int64(4*(G-1)+5)
+		if err := b.reserve(nops, units*int64(max(6*G, 7))); err != nil {
 			return nil, err
 		}
 	}
