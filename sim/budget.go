@@ -54,24 +54,45 @@ func (b Budget) events() int64 {
 
 // Per-op memory of a DES run: the op's record in the schedule (its shape,
 // route, dependency end and rank; Schedule) and its execution state (the
-// executor's 16-byte xop: dependency counter, successor offset, latency),
+// executor's 8-byte xop: dependency counter and successor offset),
 // with its start and end times when the run records them, and per
-// dependency entry the entry and its successor edge, all twice over:
-// assumption, Go's collector (GOGC=100) lets the heap grow to about twice
-// the live data before it collects (measured: 5.3 GB resident for 2.5 GB
-// of schedules on 1,024 dgx-h100 nodes). The schedule's shape and route
-// tables are not known before it is built; Budget.checkBuilt adds them
-// once it is (Schedule.tableBytes), before it runs.
+// dependency entry the entry and its successor edge. What is on the Go
+// heap counts twice over: assumption, Go's collector (GOGC=100) lets the
+// heap grow to about twice the live data before it collects (measured:
+// 5.3 GB resident for 2.5 GB of schedules on 1,024 dgx-h100 nodes). The
+// execution state is mapped outside the heap where the system allows it
+// (rawArena) and counts once there (execBytes). Per link, the network's state (ten per-link
+// arrays, the link's list of flow classes, its results): assumption, 256
+// bytes live, twice over (measured: the heap peaked 3.9 MB, about 510
+// bytes per link, above twice the schedule of a 64 KiB tree on a 64-node
+// leaf-spine of 7,688 links; TestMemoryEstimateBoundsHeap).
+// The schedule's shape and route tables are not known before it is built;
+// Budget.checkBuilt adds them once it is (Schedule.tableBytes), before it
+// runs.
 const (
-	bytesPerOp    = 2 * (bytesPerRec + int64(unsafe.Sizeof(xop{})))
+	bytesPerOp    = 2 * bytesPerRec
 	bytesPerTimes = 2 * 2 * int64(unsafe.Sizeof(model.Time(0)))
-	bytesPerDep   = 2 * (4 + 4)
+	bytesPerDep   = 2 * 4
+	bytesPerLink  = 2 * 256
 	// eventsPerOp is the engine events an op costs at least: its start or
 	// completion, and for a transfer the network's completion callback.
 	eventsPerOp = 2
 )
 
-// opBytes is the estimate per op of a run under b.
+// execBytes is the estimate of the executor's per-op state and successor
+// lists for ops ops and deps dependency entries: once where they are
+// mapped outside the heap, twice where they are too small to be.
+func execBytes(ops, deps int64) int64 {
+	cost := func(b int64) int64 {
+		if b >= rawMinBytes {
+			return rawHeapFactor * b
+		}
+		return 2 * b
+	}
+	return cost((ops+1)*int64(unsafe.Sizeof(xop{}))) + cost(deps*4)
+}
+
+// opBytes is the schedule's estimate per op of a run under b.
 func (b Budget) opBytes() int64 {
 	if b.times {
 		return bytesPerOp + bytesPerTimes
@@ -79,16 +100,21 @@ func (b Budget) opBytes() int64 {
 	return bytesPerOp
 }
 
-// memEstimate is the memory estimate of running s without recording op
-// times: its ops and dependencies as Budget.check counts them, and its
-// tables, twice over as the rest.
-func (s *Schedule) memEstimate() int64 {
-	return Budget{}.builtEstimate(s)
+// linkBytes is the estimate of the network's state over links links.
+func linkBytes(links int) int64 { return int64(links) * bytesPerLink }
+
+// memEstimate is the memory estimate of running s over links links
+// without recording op times: its ops, dependencies and links as
+// Budget.check counts them, and its tables, twice over as the rest.
+func (s *Schedule) memEstimate(links int) int64 {
+	return Budget{}.builtEstimate(s, links)
 }
 
-// builtEstimate is the memory estimate of running s under b.
-func (b Budget) builtEstimate(s *Schedule) int64 {
-	return int64(s.Len())*b.opBytes() + int64(s.depCount())*bytesPerDep + 2*s.tableBytes()
+// builtEstimate is the memory estimate of running s over links links
+// under b.
+func (b Budget) builtEstimate(s *Schedule, links int) int64 {
+	ops, deps := int64(s.Len()), int64(s.depCount())
+	return ops*b.opBytes() + deps*bytesPerDep + execBytes(ops, deps) + linkBytes(links) + 2*s.tableBytes()
 }
 
 // BudgetError says which budget a DES run exceeds, by how much, and which
@@ -139,19 +165,19 @@ func describe(e *Env, call Call, ops int64) string {
 // check refuses a schedule of ops operations and deps dependency entries
 // beyond the budget.
 func (b Budget) check(e *Env, call Call, ops, deps int64) error {
-	if mem := ops*b.opBytes() + deps*bytesPerDep; mem > b.memory() {
+	if mem := ops*b.opBytes() + deps*bytesPerDep + execBytes(ops, deps) + linkBytes(len(e.caps)); mem > b.memory() {
 		return &BudgetError{Budget: "memory", Estimate: mem, Limit: b.memory(), Flag: "--max-memory", What: describe(e, call, ops)}
 	}
 	if ev := ops * eventsPerOp; ev > b.events() {
 		return &BudgetError{Budget: "events", Estimate: ev, Limit: b.events(), Flag: "--max-events", What: describe(e, call, ops)}
 	}
-	return b.hold.grow(ops*b.opBytes() + deps*bytesPerDep)
+	return b.hold.grow(ops*b.opBytes() + deps*bytesPerDep + execBytes(ops, deps) + linkBytes(len(e.caps)))
 }
 
 // checkBuilt refuses the built schedule s beyond the memory budget, now
 // that its tables are known (builtEstimate), before it runs.
 func (b Budget) checkBuilt(e *Env, call Call, s *Schedule) error {
-	mem := b.builtEstimate(s)
+	mem := b.builtEstimate(s, len(e.caps))
 	if mem > b.memory() {
 		return &BudgetError{Budget: "memory", Estimate: mem, Limit: b.memory(), Flag: "--max-memory", What: describe(e, call, int64(s.Len()))}
 	}

@@ -64,11 +64,13 @@ const (
 
 // executor is the per-run state of Execute: flat slices indexed by op ID.
 type executor struct {
-	s        *Schedule
-	eng      *Engine
-	net      *Network
-	x        []xop // per op, and one more that ends the successor lists
-	succ     []OpID
+	s    *Schedule
+	eng  *Engine
+	net  *Network
+	x    []xop // per op, and one more that ends the successor lists
+	succ []OpID
+	// raw holds x and succ outside the Go heap until the run ends.
+	raw      rawArena
 	start    []model.Time
 	end      []model.Time
 	done     int
@@ -82,27 +84,16 @@ type executor struct {
 	what      string
 }
 
-// xop is what the executor reads of op i when one of its dependencies
-// completes, in 16 bytes (four to a cache line): the count of unfinished
-// dependencies, where the op's successors start in executor.succ (they end
-// where op i+1's start), and the op's latency with its kind, so that a
-// delay and the dependency bookkeeping never touch the op's record or
-// shape. Ops become ready in an order far from their IDs, so each is a
-// cache miss; one line instead of three is most of the executor's time on
-// large schedules.
+// xop is the executor's state of op i, in 8 bytes (eight to a cache
+// line): the count of unfinished dependencies and where the op's
+// successors start in executor.succ (they end where op i+1's start). Ops
+// become ready in an order far from their IDs, so each is a cache miss;
+// the op's latency and kind are read from its shape (Schedule.shapes, a
+// small table that stays in cache) through its record when it becomes
+// ready, which a transfer reads then to start its flow anyway.
 type xop struct {
-	lat       model.Time // Latency for a transfer, -1 - Latency for a delay
 	succ      int32
 	remaining int32
-}
-
-func (o *xop) delay() bool { return o.lat < 0 }
-
-func (o *xop) latency() model.Time {
-	if o.lat < 0 {
-		return -1 - o.lat
-	}
-	return o.lat
 }
 
 // Execute runs schedule s over links with the given capacities (bytes per
@@ -134,6 +125,7 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 		return nil, err
 	}
 	x := &executor{s: s, eng: eng, net: net, maxEvents: opts.MaxEvents, what: opts.What}
+	defer x.raw.free()
 	if err := x.build(capacity); err != nil {
 		return nil, err
 	}
@@ -182,7 +174,7 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 // build checks op kinds, sizes and link capacities and fills the
 // dependency counters and the successor lists (CSR, successors in
 // ascending order). Two passes over the ops, no allocation beyond the
-// result slices.
+// result slices (outside the Go heap, see rawArena).
 func (x *executor) build(capacity []float64) error {
 	s := x.s
 	n := s.Len()
@@ -190,7 +182,10 @@ func (x *executor) build(capacity []float64) error {
 	// so the error names the op the check of every op would.
 	shapeOK := make([]bool, len(s.shapes))
 	routeOK := make([]bool, len(s.routes))
-	x.x = make([]xop, n+1)
+	var err error
+	if x.x, err = rawSlice[xop](&x.raw, n+1); err != nil {
+		return err
+	}
 	for i := range s.recs {
 		r := &s.recs[i]
 		op := &s.shapes[r.shape]
@@ -212,10 +207,6 @@ func (x *executor) build(capacity []float64) error {
 		}
 		shapeOK[r.shape], routeOK[r.route] = true, true
 		o := &x.x[i]
-		o.lat = op.latency
-		if op.kind == OpDelay {
-			o.lat = -1 - op.latency
-		}
 		deps := s.opDeps(i)
 		o.remaining = int32(len(deps))
 		for _, d := range deps {
@@ -226,7 +217,9 @@ func (x *executor) build(capacity []float64) error {
 	for i := 1; i <= n; i++ {
 		x.x[i].succ += x.x[i-1].succ
 	}
-	x.succ = make([]OpID, x.x[n].succ)
+	if x.succ, err = rawSlice[OpID](&x.raw, int(x.x[n].succ)); err != nil {
+		return err
+	}
 	// ... and filling backwards moves it to the start.
 	for i := n - 1; i >= 0; i-- {
 		deps := s.opDeps(i)
@@ -256,16 +249,16 @@ func (x *executor) ready(id OpID, now model.Time) error {
 	if x.start != nil {
 		x.start[id] = now
 	}
-	o := &x.x[id]
-	if o.delay() {
-		x.at(now+o.latency(), id, tagComplete)
+	op := &x.s.shapes[x.s.recs[id].shape]
+	if op.kind == OpDelay {
+		x.at(now+op.latency, id, tagComplete)
 		return nil
 	}
-	if o.lat == 0 {
+	if op.latency == 0 {
 		x.startFlow(id)
 		return nil
 	}
-	x.at(now+o.lat, id, tagStart)
+	x.at(now+op.latency, id, tagStart)
 	return nil
 }
 

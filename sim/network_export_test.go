@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"unsafe"
 
 	"github.com/collsim/collsim/model"
 )
@@ -51,6 +52,7 @@ func ExecuteNetStats(ctx context.Context, s *Schedule, capacity []float64, class
 	}
 	net.noJoin = !classes
 	x := &executor{s: s, eng: eng, net: net}
+	defer x.raw.free()
 	if err := x.build(capacity); err != nil {
 		return NetStats{}, err
 	}
@@ -69,5 +71,23 @@ func ExecuteNetStats(ctx context.Context, s *Schedule, capacity []float64, class
 }
 
 // MemEstimate is the memory estimate the budget checks for running s
-// (Schedule.memEstimate). Test-only.
-func (s *Schedule) MemEstimate() int64 { return s.memEstimate() }
+// over links links (Schedule.memEstimate). Test-only.
+func (s *Schedule) MemEstimate(links int) int64 { return s.memEstimate(links) }
+
+// ExecStateBytes is what Execute maps outside the Go heap for s, where it
+// maps (the executor's per-op state and successor lists, each once it
+// reaches rawMinBytes). Test-only.
+func (s *Schedule) ExecStateBytes() int64 {
+	var n int64
+	for _, b := range []int64{int64(s.Len()+1) * int64(unsafe.Sizeof(xop{})), int64(s.depCount()) * 4} {
+		if b >= rawMinBytes && rawHeapFactor == 1 {
+			n += b
+		}
+	}
+	return n
+}
+
+// HeapScheduleBytes is what s itself holds on the Go heap. Test-only.
+func (s *Schedule) HeapScheduleBytes() int64 {
+	return int64(s.Len())*bytesPerRec + int64(s.depCount())*4 + s.tableBytes()
+}

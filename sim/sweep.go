@@ -189,7 +189,7 @@ func (z *sweepSize) run(ctx context.Context, pr *prog, caps []float64, maxEvents
 		if x.res == nil {
 			// Its run failed: run it here (the loop finds no equal run,
 			// or another size's retry of it).
-			if err := hold.grow(pr.sched.memEstimate()); err != nil {
+			if err := hold.grow(pr.sched.memEstimate(len(caps))); err != nil {
 				return nil, 0, err
 			}
 			continue
