@@ -53,8 +53,7 @@ type Call struct {
 
 func (b *builder) add(op Op, deps ...OpID) OpID {
 	op.Unit = b.unit
-	op.Deps = deps
-	return b.sched.Add(op)
+	return b.sched.add(&op, deps)
 }
 
 // algorithm is one of NCCL's algorithms as collsim schedules it. A new

@@ -180,10 +180,15 @@ func (s *Schedule) grow(ops, deps int) {
 }
 
 // Add appends op and returns its ID.
-func (s *Schedule) Add(op Op) OpID {
-	s.deps = append(s.deps, op.Deps...)
+func (s *Schedule) Add(op Op) OpID { return s.add(&op, op.Deps) }
+
+// add appends op with dependencies deps (op.Deps is not read). The
+// dependencies are copied, so a builder's variadic list stays on its
+// stack (op's route is kept, so op escapes; deps, passed apart, does not).
+func (s *Schedule) add(op *Op, deps []OpID) OpID {
+	s.deps = append(s.deps, deps...)
 	s.recs = append(s.recs, opRec{
-		shape:  s.internShape(shapeOf(&op)),
+		shape:  s.internShape(shapeOf(op)),
 		route:  s.internRoute(op.Route),
 		depEnd: int32(len(s.deps)),
 		rank:   op.Rank,
