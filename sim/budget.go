@@ -52,20 +52,20 @@ func (b Budget) events() int64 {
 	return DefaultMaxEvents
 }
 
-// Per-op memory of a DES run: the op's record in the schedule (its shape,
-// route, dependency end and rank; Schedule) and its execution state (the
-// executor's 8-byte xop: dependency counter and successor offset),
-// with its start and end times when the run records them, and per
-// dependency entry the entry and its successor edge. What is on the Go
-// heap counts twice over: assumption, Go's collector (GOGC=100) lets the
-// heap grow to about twice the live data before it collects (measured:
-// 5.3 GB resident for 2.5 GB of schedules on 1,024 dgx-h100 nodes). The
-// execution state is mapped outside the heap where the system allows it
-// (rawArena) and counts once there (execBytes). Per link, the network's state (ten per-link
-// arrays, the link's list of flow classes, its results): assumption, 256
-// bytes live, twice over (measured: the heap peaked 3.9 MB, about 510
-// bytes per link, above twice the schedule of a 64 KiB tree on a 64-node
-// leaf-spine of 7,688 links; TestMemoryEstimateBoundsHeap).
+// Memory of a DES run. Per op: its 16-byte record in the schedule (shape,
+// route, dependency end and rank; Schedule), with its start and end times
+// when the run records them; per dependency entry its 4 bytes in the
+// schedule. What is on the Go heap counts twice over: assumption, Go's
+// collector (GOGC=100) lets the heap grow to about twice the live data
+// before it collects (measured: 5.3 GB resident for 2.5 GB of schedules on
+// 1,024 dgx-h100 nodes). The executor's 8-byte xop per op (dependency
+// counter, successor offset) and its 4-byte successor edge per dependency
+// are mapped outside the heap where the system allows it (rawArena) and
+// count once there (execBytes). Per link, the network's state (ten
+// per-link arrays, the link's list of flow classes, its results):
+// assumption, 256 bytes live, twice over (measured: the heap peaked 3.9
+// MB, about 510 bytes per link, above twice the schedule of a 64 KiB tree
+// on a 64-node leaf-spine of 7,688 links; TestMemoryEstimateBoundsHeap).
 // The schedule's shape and route tables are not known before it is built;
 // Budget.checkBuilt adds them once it is (Schedule.tableBytes), before it
 // runs.
