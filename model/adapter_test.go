@@ -1,0 +1,49 @@
+package model_test
+
+import (
+	"testing"
+
+	"github.com/collsim/collsim/scenarios"
+)
+
+// ringNICs returns how many distinct NICs of node 0 the ring graph of a
+// two-node cluster uses.
+func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable int) {
+	t.Helper()
+	spec, err := o.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, ch := range r.SearchGraphs().Ring.Channels {
+		seen[ch.NetIn], seen[ch.NetOut] = true, true
+	}
+	return len(seen), len(r.NICUsable[0])
+}
+
+// TestMultiPortAdapterCarriesItsPorts: OCI's BM.GPU4.8 has 16x 100G RoCE
+// ports for 8 A100s (ociTutorials_a100_2x8_bmgpu48_roce100x16 in
+// ingest/testdata/cases_heldout.yaml, raw/nccltests_a100sxm40_2x8_roce100x16_ocitutorials_1.txt:
+// 191.76 GB/s busbw at 10 GiB, above the ~95 GB/s that 8 of the ports can
+// carry). With two ports in each of the DGX A100 layout's 8 NIC slots, the
+// slot's link was sized for one 100G port (Gen3 x16, ~12 GB/s), so the ring
+// search could reserve only one port per slot and used 8 of 16. The two
+// ports are one adapter on a Gen4 x16 interface: every port is used.
+func TestMultiPortAdapterCarriesItsPorts(t *testing.T) {
+	used, usable := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce"})
+	if usable != 16 || used != 16 {
+		t.Errorf("16x100G on dgx-a100: ring uses %d of %d NICs, want 16 of 16", used, usable)
+	}
+	// One port per slot keeps the port's own generation: unchanged.
+	if used, usable := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "8x100G-roce"}); used != usable {
+		t.Errorf("8x100G on dgx-a100: ring uses %d of %d NICs", used, usable)
+	}
+}
