@@ -7,8 +7,8 @@ import (
 )
 
 // ringNICs returns how many distinct NICs of node 0 the ring graph of a
-// two-node cluster uses.
-func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable int) {
+// two-node cluster uses, how many NCCL can use, and their ports.
+func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable, ports int) {
 	t.Helper()
 	spec, err := o.Resolve()
 	if err != nil {
@@ -26,7 +26,7 @@ func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable int) {
 	for _, ch := range r.SearchGraphs().Ring.Channels {
 		seen[ch.NetIn], seen[ch.NetOut] = true, true
 	}
-	return len(seen), len(r.NICUsable[0])
+	return len(seen), len(r.NICUsable[0]), max(c.Spec.Node.NICs.Ports, 1)
 }
 
 // TestMultiPortAdapterCarriesItsPorts: OCI's BM.GPU4.8 has 16x 100G RoCE
@@ -36,14 +36,27 @@ func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable int) {
 // carry). With two ports in each of the DGX A100 layout's 8 NIC slots, the
 // slot's link was sized for one 100G port (Gen3 x16, ~12 GB/s), so the ring
 // search could reserve only one port per slot and used 8 of 16. The two
-// ports are one adapter on a Gen4 x16 interface: every port is used.
+// ports are one adapter on a Gen4 x16 interface. NCCL before 2.20 sees 16
+// devices and uses every one; from 2.20 NET/IB merges each adapter's ports
+// into one device of 200G (NCCL_IB_MERGE_NICS), 8 devices of 2 ports, and
+// NCCL_IB_MERGE_NICS=0 keeps the 16.
 func TestMultiPortAdapterCarriesItsPorts(t *testing.T) {
-	used, usable := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce"})
-	if usable != 16 || used != 16 {
-		t.Errorf("16x100G on dgx-a100: ring uses %d of %d NICs, want 16 of 16", used, usable)
+	for _, c := range []struct {
+		version     string
+		set         []string
+		used, ports int
+	}{
+		{"2.19", nil, 16, 1},
+		{"2.26", nil, 8, 2},
+		{"2.26", []string{"NCCL_IB_MERGE_NICS=0"}, 16, 1},
+	} {
+		used, usable, ports := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce", NCCLVersion: c.version, Set: c.set})
+		if usable != c.used || used != c.used || ports != c.ports {
+			t.Errorf("16x100G on dgx-a100, NCCL %s %v: ring uses %d of %d NICs of %d ports, want %d of %d of %d", c.version, c.set, used, usable, ports, c.used, c.used, c.ports)
+		}
 	}
 	// One port per slot keeps the port's own generation: unchanged.
-	if used, usable := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "8x100G-roce"}); used != usable {
+	if used, usable, _ := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "8x100G-roce"}); used != usable || used != 8 {
 		t.Errorf("8x100G on dgx-a100: ring uses %d of %d NICs", used, usable)
 	}
 }

@@ -269,6 +269,16 @@ func (e *Env) formTree(call Call) (*form, error) {
 				upChain = len(f.demands)
 			}
 		}
+		if c.Topo.Elem(x).Node != c.Topo.Elem(y).Node {
+			split, err := e.portSplit(x, ch.NetOut, y, ch.NetIn)
+			if err != nil {
+				return err
+			}
+			if split != nil {
+				f.demands = append(f.demands, e.splitDemands(split, f.perMemb, w, minCeiling(ceil, ccap))...)
+				return nil
+			}
+		}
 		f.demands = append(f.demands, demand{route, f.perMemb, w, minCeiling(ceil, ccap)})
 		return nil
 	}
@@ -434,6 +444,14 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 					}
 					if net < 0 {
 						net = len(f.demands)
+					}
+					split, err := e.portSplit(pair[0], rail, pair[1], rail)
+					if err != nil {
+						return nil, err
+					}
+					if split != nil {
+						f.demands = append(f.demands, e.splitDemands(split, shard, half[tr], ceil)...)
+						continue
 					}
 					f.demands = append(f.demands, demand{route, shard, half[tr], ceil})
 				}

@@ -57,7 +57,10 @@ func (b *builder) nvlsTree() (*prog, error) {
 	half := [2]int32{int32((nc + 1) / 2), int32(nc / 2)}
 	netLat := e.stepLat(model.LatNet, model.ProtoSimple)
 	nvLat := e.stepLat(model.LatNVLink, model.ProtoSimple)
-	type edgeRoutes struct{ up, down hopInfo }
+	type edgeRoutes struct {
+		up, down           hopInfo
+		splitUp, splitDown []pathShare // multi-port NICs (portSplit)
+	}
 	edges := make([][2][]edgeRoutes, N) // [node][tree][gpu]
 	for v := 0; v < N; v++ {
 		for tr := 0; tr < 2; tr++ {
@@ -78,7 +81,15 @@ func (b *builder) nvlsTree() (*prog, error) {
 				}
 				u, cu := e.decorate(ru)
 				d, cd := e.decorate(rd)
-				edges[v][tr][i] = edgeRoutes{hopInfo{u, cu, netLat}, hopInfo{d, cd, netLat}}
+				su, err := e.portSplit(hv, rail[i], hp, rail[i])
+				if err != nil {
+					return nil, err
+				}
+				sd, err := e.portSplit(hp, rail[i], hv, rail[i])
+				if err != nil {
+					return nil, err
+				}
+				edges[v][tr][i] = edgeRoutes{hopInfo{u, cu, netLat}, hopInfo{d, cd, netLat}, su, sd}
 			}
 		}
 	}
@@ -89,7 +100,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 	pr.skipped = skipped
 	// Per unit and tree, per node: the NVLS stages (4G transfers and two
 	// reductions) and per GPU up to two ops each way on its tree edge.
-	nops := 2 * int64(len(sim)) * int64(N) * int64(8*G+2)
+	nops := 2 * int64(len(sim)) * int64(N) * int64(8*G+2+2*G*e.splitFan())
 	if err := b.reserve(nops, nops*2); err != nil {
 		return nil, err
 	}
@@ -160,7 +171,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 						continue
 					}
 					ed := edges[v][tr][i].up
-					t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, append(ready, prevUp[v][i])...)
+					t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, edges[v][tr][i].splitUp, append(ready, prevUp[v][i])...)
 					prevUp[v][i] = t
 					arrived[p][i] = append(arrived[p][i], b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: int32(p*G + i)}, t))
 				}
@@ -173,7 +184,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 					}
 					for i := 0; i < G; i++ {
 						ed := edges[ch][tr][i].down
-						t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, final[v][i], prevDown[ch][i])
+						t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, edges[ch][tr][i].splitDown, final[v][i], prevDown[ch][i])
 						prevDown[ch][i] = t
 						final[ch][i] = b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: int32(ch*G + i)}, t)
 					}

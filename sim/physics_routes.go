@@ -30,8 +30,9 @@ type pathShare struct {
 }
 
 // qps is the QP count per connection the flow model splits a network hop
-// into: NCCL_IB_QPS_PER_CONNECTION on RDMA NICs (IB, RoCE), 1 on EFA and
-// TCP (no verbs RC QPs; NCCL's socket transport uses its own streams).
+// into: NCCL_IB_QPS_PER_CONNECTION per NIC port on RDMA NICs (IB, RoCE), 1
+// on EFA and TCP (no verbs RC QPs; NCCL's socket transport uses its own
+// streams).
 func (e *Env) qps() int {
 	c := e.Cluster
 	if c.Knobs.IBDisable || c.Fabric == nil {
@@ -40,7 +41,11 @@ func (e *Env) qps() int {
 	if k := c.Fabric.LinkLayer; k != model.NICIB && k != model.NICRoCE {
 		return 1
 	}
-	return max(c.Knobs.IBQPsPerConn, 1)
+	// A connection over a multi-port NIC opens NCCL_IB_QPS_PER_CONNECTION
+	// QPs on each of its ports (NET/IB's merged device: nqps = QPs per
+	// device x devices, connect.cc); model.Fabric.Route puts QP i on port
+	// i mod ports.
+	return max(c.Knobs.IBQPsPerConn, 1) * max(c.Spec.Node.NICs.Ports, 1)
 }
 
 // netPaths routes the member flows of a network hop from GPU x (NIC index
@@ -165,4 +170,69 @@ func (m *multiHop) classesOf(bytes float64, ceil ceiling) []demand {
 		out = append(out, demand{route: p.route, bytes: bytes / float64(m.split), weight: p.n, ceil: c})
 	}
 	return out
+}
+
+// portSplit returns the routes a network hop from GPU x (NIC index outNIC)
+// to GPU a (NIC inNIC) takes when the NICs have several ports: NCCL opens a
+// connection's QPs on every port of its device (qps), so one channel's
+// bytes split over the port pairs, each path share n of the qps() QPs.
+// Nil with single-port NICs, where netRoute's one route carries the hop.
+// The algorithms that give every channel of a hop one route (tree,
+// NVLSTree) use it; the ring spreads each channel itself (netPaths).
+func (e *Env) portSplit(x model.ElemID, outNIC int, a model.ElemID, inNIC int) ([]pathShare, error) {
+	if e.Cluster.Spec.Node.NICs.Ports <= 1 || e.qps() <= 1 {
+		return nil, nil
+	}
+	ps, err := e.netPaths(x, outNIC, a, inNIC, []int{0})
+	if err != nil {
+		return nil, err
+	}
+	for k := range ps {
+		ps[k].route, _ = e.decorate(ps[k].route)
+	}
+	return ps, nil
+}
+
+// addSplit adds a transfer over a hop whose bytes split over port pairs
+// (portSplit): one op per pair, each 1/Q of the bytes for its n QPs of
+// every one of the op's channels, at 1/Q of the rate cap, and a join the
+// next step waits for. Without a split it is the one op.
+func (b *builder) addSplit(op Op, split []pathShare, deps ...OpID) OpID {
+	if len(split) == 0 {
+		return b.add(op, deps...)
+	}
+	q := float64(b.e.qps())
+	parts := make([]OpID, 0, len(split))
+	for _, p := range split {
+		o := op
+		o.Route = p.route
+		o.Bytes = op.Bytes / q
+		o.Weight = op.Weight * p.n
+		o.RateCap = op.RateCap / q
+		parts = append(parts, b.add(o, deps...))
+	}
+	return b.add(Op{Kind: OpDelay, Channel: op.Channel, Step: op.Step, Rank: op.Rank}, parts...)
+}
+
+// splitDemands is the analytic form's demands of a hop that splits over
+// port pairs: per pair the n QPs of each of w channels, each 1/Q of the
+// member's bytes at 1/Q of its ceiling.
+func (e *Env) splitDemands(split []pathShare, perMemb float64, w int32, ceil ceiling) []demand {
+	q := float64(e.qps())
+	c := ceil
+	c.rate /= q
+	out := make([]demand, 0, len(split))
+	for _, p := range split {
+		out = append(out, demand{p.route, perMemb / q, w * p.n, c})
+	}
+	return out
+}
+
+// splitFan is the extra DES ops a split network hop costs per push: one per
+// QP's port pair and the join (0 with single-port NICs).
+func (e *Env) splitFan() int {
+	if e.Cluster.Spec.Node.NICs.Ports <= 1 || e.qps() <= 1 {
+		return 0
+	}
+	return e.qps() + 1
 }

@@ -79,7 +79,7 @@ func (b *builder) tree() (*prog, error) {
 		pr.skipped = skipped
 		// Per unit and group: two ops per chain edge each way, two per tree
 		// edge each way, one for the root's sum.
-		nops := int64(len(groups)) * int64(len(sim)) * int64(N) * int64(4*(G-1)+5)
+		nops := int64(len(groups)) * int64(len(sim)) * int64(N) * int64(4*(G-1)+5+2*e.splitFan())
 		if err := b.reserve(nops, nops*2); err != nil {
 			return nil, err
 		}
@@ -91,6 +91,7 @@ func (b *builder) tree() (*prog, error) {
 		var netUp, netDown []hopInfo
 		netUp = make([]hopInfo, N)
 		netDown = make([]hopInfo, N)
+		splitUp, splitDown := make([][]pathShare, N), make([][]pathShare, N) // multi-port NICs (portSplit)
 		for v := 0; v < N; v++ {
 			gpus := c.Nodes[v].GPUs
 			for i := G - 1; i >= 1; i-- {
@@ -110,6 +111,12 @@ func (b *builder) tree() (*prog, error) {
 					return nil, err
 				}
 				netUp[v], netDown[v] = mkUp(ru), mkDown(rd)
+				if splitUp[v], err = e.portSplit(hv, g.ch.NetOut, hp, g.ch.NetIn); err != nil {
+					return nil, err
+				}
+				if splitDown[v], err = e.portSplit(hp, g.ch.NetOut, hv, g.ch.NetIn); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if !b.des {
@@ -143,6 +150,14 @@ func (b *builder) tree() (*prog, error) {
 			bytes := u / model.ProtoPayload(proto)
 			// mkT returns the op the edge's next unit waits for (the
 			// transfer, or with treeStepSync its arrival) and the arrival.
+			mkSplitT := func(ed hopInfo, split []pathShare, from, to int32, deps ...OpID) (OpID, OpID) {
+				t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}, split, deps...)
+				a := b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(gi), Rank: to}, t)
+				if sync {
+					return a, a
+				}
+				return t, a
+			}
 			mkT := func(ed hopInfo, from, to int32, deps ...OpID) (OpID, OpID) {
 				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}, deps...)
 				a := b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(gi), Rank: to}, t)
@@ -168,7 +183,7 @@ func (b *builder) tree() (*prog, error) {
 				}
 				ready := append([]OpID{arr}, arrivedUp[v]...)
 				if p := trees[g.tree][v]; p >= 0 {
-					t, a := mkT(netUp[v], rankOf(v, 0), rankOf(p, 0), append(ready, prevNetUp[v])...)
+					t, a := mkSplitT(netUp[v], splitUp[v], rankOf(v, 0), rankOf(p, 0), append(ready, prevNetUp[v])...)
 					prevNetUp[v] = t
 					arrivedUp[p] = append(arrivedUp[p], a)
 				} else {
@@ -180,7 +195,7 @@ func (b *builder) tree() (*prog, error) {
 			have[root] = headReady[root]
 			for _, v := range order {
 				for _, ch := range children[v] {
-					t, a := mkT(netDown[ch], rankOf(v, 0), rankOf(ch, 0), have[v], prevNetDown[ch])
+					t, a := mkSplitT(netDown[ch], splitDown[ch], rankOf(v, 0), rankOf(ch, 0), have[v], prevNetDown[ch])
 					prevNetDown[ch] = t
 					have[ch] = a
 				}
