@@ -7,8 +7,9 @@ import (
 )
 
 // ringNICs returns how many distinct NICs of node 0 the ring graph of a
-// two-node cluster uses, how many NCCL can use, and their ports.
-func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable, ports int) {
+// two-node cluster uses, how many NCCL can use, their ports and the first
+// one's device name.
+func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable, ports int, dev0 string) {
 	t.Helper()
 	spec, err := o.Resolve()
 	if err != nil {
@@ -26,7 +27,7 @@ func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable, ports int) {
 	for _, ch := range r.SearchGraphs().Ring.Channels {
 		seen[ch.NetIn], seen[ch.NetOut] = true, true
 	}
-	return len(seen), len(r.NICUsable[0]), max(c.Spec.Node.NICs.Ports, 1)
+	return len(seen), len(r.NICUsable[0]), max(c.Spec.Node.NICs.Ports, 1), c.Topo.Elem(r.NICUsable[0][0]).NIC.Device
 }
 
 // TestMultiPortAdapterCarriesItsPorts: OCI's BM.GPU4.8 has 16x 100G RoCE
@@ -45,18 +46,22 @@ func TestMultiPortAdapterCarriesItsPorts(t *testing.T) {
 		version     string
 		set         []string
 		used, ports int
+		dev         string
 	}{
-		{"2.19", nil, 16, 1},
-		{"2.26", nil, 8, 2},
-		{"2.26", []string{"NCCL_IB_MERGE_NICS=0"}, 16, 1},
+		{"2.19", nil, 16, 1, "mlx5_0"},
+		{"2.26", nil, 8, 2, "mlx5_0+mlx5_8"}, // NET/IB's name of a merged device
+		{"2.26", []string{"NCCL_IB_MERGE_NICS=0"}, 16, 1, "mlx5_0"},
 	} {
-		used, usable, ports := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce", NCCLVersion: c.version, Set: c.set})
+		used, usable, ports, dev := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce", NCCLVersion: c.version, Set: c.set})
+		if dev != c.dev {
+			t.Errorf("NCCL %s %v: NIC 0 is %s, want %s", c.version, c.set, dev, c.dev)
+		}
 		if usable != c.used || used != c.used || ports != c.ports {
 			t.Errorf("16x100G on dgx-a100, NCCL %s %v: ring uses %d of %d NICs of %d ports, want %d of %d of %d", c.version, c.set, used, usable, ports, c.used, c.used, c.ports)
 		}
 	}
 	// One port per slot keeps the port's own generation: unchanged.
-	if used, usable, _ := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "8x100G-roce"}); used != usable || used != 8 {
+	if used, usable, _, _ := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "8x100G-roce"}); used != usable || used != 8 {
 		t.Errorf("8x100G on dgx-a100: ring uses %d of %d NICs", used, usable)
 	}
 }

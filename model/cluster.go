@@ -182,7 +182,7 @@ func (s NodeSpec) mergedAdapterPorts(v Version, k Knobs) NodeSpec {
 		return s
 	}
 	out := s
-	out.NICs.Count, out.NICs.Ports, out.NICs.Speed = slots, per, merged
+	out.NICs.Count, out.NICs.Ports, out.NICs.Speed, out.NICs.merged = slots, per, merged, per
 	return out
 }
 

@@ -96,6 +96,10 @@ type NICSpec struct {
 	// PCIe is the PCIe generation of the NIC's x16 slot ("gen4", "gen5");
 	// empty means the generation the NIC speed needs (NICSpeed.PCIeGen).
 	PCIe string `yaml:"pcie,omitempty"`
+	// merged is the count of NICs each NIC stands for when NCCL merged the
+	// ports of one adapter (mergedAdapterPorts), 0 otherwise: it names the
+	// device as NCCL does, the port devices joined by '+'.
+	merged int
 }
 
 // Physical latencies of one hop, used for path latency reporting and for the
@@ -273,6 +277,11 @@ func (s *NodeSpec) resolve() (*resolvedNode, error) {
 		}
 		for i := 0; i < s.NICs.Count; i++ {
 			dev := fmt.Sprintf("mlx5_%d", i)
+			for j := 1; j < s.NICs.merged; j++ {
+				// NIC i merges the ports that were NICs i, i+slots, ...
+				// (spreadSlots), as NET/IB names a merged device.
+				dev += fmt.Sprintf("+mlx5_%d", i+j*s.NICs.Count)
+			}
 			switch kind {
 			case NICEFA:
 				dev = fmt.Sprintf("rdmap%ds0", 16+i)
