@@ -37,10 +37,11 @@ func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable, ports int, dev
 // carry). With two ports in each of the DGX A100 layout's 8 NIC slots, the
 // slot's link was sized for one 100G port (Gen3 x16, ~12 GB/s), so the ring
 // search could reserve only one port per slot and used 8 of 16. The two
-// ports are one adapter on a Gen4 x16 interface. NCCL before 2.20 sees 16
-// devices and uses every one; from 2.20 NET/IB merges each adapter's ports
-// into one device of 200G (NCCL_IB_MERGE_NICS), 8 devices of 2 ports, and
-// NCCL_IB_MERGE_NICS=0 keeps the 16.
+// ports are one adapter on a Gen4 x16 interface. NCCL before 2.20 and in
+// 2.24-2.26 sees 16 devices and uses every one; 2.20-2.23 and 2.27 on merge
+// each adapter's ports into one device of 200G (NCCL_IB_MERGE_NICS,
+// mergesAdapterPorts), 8 devices of 2 ports, and NCCL_IB_MERGE_NICS=0 keeps
+// the 16.
 func TestMultiPortAdapterCarriesItsPorts(t *testing.T) {
 	for _, c := range []struct {
 		version     string
@@ -49,8 +50,10 @@ func TestMultiPortAdapterCarriesItsPorts(t *testing.T) {
 		dev         string
 	}{
 		{"2.19", nil, 16, 1, "mlx5_0"},
-		{"2.26", nil, 8, 2, "mlx5_0+mlx5_8"}, // NET/IB's name of a merged device
-		{"2.26", []string{"NCCL_IB_MERGE_NICS=0"}, 16, 1, "mlx5_0"},
+		{"2.22", nil, 8, 2, "mlx5_0+mlx5_8"}, // NET/IB's name of a merged device
+		{"2.26", nil, 16, 1, "mlx5_0"},       // 2.24-2.26 keep a dual-function adapter's ports apart
+		{"2.30", nil, 8, 2, "mlx5_0+mlx5_8"},
+		{"2.30", []string{"NCCL_IB_MERGE_NICS=0"}, 16, 1, "mlx5_0"},
 	} {
 		used, usable, ports, dev := ringNICs(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce", NCCLVersion: c.version, Set: c.set})
 		if dev != c.dev {

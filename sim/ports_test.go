@@ -13,15 +13,12 @@ import (
 // device whose connections open their QPs on every port (NET/IB's merged
 // device; connect.cc stripes QP i onto device i mod devices), so the same
 // 16 ports of 100G carry the same collective whether NCCL sees 8 merged
-// devices of 2 ports (its default from 2.20) or 16 devices
-// (NCCL_IB_MERGE_NICS=0), for the ring (which spreads its channels' QPs)
-// and the tree (one route per channel, split over the ports). 2x BM.GPU4.8
-// measure 191.76 GB/s busbw at 10 GiB (ociTutorials_a100_2x8_bmgpu48_roce100x16,
-// ingest/testdata/cases_heldout.yaml): the ring's NIC bound, 16 ports at
-// 12.5 GB/s and net.eff.roce.
+// devices of 2 ports (2.27's default) or 16 devices (NCCL_IB_MERGE_NICS=0),
+// for the ring (which spreads its channels' QPs) and the tree (one route
+// per channel, split over the ports).
 func TestMultiPortNICsCarryOnEveryPort(t *testing.T) {
-	merged := newEnv(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce"})
-	apart := newEnv(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce", Set: []string{"NCCL_IB_MERGE_NICS=0"}})
+	merged := newEnv(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce", NCCLVersion: "2.27"})
+	apart := newEnv(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "16x100G-roce", NCCLVersion: "2.27", Set: []string{"NCCL_IB_MERGE_NICS=0"}})
 	for _, eng := range []sim.EngineKind{sim.EngineDES, sim.EngineAnalytic} {
 		for _, algo := range []string{"ring", "tree"} {
 			a := predict(t, merged, model.AllReduce, eng, algo, 1<<30)
@@ -31,15 +28,16 @@ func TestMultiPortNICsCarryOnEveryPort(t *testing.T) {
 			}
 		}
 	}
-	// NCCL's own choice on the merged devices at 8 GiB: the ring at its
-	// NIC bound (16 x 12.5 GB/s x 0.95 = 190).
+	// NCCL's own choice on the merged devices at 8 GiB: 8 channels, where
+	// the tree's per-channel cap keeps the ring, at its NIC bound (16 x
+	// 12.5 GB/s x 0.95 = 190).
 	p := predict(t, merged, model.AllReduce, sim.EngineDES, "", 8<<30)
 	if p.Choice.Algo != model.AlgoRing || p.BusBW < 0.95*190 || p.BusBW > 190*1.01 {
 		t.Errorf("2x BM.GPU4.8 8 GiB: %v at %.1f GB/s, want the ring near 190", p.Choice.Algo, p.BusBW)
 	}
 	// NVLSTree over 16x 200G on DGX H100 (8 devices of 2 ports) moves what
 	// it moves over 8x 400G.
-	two := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, NICs: "16x200G-ib"})
+	two := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, NICs: "16x200G-ib", NCCLVersion: "2.27"})
 	one := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, NICs: "8x400G-ib"})
 	for _, eng := range []sim.EngineKind{sim.EngineDES, sim.EngineAnalytic} {
 		a := predict(t, two, model.AllReduce, eng, "nvlstree", 1<<30)
