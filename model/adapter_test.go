@@ -11,18 +11,7 @@ import (
 // one's device name.
 func ringNICs(t *testing.T, o scenarios.Overrides) (used, usable, ports int, dev0 string) {
 	t.Helper()
-	spec, err := o.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := spec.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := c.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, r := resolved(t, o)
 	seen := map[int]bool{}
 	for _, ch := range r.SearchGraphs().Ring.Channels {
 		seen[ch.NetIn], seen[ch.NetOut] = true, true
