@@ -47,3 +47,42 @@ func TestMultiPortNICsCarryOnEveryPort(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeEdgesHashPerChannelAndQP: NCCL opens one connection per channel,
+// each with NCCL_IB_QPS_PER_CONNECTION QPs, and an ECMP fabric hashes every
+// QP on its own (fabric-facts §2.3), so a tree or NVLSTree edge between two
+// nodes is many flows, not one. On 8 DGX H100 across four leaves of an ECMP
+// fat-tree, NVLSTree's 8 channels per tree edge used to share the first
+// channel's hash: 134 GB/s at 4 GiB against static routing's 297. Spread
+// per channel and QP, more QPs lower the busiest link's load (balls into
+// bins: the closed form's steady state rises with the QPs; the DES adds
+// the credit back-pressure of the links that stay oversubscribed, which
+// the README's fabric section describes); with static routing (destination
+// mod uplinks) the route does not depend on the QP.
+func TestTreeEdgesHashPerChannelAndQP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("8 nodes x 2 routings x 2 QP counts x 2 engines")
+	}
+	bw := func(routing string, qps, algo string, eng sim.EngineKind) float64 {
+		spec := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 8, Set: []string{"NCCL_IB_QPS_PER_CONNECTION=" + qps}})
+		spec.Fabric = model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, Routing: routing}
+		return predict(t, specEnv(t, spec), model.AllReduce, eng, algo, 1<<30).BusBW
+	}
+	for _, algo := range []string{"nvlstree", "tree"} {
+		for _, eng := range []sim.EngineKind{sim.EngineDES, sim.EngineAnalytic} {
+			s1, s4 := bw("static", "1", algo, eng), bw("static", "4", algo, eng)
+			if math.Abs(s4/s1-1) > 1e-9 {
+				t.Errorf("%s %s static routing: 1 QP %.2f GB/s, 4 QPs %.2f: the QPs should not matter", algo, eng, s1, s4)
+			}
+			if algo == "nvlstree" {
+				if e1 := bw("ecmp", "1", algo, eng); e1 < 0.8*s1 {
+					t.Errorf("%s %s ECMP with 1 QP: %.1f GB/s against static %.1f: the channels of an edge should hash apart", algo, eng, e1, s1)
+				}
+			}
+		}
+		e1, e4 := bw("ecmp", "1", algo, sim.EngineAnalytic), bw("ecmp", "4", algo, sim.EngineAnalytic)
+		if e4 < e1*1.05 {
+			t.Errorf("%s analytic ECMP: 1 QP %.1f GB/s, 4 QPs %.1f: more hashed flows should spread the load", algo, e1, e4)
+		}
+	}
+}
