@@ -90,14 +90,23 @@ func syntheticDataset(t *testing.T, spec model.ClusterSpec, p sim.Params, coll m
 
 // TestFitRecoversParameters fits measurements the model itself produced
 // with known parameter values: the fit must find them again. The true
-// values are arbitrary but inside each term's bounds; the tolerance
-// (2%) is far above the optimiser's convergence tolerance and far below
-// the moves (10-40%) from the defaults.
+// values are arbitrary but inside each term's bounds and, as a
+// calibration meets them, within about one prior width of the defaults
+// (nvlink.eff.4 -5% against a 5% width, latencies +30% and +60% against
+// a factor of 1.6); the tolerance (2%) is far above the optimiser's
+// convergence tolerance and below the moves. The measurements are three
+// collectives of the same cluster: each run's sizes in one regime count
+// as about two observations of a shared error (FitOptions.RunScale), and
+// the runs agreeing is what outweighs the prior
+// (TestFitPriorAgainstOneRun shows the single-run case).
 func TestFitRecoversParameters(t *testing.T) {
 	spec := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1})
-	want := map[string]float64{"nvlink.eff.4": 0.70, "lat.base.ll": 18, "lat.base.simple": 25}
-	ds := syntheticDataset(t, spec, paramsWith(t, want), model.AllReduce, powersOfTwo(8, 1<<30))
-	fr, err := calibrate.Fit(context.Background(), ds.Series, ds.Links, sim.DefaultParams(), calibrate.FitOptions{Terms: []string{"nvlink.eff.4", "lat.base.*"}})
+	want := map[string]float64{"nvlink.eff.4": 0.78, "lat.base.ll": 18, "lat.base.simple": 25}
+	var series []calibrate.Series
+	for _, coll := range []model.Collective{model.AllReduce, model.AllGather, model.ReduceScatter} {
+		series = append(series, syntheticDataset(t, spec, paramsWith(t, want), coll, powersOfTwo(8, 1<<30)).Series...)
+	}
+	fr, err := calibrate.Fit(context.Background(), series, nil, sim.DefaultParams(), calibrate.FitOptions{Terms: []string{"nvlink.eff.4", "lat.base.*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +169,7 @@ func TestFitChoosesApplicableTerms(t *testing.T) {
 }
 
 // TestFitIgnoresMissedRamp: measurements the model produced with
-// nvlink.eff.4 = 0.70, except that every size from 256 KiB to 32 MiB
+// nvlink.eff.4 = 0.78, except that every size from 256 KiB to 32 MiB
 // takes 40% longer, a ramp the model's structure misses (the corpus has
 // several such ramps, 20-70% off). The default Cauchy loss must still
 // find the efficiency from the sizes it governs (within 2%; the only term
@@ -169,7 +178,8 @@ func TestFitChoosesApplicableTerms(t *testing.T) {
 // it by more, which is why the default changed.
 func TestFitIgnoresMissedRamp(t *testing.T) {
 	spec := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1})
-	ds := syntheticDataset(t, spec, paramsWith(t, map[string]float64{"nvlink.eff.4": 0.70}), model.AllReduce, powersOfTwo(1<<10, 1<<30))
+	const truth = 0.78
+	ds := syntheticDataset(t, spec, paramsWith(t, map[string]float64{"nvlink.eff.4": truth}), model.AllReduce, powersOfTwo(1<<10, 1<<30))
 	s := ds.Series[0]
 	s.Points = append([]calibrate.MeasuredPoint(nil), s.Points...)
 	for i, p := range s.Points {
@@ -179,7 +189,9 @@ func TestFitIgnoresMissedRamp(t *testing.T) {
 	}
 	got := map[calibrate.Loss]float64{}
 	for _, loss := range calibrate.Losses() {
-		fr, err := calibrate.Fit(context.Background(), []calibrate.Series{s}, nil, sim.DefaultParams(), calibrate.FitOptions{Loss: loss, Terms: []string{"nvlink.eff.4"}})
+		// Every point on its own (RunScale < 0): the test is about how far
+		// a point's pull reaches, not about how a run's points are grouped.
+		fr, err := calibrate.Fit(context.Background(), []calibrate.Series{s}, nil, sim.DefaultParams(), calibrate.FitOptions{Loss: loss, Terms: []string{"nvlink.eff.4"}, RunScale: -1})
 		if err != nil {
 			t.Fatalf("%s: %v", loss, err)
 		}
@@ -193,11 +205,11 @@ func TestFitIgnoresMissedRamp(t *testing.T) {
 			}
 		}
 	}
-	if v, ok := got[calibrate.LossCauchy]; !ok || math.Abs(v/0.70-1) > 0.02 {
-		t.Errorf("cauchy loss: nvlink.eff.4 = %.4g (fitted: %v), want 0.70 within 2%%", v, ok)
+	if v, ok := got[calibrate.LossCauchy]; !ok || math.Abs(v/truth-1) > 0.02 {
+		t.Errorf("cauchy loss: nvlink.eff.4 = %.4g (fitted: %v), want %.2f within 2%%", v, ok, truth)
 	}
-	if v := got[calibrate.LossSoftL1]; math.Abs(v/0.70-1) <= math.Abs(got[calibrate.LossCauchy]/0.70-1) {
-		t.Errorf("soft-l1 loss: nvlink.eff.4 = %.4g, no further from 0.70 than the cauchy fit's %.4g: the test no longer shows the difference", v, got[calibrate.LossCauchy])
+	if v := got[calibrate.LossSoftL1]; math.Abs(v/truth-1) <= math.Abs(got[calibrate.LossCauchy]/truth-1) {
+		t.Errorf("soft-l1 loss: nvlink.eff.4 = %.4g, no further from %.2f than the cauchy fit's %.4g: the test no longer shows the difference", v, truth, got[calibrate.LossCauchy])
 	}
 	if _, err := calibrate.Fit(context.Background(), []calibrate.Series{s}, nil, sim.DefaultParams(), calibrate.FitOptions{Loss: "l2"}); err == nil || !strings.Contains(err.Error(), `"l2"`) {
 		t.Errorf("unknown loss: err = %v, want one naming it", err)
@@ -389,8 +401,12 @@ func TestBuildDatasetLinkObservations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fr.Fitted) != 1 || fr.Fitted[0].Name != "nvlink.eff.3" || fr.Fitted[0].Value < 0.85 {
-		t.Errorf("fit on the matrix alone: %+v, want nvlink.eff.3 near 270/300 = 0.9", fr.Fitted)
+	// One copy-engine figure (0.9 of line rate) against the cited NCCL
+	// ring rate (0.775, nccl-tests#149): copy engines reach more than
+	// NCCL's kernels, and one observation three prior widths away moves
+	// the term towards it, not onto it.
+	if len(fr.Fitted) != 1 || fr.Fitted[0].Name != "nvlink.eff.3" || fr.Fitted[0].Value <= fr.Fitted[0].Default || fr.Fitted[0].Value >= 0.9 {
+		t.Errorf("fit on the matrix alone: %+v, want nvlink.eff.3 moved from 0.775 towards 270/300 = 0.9", fr.Fitted)
 	}
 }
 
@@ -482,5 +498,75 @@ func TestFitAcrossScales(t *testing.T) {
 	short.Points = short.Points[:1]
 	if _, err := calibrate.Fit(context.Background(), []calibrate.Series{short}, nil, sim.DefaultParams(), calibrate.FitOptions{Terms: []string{"lat.*"}}); err == nil || !strings.Contains(err.Error(), "cannot determine") {
 		t.Errorf("1 point, lat.* terms: err = %v, want a refusal", err)
+	}
+}
+
+// TestFitSplitsACombinationByItsPriors: two GPUs without P2P move an
+// AllGather through host memory at pcie.eff.3 x shm.eff.lockstep of the
+// PCIe line rate, so one AllGather run fixes the product and nothing
+// else. Measurements the model produced with shm.eff.lockstep 10% lower
+// must be matched (the product recovered), and the two terms, whose
+// priors have the same width (cited fractions), must share the move
+// instead of one of them taking it all or both drifting apart (before
+// the prior widths came from the sources, the RTX 2080 Ti runs moved
+// pcie.eff.3 +21% and shm.eff.lockstep -22%, nccltests_rtx2080ti_1x2_
+// pcie-nop2p_autodl_1.txt).
+func TestFitSplitsACombinationByItsPriors(t *testing.T) {
+	spec := clusterOf(t, scenarios.Overrides{Node: "pcie-gpu-server", GPU: "RTX-2080TI", GPUsPerNode: 2, Set: []string{"NCCL_P2P_DISABLE=1"}})
+	def := sim.DefaultParams()
+	lock0, _ := def.Get("shm.eff.lockstep")
+	pcie0, _ := def.Get("pcie.eff.3")
+	ds := syntheticDataset(t, spec, paramsWith(t, map[string]float64{"shm.eff.lockstep": 0.9 * lock0}), model.AllGather, powersOfTwo(64<<20, 1<<30))
+	// Points counted independently (RunScale < 0), so that the run's
+	// evidence outweighs the priors and the split is what is tested
+	// (TestFitPriorAgainstOneRun shows the default's shrinkage).
+	fr, err := calibrate.Fit(context.Background(), ds.Series, nil, def, calibrate.FitOptions{Terms: []string{"pcie.eff.3", "shm.eff.lockstep"}, RunScale: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, ft := range fr.Fitted {
+		got[ft.Name] = ft.Value
+	}
+	if len(got) != 2 {
+		t.Fatalf("fitted %v, held %v: want both terms fitted", fr.Fitted, fr.Held)
+	}
+	dp, dl := math.Log(got["pcie.eff.3"]/pcie0), math.Log(got["shm.eff.lockstep"]/lock0)
+	t.Logf("pcie.eff.3 %+.1f%%, shm.eff.lockstep %+.1f%% (rms log %.4f -> %.4f)", 100*dp, 100*dl, fr.RMSLogBefore, fr.RMSLogAfter)
+	if want := math.Log(0.9); math.Abs(dp+dl-want) > 0.02 {
+		t.Errorf("product moved by %+.3f in log units, want %+.3f within 0.02", dp+dl, want)
+	}
+	if dp > 0 || dl > 0 || math.Abs(dp-dl) > 0.3*math.Abs(dp+dl) {
+		t.Errorf("pcie.eff.3 moved %+.3f and shm.eff.lockstep %+.3f in log units: want both down, about equally", dp, dl)
+	}
+}
+
+// TestFitPriorAgainstOneRun: a single run whose every size says a cited
+// efficiency is three prior widths lower (nvlink.eff.4 0.822 -> 0.70,
+// against a 5% width) moves it part of the way: its sizes share one
+// error per regime (FitOptions.RunScale), which may be the model's
+// structure for that collective rather than the term. Counted as
+// independent points (RunScale < 0) the same run moves it further.
+func TestFitPriorAgainstOneRun(t *testing.T) {
+	spec := clusterOf(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 1})
+	ds := syntheticDataset(t, spec, paramsWith(t, map[string]float64{"nvlink.eff.4": 0.70}), model.AllGather, powersOfTwo(1<<20, 1<<30))
+	move := map[float64]float64{}
+	for _, rs := range []float64{0, -1} {
+		fr, err := calibrate.Fit(context.Background(), ds.Series, nil, sim.DefaultParams(), calibrate.FitOptions{Terms: []string{"nvlink.eff.4"}, RunScale: rs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fr.Fitted) != 1 {
+			t.Fatalf("run scale %g: fitted %v, held %v", rs, fr.Fitted, fr.Held)
+		}
+		move[rs] = math.Log(fr.Fitted[0].Value / fr.Fitted[0].Default)
+		t.Logf("run scale %g: nvlink.eff.4 %.4g (%+.1f%%)", rs, fr.Fitted[0].Value, 100*fr.Fitted[0].Change())
+	}
+	full := math.Log(0.70 / 0.822)
+	if !(move[0] < 0 && move[0] > full && move[-1] < move[0]) {
+		t.Errorf("moves %+.3f (one error per run and regime) and %+.3f (independent points), want 0 > first > second >= about %+.3f", move[0], move[-1], full)
+	}
+	if move[-1] < full-0.02 {
+		t.Errorf("independent points moved nvlink.eff.4 by %+.3f, beyond the truth's %+.3f", move[-1], full)
 	}
 }

@@ -84,31 +84,30 @@ func quantileOf(v []float64, q float64) float64 {
 	return s[i]*(1-f) + s[i+1]*f
 }
 
-// boundedTerm is a term being fitted: its name and bounds.
+// boundedTerm is a term being fitted: its name, bounds and prior.
 type boundedTerm struct {
 	name   string
 	lo, hi float64
+	prior  termPrior
 }
 
-func chosenTerms[T any](list []T, f func(T) (string, float64, float64)) []boundedTerm {
-	out := make([]boundedTerm, len(list))
-	for i, x := range list {
-		out[i].name, out[i].lo, out[i].hi = f(x)
-	}
-	return out
-}
-
-// covariance returns each term's standard error at q: the covariance is
-// s^2 (J^T W J)^-1, J the Jacobian of the log-time residuals by central
-// differences, W the robust loss's IRLS weights and s^2 the weighted
-// residual variance. Columns are scaled to d r / d log(v) before the
-// inversion for conditioning. A term's error is NaN when the data leave no
-// degrees of freedom or the matrix is singular.
-func covariance(fp *fitProblem, q *sim.Params, useLink []bool, rf []float64, scale float64, rl Loss, terms []boundedTerm) ([]float64, error) {
+// covariance returns each term's standard error at q from the posterior
+// covariance (J^T W J / s^2 + P)^-1: J the Jacobian of the log-time
+// residuals by central differences, W the point weights pw
+// (fitProblem.pointWeights) times the robust loss's IRLS weights, s^2 the
+// weighted residual variance over the points' degrees of freedom and P the
+// precision of the terms' priors.
+// Columns are scaled to d r / d log(v) for conditioning. A term's error is
+// NaN when the data leave no degrees of freedom or the matrix is singular.
+func covariance(fp *fitProblem, q *sim.Params, useLink []bool, pw []float64, scale float64, rl Loss, terms []boundedTerm) ([]float64, error) {
 	n := len(terms)
 	stderr := make([]float64, n)
 	for j := range stderr {
 		stderr[j] = math.NaN()
+	}
+	rf, err := fp.residuals(q, useLink)
+	if err != nil {
+		return nil, err
 	}
 	dof := len(rf) - n
 	if dof <= 0 {
@@ -136,16 +135,22 @@ func covariance(fp *fitProblem, q *sim.Params, useLink []bool, rf []float64, sca
 			J.Set(i, j, (rb[i]-ra[i])/(hi-lo)*vals[j])
 		}
 	}
-	var s2 float64
+	var s2, wsum float64
 	for i, ri := range rf {
-		w := rl.weight(ri/scale) / 2
+		w := pw[i] * rl.weight(ri/scale) / 2
+		wsum += pw[i]
 		s2 += w * ri * ri
 		sw := math.Sqrt(w)
 		for j := 0; j < n; j++ {
 			J.Set(i, j, J.At(i, j)*sw)
 		}
 	}
-	s2 /= float64(dof)
+	// The weighted variance over the points' degrees of freedom, in the
+	// weights' units (their sum stands for the count of points).
+	s2 /= wsum * float64(dof) / float64(len(rf))
+	if s2 <= 0 {
+		s2 = 1e-12
+	}
 	// Terms whose column vanished at the optimum (a kink moved the point
 	// out of their reach) get no error; the others are inverted together.
 	var keep []int
@@ -162,15 +167,25 @@ func covariance(fp *fitProblem, q *sim.Params, useLink []bool, rf []float64, sca
 		sub.SetCol(k, mat.Col(nil, j, J))
 	}
 	var jtj mat.SymDense
-	jtj.SymOuterK(1, sub.T())
+	jtj.SymOuterK(1/s2, sub.T())
+	for k, j := range keep {
+		// The prior's precision in d log(v) units: 1/sd^2 on a log scale,
+		// (v/sd)^2 on the term's own.
+		pr := terms[j].prior
+		prec := 1 / (pr.SD * pr.SD)
+		if pr.Absolute {
+			prec = vals[j] * vals[j] / (pr.SD * pr.SD)
+		}
+		jtj.SetSym(k, k, jtj.At(k, k)+prec)
+	}
 	var cov mat.Dense
-	err := cov.Inverse(&jtj)
+	err = cov.Inverse(&jtj)
 	var cond mat.Condition
 	if err != nil && !(errors.As(err, &cond) && float64(cond) < 1e14) {
 		return stderr, nil
 	}
 	for k, j := range keep {
-		if d := cov.At(k, k) * s2; d >= 0 {
+		if d := cov.At(k, k); d >= 0 {
 			stderr[j] = math.Sqrt(d) * vals[j]
 		}
 	}
@@ -269,8 +284,10 @@ type gaussNewton struct {
 	scale   float64
 	rl      Loss
 	n       int
-	resid   func(x []float64) (data, prior []float64, err error)
-	err     error
+	// w weighs each residual's loss (fitProblem.pointWeights).
+	w     []float64
+	resid func(x []float64) (data, prior []float64, err error)
+	err   error
 	// iterations counts Newton major iterations over restarts.
 	iterations int
 
@@ -332,8 +349,8 @@ func (l Loss) weight(z float64) float64 {
 
 func (g *gaussNewton) loss(r, pri []float64) float64 {
 	var f float64
-	for _, ri := range r {
-		f += g.rl.rho(ri / g.scale)
+	for i, ri := range r {
+		f += g.w[i] * g.rl.rho(ri/g.scale)
 	}
 	for _, p := range pri {
 		f += p * p
@@ -398,7 +415,7 @@ func (g *gaussNewton) grad(grad, x []float64) {
 	for j := 0; j < g.n; j++ {
 		var s float64
 		for i, ri := range g.jr {
-			s += g.rl.psi(ri/g.scale) * g.jd[j][i] / g.scale
+			s += g.w[i] * g.rl.psi(ri/g.scale) * g.jd[j][i] / g.scale
 		}
 		for i, p := range g.jp {
 			s += 2 * p * g.jpri[j][i]
@@ -422,7 +439,7 @@ func (g *gaussNewton) hess(h *mat.SymDense, x []float64) {
 	}
 	w := make([]float64, len(g.jr))
 	for i, ri := range g.jr {
-		w[i] = g.rl.weight(ri/g.scale) / (g.scale * g.scale)
+		w[i] = g.w[i] * g.rl.weight(ri/g.scale) / (g.scale * g.scale)
 	}
 	for a := 0; a < g.n; a++ {
 		for b := a; b < g.n; b++ {

@@ -68,6 +68,6 @@ func ExampleFit() {
 	fmt.Printf("%s: %.2f -> %.2f\n", t.Name, t.Default, t.Value)
 	fmt.Println("converged:", fr.Converged, "closer:", fr.RMSLogAfter < fr.RMSLogBefore)
 	// Output:
-	// net.eff.ib: 0.95 -> 0.99
+	// net.eff.ib: 0.95 -> 0.97
 	// converged: true closer: true
 }

@@ -143,6 +143,11 @@ var rawCases = []rawCase{
 		runs: []wantRun{{"all_reduce", 8, 1, 232.20, 232.167}}},
 	{file: "nccltests_a100sxm40_2x8_roce100x16_ocitutorials_1.txt", kind: KindNCCLTests,
 		runs: []wantRun{{"all_reduce", 16, 1, 191.76, 191.752}}},
+	// Its Oracle Linux edition (NCCL 2.25.1, 4 QPs per connection on 2 nodes).
+	{file: "nccltests_a100sxm40_1x8_nvswitch_ocitutorials-ol_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 8, 1, 233.00, 233.168}}},
+	{file: "nccltests_a100sxm40_2x8_roce100x16-qps4_ocitutorials-ol_1.txt", kind: KindNCCLTests,
+		runs: []wantRun{{"all_reduce", 16, 1, 222.88, 220.921}}},
 	{file: "nccltests_a100sxm80_1x8_nvswitch_blog-thanos_1.txt", kind: KindNCCLTests,
 		runs: []wantRun{
 			{"all_reduce", 8, 30, 232.44, 66.2058}, // -g 8 run, 4294967296 row

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ClusterSpec is a whole cluster: identical nodes, a fabric and NCCL
@@ -132,6 +133,69 @@ func (s NodeSpec) WithNICs(count int, speed string, kind NICKind) NodeSpec {
 	return out
 }
 
+// mergesAdapterPorts reports whether NCCL release v makes the ports of one
+// multi-port adapter one NET/IB device (NCCL_IB_MERGE_NICS, added in 2.20.3
+// with default 1). 2.20-2.23 merge devices whose PCI path, with the PCI
+// function stripped, and system image GUID match (net_ib.cc: "Merge
+// multi-port NICs into the same PCI device"). 2.24 moved the merge to the
+// topology (topo.cc ncclTopoAutoMerge: devices at most NCCL_NET_MERGE_LEVEL,
+// default PORT, apart) but kept each port's full PCI path, so the ports of
+// a dual-function adapter are two PCI devices (PIX) and stay apart through
+// 2.26; 2.27 strips the function again (net_ib/init.cc ncclIbGetPciPath)
+// and they merge.
+func mergesAdapterPorts(v Version) bool {
+	return v.AtLeast(20) && !(v.AtLeast(24) && !v.AtLeast(27))
+}
+
+// mergedAdapterPorts returns s as NCCL sees it when NET/IB merges the
+// ports of one adapter: a node with more InfiniBand or RoCE NICs than its
+// layout has NIC slots holds k ports in each slot (NodeSpec.NICSlots), the
+// ports of one adapter (adapterGen). In the releases that merge them
+// (mergesAdapterPorts) NCCL makes them one device of k times the speed,
+// whose connections open their QPs on every port (connect.cc: QP i on
+// device i mod devices). collsim's multi-port NIC is that device: one NIC
+// of k ports with the speed split over them, each port on its own cable.
+// So 16x 100G RoCE in the DGX A100 layout's 8 slots is, in NCCL 2.27, 8 NICs
+// of 200G with 2 ports each: the graph search finds 8 channels at 24 GB/s
+// instead of 16 at 12, and NCCL's per-channel tree cap then keeps the ring
+// for large sizes. The node is left as it is in the other releases, with
+// NCCL_IB_MERGE_NICS=0, with NCCL_IB_HCA (assumption: collsim names a
+// merged device by its ports, and a filter is matched against the ports as
+// the user wrote them), when the NICs already have several ports, do not
+// fill the slots evenly, or when the speed catalog has no row for the
+// merged speed.
+func (s NodeSpec) mergedAdapterPorts(v Version, k Knobs) NodeSpec {
+	slots := s.NICSlots
+	if slots == 0 || s.NICs.Count <= slots || s.NICs.Count%slots != 0 || s.NICs.Ports > 1 {
+		return s
+	}
+	if !mergesAdapterPorts(v) || k.IBMergeNICs == 0 || k.IBHCA != nil || k.IBDisable {
+		return s
+	}
+	kind := NICKind(s.NICs.Kind)
+	if kind != NICIB && kind != NICRoCE {
+		return s
+	}
+	speed, err := LookupNICSpeed(s.NICs.Speed, kind)
+	if err != nil {
+		return s
+	}
+	per := s.NICs.Count / slots
+	merged := ""
+	for _, row := range nicSpeeds {
+		if row.Gbps == speed.Gbps*per && slices.Contains(row.Kinds, kind) {
+			merged = row.Name
+			break
+		}
+	}
+	if merged == "" {
+		return s
+	}
+	out := s
+	out.NICs.Count, out.NICs.Ports, out.NICs.Speed, out.NICs.merged = slots, per, merged, per
+	return out
+}
+
 // Build validates the spec and builds the cluster. Errors name the field.
 func (c ClusterSpec) Build() (*Cluster, error) {
 	if c.Nodes <= 0 {
@@ -164,6 +228,7 @@ func (c ClusterSpec) Build() (*Cluster, error) {
 	if err := c.Run.Validate(); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	node = node.mergedAdapterPorts(ver, knobs)
 	t := &Topology{}
 	cl := &Cluster{Spec: c, Topo: t, Knobs: knobs, Version: ver}
 	cl.Spec.Node = node
@@ -176,7 +241,9 @@ func (c ClusterSpec) Build() (*Cluster, error) {
 		cl.Ranks = append(cl.Ranks, ne.GPUs...)
 	}
 	if c.Nodes > 1 {
-		if cl.Fabric, err = c.buildFabric(t, cl.Nodes); err != nil {
+		// cl.Spec holds the node as NCCL sees it (mergedAdapterPorts): the
+		// same ports, cabled per NIC.
+		if cl.Fabric, err = cl.Spec.buildFabric(t, cl.Nodes); err != nil {
 			return nil, fmt.Errorf("fabric: %w", err)
 		}
 		cl.Fabric.Seed = c.Seed

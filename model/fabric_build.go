@@ -547,9 +547,13 @@ func (fb *Fabric) Route(k FlowKey) ([]LinkID, error) {
 	}
 	type pair struct{ a, b nicPort }
 	var pairs []pair
-	for _, a := range sp {
-		for _, b := range dp {
+	striped := -1 // the pair of ports QP k.QP is created on, when it is usable
+	for i, a := range sp {
+		for j, b := range dp {
 			if a.plane == b.plane && !a.down && !b.down && (a.leaf == b.leaf || fb.dist(b.leaf).up[a.leaf] >= 0) {
+				if i == k.QP%len(sp) && j == k.QP%len(dp) {
+					striped = len(pairs)
+				}
 				pairs = append(pairs, pair{a, b})
 			}
 		}
@@ -565,7 +569,16 @@ func (fb *Fabric) Route(k FlowKey) ([]LinkID, error) {
 	}
 	h := fb.hash(k)
 	pick := (k.Channel + k.QP) % len(pairs)
-	if fb.Plan.Routing == RoutingECMP {
+	switch {
+	case len(sp) > 1 && striped >= 0:
+		// A multi-port NIC is one NCCL device of several ports (NET/IB
+		// merges the ports of one adapter, NCCL_IB_MERGE_NICS): a
+		// connection opens its QPs on every port, QP i on port i mod
+		// ports at both ends (src/transport/net_ib/connect.cc: "the QPs
+		// are created in a striped manner across the available devices",
+		// nqps = QPs per device x devices), so the port follows the QP.
+		pick = striped
+	case fb.Plan.Routing == RoutingECMP:
 		pick = int(h % uint64(len(pairs)))
 	}
 	pr := pairs[pick]

@@ -369,10 +369,16 @@ func TestRailsAndPlanes(t *testing.T) {
 	dual := node
 	dual.NICs.Ports = 2
 	c = buildFab(t, ClusterSpec{Node: dual, Nodes: 4, Fabric: FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, Planes: 2}})
-	r0, err0 := c.Fabric.Route(FlowKey{SrcNIC: c.Nodes[0].NICs[0], DstNIC: c.Nodes[3].NICs[0], Channel: 0})
-	r1, err1 := c.Fabric.Route(FlowKey{SrcNIC: c.Nodes[0].NICs[0], DstNIC: c.Nodes[3].NICs[0], Channel: 1})
+	// A connection opens a QP on each port (NCCL stripes QP i onto port
+	// i mod ports, net_ib/connect.cc): its QPs 0 and 1 leave by the two
+	// ports, and QP 0 of every channel by port 0.
+	r0, err0 := c.Fabric.Route(FlowKey{SrcNIC: c.Nodes[0].NICs[0], DstNIC: c.Nodes[3].NICs[0], Channel: 0, QP: 0})
+	r1, err1 := c.Fabric.Route(FlowKey{SrcNIC: c.Nodes[0].NICs[0], DstNIC: c.Nodes[3].NICs[0], Channel: 0, QP: 1})
 	if err0 != nil || err1 != nil || r0[0] == r1[0] {
-		t.Errorf("dual-port NIC over two planes: channels 0 and 1 leave by %v and %v (%v %v)", r0, r1, err0, err1)
+		t.Errorf("dual-port NIC over two planes: QPs 0 and 1 leave by %v and %v (%v %v)", r0, r1, err0, err1)
+	}
+	if r, err := c.Fabric.Route(FlowKey{SrcNIC: c.Nodes[0].NICs[0], DstNIC: c.Nodes[3].NICs[0], Channel: 1, QP: 0}); err != nil || r[0] != r0[0] {
+		t.Errorf("dual-port NIC: QP 0 of channel 1 leaves by %v, QP 0 of channel 0 by %v (%v)", r, r0, err)
 	}
 	if bw := c.Topo.Links[r0[0]].BW; bw != 25 {
 		t.Errorf("a 400G NIC's port of two: %g GB/s, want 25", bw)

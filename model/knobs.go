@@ -195,6 +195,11 @@ type Knobs struct {
 	// IBAdaptiveRouting is NCCL_IB_ADAPTIVE_ROUTING: -2 unset (auto: on for
 	// the InfiniBand link layer, off for RoCE; net_ib/init.cc), 0 or 1.
 	IBAdaptiveRouting int
+	// IBMergeNICs is NCCL_IB_MERGE_NICS: 1 (the default since 2.20) merges
+	// the ports of one adapter into one NCCL device (net_ib.cc v2.20.3-1:
+	// devices with the same PCI path, function stripped, and the same
+	// system image GUID); 0 keeps every port a device of its own.
+	IBMergeNICs int
 	// CollNetEnable is NCCL_COLLNET_ENABLE (0 or 1; unset is off).
 	CollNetEnable bool
 	// NChannelsPerNetPeer is NCCL_NCHANNELS_PER_NET_PEER (0 = NCCL's
@@ -318,6 +323,7 @@ var knobDefs = []knobDef{
 	{"NCCL_IB_GID_INDEX", "RoCE GID index (-1 auto)", intKnob(-1, 255, func(k *Knobs) *int { return &k.IBGIDIndex })},
 	{"NCCL_IB_QPS_PER_CONNECTION", "RC QPs per connection (default 1); each QP is one ECMP flow", intKnob(1, 128, func(k *Knobs) *int { return &k.IBQPsPerConn })},
 	{"NCCL_IB_SPLIT_DATA_ON_QPS", "1 splits each message over the QPs, 0 round-robins whole messages (default 0 from 2.20, 1 in 2.18-2.19)", intKnob(0, 1, func(k *Knobs) *int { return &k.IBSplitDataOnQPs })},
+	{"NCCL_IB_MERGE_NICS", "1 (default from 2.20) makes the ports of one adapter one NCCL device whose connections open QPs on every port; 0 keeps each port a device", intKnob(0, 1, func(k *Knobs) *int { return &k.IBMergeNICs })},
 	{"NCCL_IB_ADAPTIVE_ROUTING", "1/0 adaptive-routing-safe transfers (default: on for InfiniBand, off for RoCE); 0 on an adaptive IB fabric routes statically", intKnob(0, 1, func(k *Knobs) *int { return &k.IBAdaptiveRouting })},
 	{"NCCL_COLLNET_ENABLE", "1 enables CollNet (SHARP in-network reduction) where the fabric has sharp: true; any value but 1 leaves it off", func(k *Knobs, v string) error {
 		// NCCL accepts only 0 or 1 and forces anything else to 0 with an
@@ -340,7 +346,7 @@ func KnownKnobs() [][2]string {
 // ParseKnobs validates and parses NCCL variables. Names may omit the NCCL_
 // prefix. An unknown name or a bad value is an error naming the variable.
 func ParseKnobs(env map[string]string) (Knobs, error) {
-	k := Knobs{Raw: map[string]string{}, NetGDRRead: -1, CrossNIC: 2, NVLSEnable: 2, IBGIDIndex: -1, IBQPsPerConn: 1, IBSplitDataOnQPs: -1, IBAdaptiveRouting: -2}
+	k := Knobs{Raw: map[string]string{}, NetGDRRead: -1, CrossNIC: 2, NVLSEnable: 2, IBGIDIndex: -1, IBQPsPerConn: 1, IBSplitDataOnQPs: -1, IBAdaptiveRouting: -2, IBMergeNICs: 1}
 	for i := range k.Algos {
 		k.Algos[i] = true
 	}

@@ -96,6 +96,10 @@ type NICSpec struct {
 	// PCIe is the PCIe generation of the NIC's x16 slot ("gen4", "gen5");
 	// empty means the generation the NIC speed needs (NICSpeed.PCIeGen).
 	PCIe string `yaml:"pcie,omitempty"`
+	// merged is the count of NICs each NIC stands for when NCCL merged the
+	// ports of one adapter (mergedAdapterPorts), 0 otherwise: it names the
+	// device as NCCL does, the port devices joined by '+'.
+	merged int
 }
 
 // Physical latencies of one hop, used for path latency reporting and for the
@@ -268,8 +272,16 @@ func (s *NodeSpec) resolve() (*resolvedNode, error) {
 			}
 		}
 		r.slotOf = spreadSlots(s.NICs.Count, slots)
+		if s.NICs.PCIe == "" {
+			gen = adapterGen(speed, (s.NICs.Count+slots-1)/slots)
+		}
 		for i := 0; i < s.NICs.Count; i++ {
 			dev := fmt.Sprintf("mlx5_%d", i)
+			for j := 1; j < s.NICs.merged; j++ {
+				// NIC i merges the ports that were NICs i, i+slots, ...
+				// (spreadSlots), as NET/IB names a merged device.
+				dev += fmt.Sprintf("+mlx5_%d", i+j*s.NICs.Count)
+			}
 			switch kind {
 			case NICEFA:
 				dev = fmt.Sprintf("rdmap%ds0", 16+i)
@@ -310,6 +322,41 @@ func (p RoCEParams) Validate() error {
 		return fmt.Errorf("switch_mtu: %d is below the %d B a RoCE MTU of %d needs (payload + %d B of headers): the switches would drop every full packet; lower mtu to %d or raise the switch MTU", p.SwitchMTU, p.MTU+RoCEIPOverhead, p.MTU, RoCEIPOverhead, fitMTU(p.SwitchMTU))
 	}
 	return nil
+}
+
+// adapterGen is the PCIe generation of the x16 adapter that carries k NIC
+// ports of the given speed in one slot. When a node has more NICs than its
+// layout has slots, spreadSlots puts k of them in each slot: they are the
+// ports of one multi-port adapter (a dual-port ConnectX card appears to
+// NCCL as two devices, mlx5_0 and mlx5_1, on one PCIe function each) and
+// share its host interface. A slot's link is sized by the generation its
+// NICs need (maxGen), so with the single port's generation two 100G ports
+// would share a Gen3 x16 interface (~12 GB/s for 25 GB/s of ports), where
+// the dual-port 100GbE adapters that such nodes carry (ConnectX-6 Dx) are
+// PCIe Gen4 x16 (NVIDIA ConnectX-6 Dx product brief). The generation is the
+// one the catalog gives the speed of all k ports together: 2x 100G takes
+// the 200G row's Gen4. Assumption: the adapter carries its ports at line
+// rate; nics.pcie states the real generation where it does not (a dual-port
+// HDR ConnectX-6 on Gen4 x16).
+func adapterGen(speed NICSpeed, k int) int {
+	gen := speed.PCIeGen
+	if k <= 1 {
+		return gen
+	}
+	need := speed.Gbps * k
+	best := 0
+	for _, s := range nicSpeeds {
+		if s.Gbps >= need && (best == 0 || s.PCIeGen < best) {
+			best = s.PCIeGen
+		}
+	}
+	if best == 0 {
+		// Beyond the catalog's fastest row: the newest generation it names.
+		for _, s := range nicSpeeds {
+			best = max(best, s.PCIeGen)
+		}
+	}
+	return max(gen, best)
 }
 
 // spreadSlots places n NICs over s slots: evenly spaced when n <= s (so two

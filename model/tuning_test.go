@@ -10,7 +10,15 @@ import (
 
 func tunerFor(t *testing.T, node string, nodes int, version string, set ...string) *model.Tuner {
 	t.Helper()
-	spec, err := scenarios.Overrides{Node: node, Nodes: nodes, NCCLVersion: version, Set: set}.Resolve()
+	_, r := resolved(t, scenarios.Overrides{Node: node, Nodes: nodes, NCCLVersion: version, Set: set})
+	return r.Tuner()
+}
+
+// resolved builds the cluster that CLI-style overrides describe and
+// NCCL's view of it.
+func resolved(t *testing.T, o scenarios.Overrides) (*model.Cluster, *model.Resolution) {
+	t.Helper()
+	spec, err := o.Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +30,7 @@ func tunerFor(t *testing.T, node string, nodes int, version string, set ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Tuner()
+	return c, r
 }
 
 // TestTunerSnellius222: 2 nodes x 4 H100 (4x NDR200, AMD CPUs) with NCCL

@@ -242,12 +242,13 @@ func (e *Env) formTree(call Call) (*form, error) {
 	f.perMemb = D / model.ProtoPayload(proto)
 	upCap, downCap := e.treeCeilings(proto) // the CTA's split (treeSplit)
 	trees := model.DoubleBinaryTree(N)
-	chans, ws := channelGroups(e.Tuner.Graphs.Tree, nc)
+	chans, _ := channelGroups(e.Tuner.Graphs.Tree, nc)
 	var intra, inter model.Time
 	upChain, netEdge := -1, -1 // first intra and inter demand of group 0
 	// add adds the edge x -> y; up: a reduce-up edge (child to parent),
 	// else broadcast-down.
-	add := func(x, y model.ElemID, ch model.GraphChannel, w int32, up bool) error {
+	add := func(x, y model.ElemID, ch model.GraphChannel, members []int, up bool) error {
+		w := int32(len(members))
 		ccap := downCap
 		if up {
 			ccap = upCap
@@ -269,35 +270,42 @@ func (e *Env) formTree(call Call) (*form, error) {
 				upChain = len(f.demands)
 			}
 		}
+		if c.Topo.Elem(x).Node != c.Topo.Elem(y).Node {
+			split, err := e.edgeFlows(x, ch.NetOut, y, ch.NetIn, members)
+			if err != nil {
+				return err
+			}
+			if split != nil {
+				f.demands = append(f.demands, e.splitDemands(split, f.perMemb, minCeiling(ceil, ccap))...)
+				return nil
+			}
+		}
 		f.demands = append(f.demands, demand{route, f.perMemb, w, minCeiling(ceil, ccap)})
 		return nil
 	}
+	members := channelMembers(e.Tuner.Graphs.Tree, nc)
 	for i, ch := range chans {
-		w := [2]int32{(ws[i] + 1) / 2, ws[i] / 2}
-		if N == 1 {
-			w = [2]int32{ws[i], 0}
-		}
-		for tr := 0; tr < 2; tr++ {
-			if w[tr] == 0 {
+		for tr, m := range treeMembers(members[i], N) {
+			if len(m) == 0 {
 				continue
 			}
 			for v := 0; v < N; v++ {
 				gpus := c.Nodes[v].GPUs
 				for k := G - 1; k >= 1; k-- {
 					a, b := gpus[ch.GPUs[k]], gpus[ch.GPUs[k-1]]
-					if err := add(a, b, ch, w[tr], true); err != nil {
+					if err := add(a, b, ch, m, true); err != nil {
 						return nil, err
 					}
-					if err := add(b, a, ch, w[tr], false); err != nil {
+					if err := add(b, a, ch, m, false); err != nil {
 						return nil, err
 					}
 				}
 				if p := trees[tr][v]; p >= 0 {
 					hv, hp := gpus[ch.GPUs[0]], c.Nodes[p].GPUs[ch.GPUs[0]]
-					if err := add(hv, hp, ch, w[tr], true); err != nil {
+					if err := add(hv, hp, ch, m, true); err != nil {
 						return nil, err
 					}
-					if err := add(hp, hv, ch, w[tr], false); err != nil {
+					if err := add(hp, hv, ch, m, false); err != nil {
 						return nil, err
 					}
 				}
@@ -395,6 +403,7 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 	f.latPath = 2*nvLat + model.Time(2*depth)*netLat
 	trees := model.DoubleBinaryTree(N)
 	half := [2]int32{int32((nc + 1) / 2), int32(nc / 2)}
+	members := nvlsTreeMembers(nc)
 	shard := D / float64(G)
 	up, down, net := 0, 0, -1 // demand indices of the first loop's path
 	for v := 0; v < N; v++ {
@@ -434,6 +443,14 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 					}
 					if net < 0 {
 						net = len(f.demands)
+					}
+					split, err := e.edgeFlows(pair[0], rail, pair[1], rail, members[tr])
+					if err != nil {
+						return nil, err
+					}
+					if split != nil {
+						f.demands = append(f.demands, e.splitDemands(split, shard, ceil)...)
+						continue
 					}
 					f.demands = append(f.demands, demand{route, shard, half[tr], ceil})
 				}

@@ -121,6 +121,11 @@ func TestReserveBoundsSchedule(t *testing.T) {
 		"dgx-h100 x16": newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 16}),
 		"pcie x2":      newEnv(t, scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2}),
 	}
+	// ECMP splits a network hop's channels over several routes
+	// (edgeFlows), which the tree builders reserve for apart.
+	ecmp := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 8, Set: []string{"NCCL_IB_QPS_PER_CONNECTION=4"}})
+	ecmp.Fabric = model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, Routing: "ecmp"}
+	envs["dgx-h100 x8 ecmp"] = specEnv(t, ecmp)
 	checked := 0
 	for name, e := range envs {
 		for _, tc := range []struct {

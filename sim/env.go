@@ -452,9 +452,11 @@ func (e *Env) withFabricNotes(note string) string {
 // degraded link).
 func (e *Env) symmetric() bool { return e.sym }
 
-// isSymmetric decides symmetric once, in NewEnv.
+// isSymmetric decides symmetric once, in NewEnv. NICs of several ports
+// switch it off: a connection's QPs take one port each (Env.qps), and the
+// reduction's hop that wraps onto node 0 carries a single route.
 func isSymmetric(c *model.Cluster) bool {
-	return c.NumNodes() >= 2 && c.Fabric.Symmetric()
+	return c.NumNodes() >= 2 && c.Fabric.Symmetric() && c.Spec.Node.NICs.Ports <= 1
 }
 
 // Symmetric reports whether the DES may simulate one node of the cluster

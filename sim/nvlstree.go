@@ -55,9 +55,13 @@ func (b *builder) nvlsTree() (*prog, error) {
 	}
 	// Per-GPU NVLink traffic as single-node NVLS; per tree edge each shard.
 	half := [2]int32{int32((nc + 1) / 2), int32(nc / 2)}
+	members := nvlsTreeMembers(nc)
 	netLat := e.stepLat(model.LatNet, model.ProtoSimple)
 	nvLat := e.stepLat(model.LatNVLink, model.ProtoSimple)
-	type edgeRoutes struct{ up, down hopInfo }
+	type edgeRoutes struct {
+		up, down           hopInfo
+		splitUp, splitDown []pathShare // several routes (edgeFlows)
+	}
 	edges := make([][2][]edgeRoutes, N) // [node][tree][gpu]
 	for v := 0; v < N; v++ {
 		for tr := 0; tr < 2; tr++ {
@@ -78,7 +82,15 @@ func (b *builder) nvlsTree() (*prog, error) {
 				}
 				u, cu := e.decorate(ru)
 				d, cd := e.decorate(rd)
-				edges[v][tr][i] = edgeRoutes{hopInfo{u, cu, netLat}, hopInfo{d, cd, netLat}}
+				su, err := e.edgeFlows(hv, rail[i], hp, rail[i], members[tr])
+				if err != nil {
+					return nil, err
+				}
+				sd, err := e.edgeFlows(hp, rail[i], hv, rail[i], members[tr])
+				if err != nil {
+					return nil, err
+				}
+				edges[v][tr][i] = edgeRoutes{hopInfo{u, cu, netLat}, hopInfo{d, cd, netLat}, su, sd}
 			}
 		}
 	}
@@ -92,10 +104,12 @@ func (b *builder) nvlsTree() (*prog, error) {
 	// Dependencies: two per NVLS transfer and G per reduction (10G per
 	// node), and per GPU and node on the tree at most 3 for its reduce
 	// edge, 3 for its broadcast edge and one per child's arrival (counted
-	// once per child): 17G per node.
+	// once per child): 17G per node; a split edge (edgeFlows) adds up to
+	// splitFan ops, each waiting on at most 5.
 	units := 2 * int64(len(sim)) * int64(N)
-	nops := units * int64(8*G+2)
-	if err := b.reserve(nops, units*int64(17*G)); err != nil {
+	extra := int64(len(sim)) * int64(N) * int64(2*G*(e.splitFan(int(half[0]))+e.splitFan(int(half[1]))))
+	nops := units*int64(8*G+2) + extra
+	if err := b.reserve(nops, units*int64(17*G)+5*extra); err != nil {
 		return nil, err
 	}
 	// The operand pull is bounded by the switch's reduction rate, as in
@@ -118,11 +132,14 @@ func (b *builder) nvlsTree() (*prog, error) {
 		order := topoOrder(trees[tr], children, root)
 		prevU1, prevD1 := make([][]OpID, N), make([][]OpID, N)
 		prevU2, prevD2 := make([][]OpID, N), make([][]OpID, N)
-		prevUp, prevDown := make([][]OpID, N), make([][]OpID, N)
-		gate := fill(N, b.base) // node v's previous loop pulled and synchronised
+		prevUp, prevDown := make([][][]OpID, N), make([][][]OpID, N) // per GPU and route of its edge (addSplit)
+		gate := fill(N, b.base)                                      // node v's previous loop pulled and synchronised
 		for v := 0; v < N; v++ {
 			prevU1[v], prevD1[v], prevU2[v], prevD2[v] = fill(G, b.base), fill(G, b.base), fill(G, b.base), fill(G, b.base)
-			prevUp[v], prevDown[v] = fill(G, b.base), fill(G, b.base)
+			prevUp[v], prevDown[v] = make([][]OpID, G), make([][]OpID, G)
+			for i := 0; i < G; i++ {
+				prevUp[v][i], prevDown[v][i] = splitPrev(edges[v][tr][i].splitUp, b.base), splitPrev(edges[v][tr][i].splitDown, b.base)
+			}
 		}
 		for ui, u := range sim {
 			b.unit = int32(ui)
@@ -165,8 +182,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 						continue
 					}
 					ed := edges[v][tr][i].up
-					t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, append(ready, prevUp[v][i])...)
-					prevUp[v][i] = t
+					t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, edges[v][tr][i].splitUp, prevUp[v][i], ready...)
 					arrived[p][i] = append(arrived[p][i], b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: int32(p*G + i)}, t))
 				}
 			}
@@ -178,8 +194,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 					}
 					for i := 0; i < G; i++ {
 						ed := edges[ch][tr][i].down
-						t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, final[v][i], prevDown[ch][i])
-						prevDown[ch][i] = t
+						t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, edges[ch][tr][i].splitDown, prevDown[ch][i], final[v][i])
 						final[ch][i] = b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: int32(ch*G + i)}, t)
 					}
 				}

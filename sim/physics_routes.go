@@ -30,8 +30,9 @@ type pathShare struct {
 }
 
 // qps is the QP count per connection the flow model splits a network hop
-// into: NCCL_IB_QPS_PER_CONNECTION on RDMA NICs (IB, RoCE), 1 on EFA and
-// TCP (no verbs RC QPs; NCCL's socket transport uses its own streams).
+// into: NCCL_IB_QPS_PER_CONNECTION per NIC port on RDMA NICs (IB, RoCE), 1
+// on EFA and TCP (no verbs RC QPs; NCCL's socket transport uses its own
+// streams).
 func (e *Env) qps() int {
 	c := e.Cluster
 	if c.Knobs.IBDisable || c.Fabric == nil {
@@ -40,7 +41,11 @@ func (e *Env) qps() int {
 	if k := c.Fabric.LinkLayer; k != model.NICIB && k != model.NICRoCE {
 		return 1
 	}
-	return max(c.Knobs.IBQPsPerConn, 1)
+	// A connection over a multi-port NIC opens NCCL_IB_QPS_PER_CONNECTION
+	// QPs on each of its ports (NET/IB's merged device: nqps = QPs per
+	// device x devices, connect.cc); model.Fabric.Route puts QP i on port
+	// i mod ports.
+	return max(c.Knobs.IBQPsPerConn, 1) * max(c.Spec.Node.NICs.Ports, 1)
 }
 
 // netPaths routes the member flows of a network hop from GPU x (NIC index
@@ -163,6 +168,112 @@ func (m *multiHop) classesOf(bytes float64, ceil ceiling) []demand {
 	c.rate /= float64(m.split)
 	for _, p := range m.paths {
 		out = append(out, demand{route: p.route, bytes: bytes / float64(m.split), weight: p.n, ceil: c})
+	}
+	return out
+}
+
+// edgeFlows returns the routes the member flows of a network hop take, when
+// they do not all take one. NCCL opens one connection per channel, each
+// with qps() QPs (one on every port of a multi-port NIC, a merged NET/IB
+// device), and an ECMP fabric hashes every QP on its own, so the channels
+// of a tree or NVLSTree edge (its runtime channels chans) spread over routes
+// as a ring's do (netPaths). Nil when every member takes one route, as on a
+// single switch, with static or adaptive routing and single-port NICs.
+func (e *Env) edgeFlows(x model.ElemID, outNIC int, a model.ElemID, inNIC int, chans []int) ([]pathShare, error) {
+	c := e.Cluster
+	if c.Fabric == nil || len(chans) == 0 || (c.Spec.Node.NICs.Ports <= 1 && c.Fabric.Plan.Routing != model.RoutingECMP) {
+		return nil, nil
+	}
+	ps, err := e.netPaths(x, outNIC, a, inNIC, chans)
+	if err != nil || len(ps) <= 1 {
+		return nil, err
+	}
+	for k := range ps {
+		ps[k].route, _ = e.decorate(ps[k].route)
+	}
+	return ps, nil
+}
+
+// addSplit adds a transfer over a hop whose member flows take several
+// routes (edgeFlows): one op per route, each member 1/Q of a channel's
+// bytes at 1/Q of its rate cap, and a join the data's consumer waits for.
+// prev holds the hop's previous ops, one per route (one without a split):
+// each route's op follows the one before it on that route only, so a
+// route whose flows run faster does not wait for the others' previous
+// unit (each QP progresses on its own, NCCL_STEPS steps ahead at most,
+// which the unit's own data bounds here); addSplit updates prev to the new
+// ops. Without a split it is the one op after prev[0].
+func (b *builder) addSplit(op Op, split []pathShare, prev []OpID, deps ...OpID) OpID {
+	if len(split) == 0 {
+		t := b.add(op, append(deps, prev[0])...)
+		prev[0] = t
+		return t
+	}
+	q := float64(b.e.qps())
+	parts := make([]OpID, 0, len(split))
+	for k, p := range split {
+		o := op
+		o.Route = p.route
+		o.Bytes = op.Bytes / q
+		o.Weight = p.n
+		o.RateCap = op.RateCap / q
+		t := b.add(o, append(deps, prev[k])...)
+		prev[k] = t
+		parts = append(parts, t)
+	}
+	return b.add(Op{Kind: OpDelay, Channel: op.Channel, Step: op.Step, Rank: op.Rank}, parts...)
+}
+
+// splitPrev is the per-route sequencing addSplit keeps for a hop: one
+// entry per route of split (one without a split), all starting at base.
+func splitPrev(split []pathShare, base OpID) []OpID {
+	return fill(max(len(split), 1), base)
+}
+
+// splitDemands is the analytic form's demands of a hop whose member flows
+// take several routes: per route its n members, each 1/Q of a channel's
+// bytes at 1/Q of the channel's ceiling.
+func (e *Env) splitDemands(split []pathShare, perMemb float64, ceil ceiling) []demand {
+	q := float64(e.qps())
+	c := ceil
+	c.rate /= q
+	out := make([]demand, 0, len(split))
+	for _, p := range split {
+		out = append(out, demand{p.route, perMemb / q, p.n, c})
+	}
+	return out
+}
+
+// splitFan bounds the DES ops a network hop of w channels costs per push
+// beyond its one op: a route per member flow and the join, where members
+// may take several routes (edgeFlows), else 0.
+func (e *Env) splitFan(w int) int {
+	c := e.Cluster
+	if c.Fabric == nil || (c.Spec.Node.NICs.Ports <= 1 && c.Fabric.Plan.Routing != model.RoutingECMP) {
+		return 0
+	}
+	return w*e.qps() + 1
+}
+
+// treeMembers splits the runtime channels of the tree graph's channel
+// groups between the two trees of the double binary tree as the builders
+// weight them: the first (w+1)/2 of a group's channels on tree 0, the rest
+// on tree 1 (all on tree 0 on one node).
+func treeMembers(members []int, nodes int) [2][]int {
+	w0 := (len(members) + 1) / 2
+	if nodes == 1 {
+		w0 = len(members)
+	}
+	return [2][]int{members[:w0], members[w0:]}
+}
+
+// nvlsTreeMembers are the runtime channels of each tree of NVLSTree's
+// double binary tree: channel c on tree c mod 2 (connect.cc: treeUp[c %
+// 2]).
+func nvlsTreeMembers(nc int) [2][]int {
+	var out [2][]int
+	for c := 0; c < nc; c++ {
+		out[c%2] = append(out[c%2], c)
 	}
 	return out
 }

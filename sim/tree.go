@@ -34,25 +34,21 @@ func (b *builder) tree() (*prog, error) {
 	}
 	trees := model.DoubleBinaryTree(N)
 	type group struct {
-		ch   model.GraphChannel
-		tree int
-		w    int32
+		ch      model.GraphChannel
+		tree    int
+		w       int32
+		members []int // its runtime channels
 	}
 	var groups []group
 	{
-		chans, ws := channelGroups(e.Tuner.Graphs.Tree, nc)
+		chans, _ := channelGroups(e.Tuner.Graphs.Tree, nc)
+		members := channelMembers(e.Tuner.Graphs.Tree, nc)
 		// Split each group's channels over the two trees.
 		for i, ch := range chans {
-			w0 := (ws[i] + 1) / 2
-			w1 := ws[i] - w0
-			if N == 1 {
-				w0, w1 = ws[i], 0
-			}
-			if w0 > 0 {
-				groups = append(groups, group{ch, 0, w0})
-			}
-			if w1 > 0 {
-				groups = append(groups, group{ch, 1, w1})
+			for tr, m := range treeMembers(members[i], N) {
+				if len(m) > 0 {
+					groups = append(groups, group{ch, tr, int32(len(m)), m})
+				}
 			}
 		}
 	}
@@ -78,16 +74,24 @@ func (b *builder) tree() (*prog, error) {
 		sim, skipped = b.simUnits(pr.units)
 		pr.skipped = skipped
 		// Per unit and group: two ops per chain edge each way, two per tree
-		// edge each way, one for the root's sum. Dependencies per node: a
+		// edge each way, one for the root's sum, and up to splitFan more
+		// per split network hop (edgeFlows). Dependencies per node: a
 		// chain edge's transfer waits on at most two ops and its arrival
 		// on one, each way (6(G-1) in all, 3(G-1)-1 up as its first
 		// transfer waits on one); a tree edge's reduce waits on the
 		// child's chain and children (counted once per child, N-1 in
 		// all) and its last send, its broadcast on two, and each arrival
-		// on one: at most 6G per node for G >= 2, 7 for G = 1.
+		// on one: at most 6G per node for G >= 2, 7 for G = 1. A split
+		// hop's routes each wait on what the hop waits on (at most four)
+		// and its join on every route: at most 5 per op it adds.
+		fan := 0 // split network hops (edgeFlows), summed over the groups
+		for _, g := range groups {
+			fan += 2 * e.splitFan(int(g.w))
+		}
 		units := int64(len(groups)) * int64(len(sim)) * int64(N)
-		nops := units * int64(4*(G-1)+5)
-		if err := b.reserve(nops, units*int64(max(6*G, 7))); err != nil {
+		extra := int64(len(sim)) * int64(N) * int64(fan)
+		nops := units*int64(4*(G-1)+5) + extra
+		if err := b.reserve(nops, units*int64(max(6*G, 7))+5*extra); err != nil {
 			return nil, err
 		}
 	}
@@ -98,6 +102,7 @@ func (b *builder) tree() (*prog, error) {
 		var netUp, netDown []hopInfo
 		netUp = make([]hopInfo, N)
 		netDown = make([]hopInfo, N)
+		splitUp, splitDown := make([][]pathShare, N), make([][]pathShare, N) // several routes (edgeFlows)
 		for v := 0; v < N; v++ {
 			gpus := c.Nodes[v].GPUs
 			for i := G - 1; i >= 1; i-- {
@@ -117,6 +122,12 @@ func (b *builder) tree() (*prog, error) {
 					return nil, err
 				}
 				netUp[v], netDown[v] = mkUp(ru), mkDown(rd)
+				if splitUp[v], err = e.edgeFlows(hv, g.ch.NetOut, hp, g.ch.NetIn, g.members); err != nil {
+					return nil, err
+				}
+				if splitDown[v], err = e.edgeFlows(hp, g.ch.NetOut, hv, g.ch.NetIn, g.members); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if !b.des {
@@ -136,18 +147,31 @@ func (b *builder) tree() (*prog, error) {
 		// Per-sender sequencing: last op each (node, chain position, direction) issued.
 		prevUp := make([][]OpID, N)
 		prevDown := make([][]OpID, N)
-		prevNetUp := make([]OpID, N)
-		prevNetDown := make([]OpID, N)
+		prevNetUp := make([][]OpID, N) // per route of the edge (addSplit)
+		prevNetDown := make([][]OpID, N)
 		for v := 0; v < N; v++ {
 			prevUp[v] = fill(G, b.base)
 			prevDown[v] = fill(G, b.base)
-			prevNetUp[v], prevNetDown[v] = b.base, b.base
+			prevNetUp[v], prevNetDown[v] = splitPrev(splitUp[v], b.base), splitPrev(splitDown[v], b.base)
 		}
 		// rankOf is the global rank of chain position i of node v.
 		rankOf := func(v, i int) int32 { return int32(v*G + g.ch.GPUs[i]) }
 		for ui, u := range sim {
 			b.unit = int32(ui)
 			bytes := u / model.ProtoPayload(proto)
+			// mkSplitT is mkT for a network edge: its routes follow their
+			// own previous ops in prev (addSplit), or with treeStepSync
+			// the previous unit's arrival; it returns the arrival.
+			mkSplitT := func(ed hopInfo, split []pathShare, prev []OpID, from, to int32, deps ...OpID) OpID {
+				t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}, split, prev, deps...)
+				a := b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(gi), Rank: to}, t)
+				if sync {
+					for k := range prev {
+						prev[k] = a
+					}
+				}
+				return a
+			}
 			// mkT returns the op the edge's next unit waits for (the
 			// transfer, or with treeStepSync its arrival) and the arrival.
 			mkT := func(ed hopInfo, from, to int32, deps ...OpID) (OpID, OpID) {
@@ -175,8 +199,7 @@ func (b *builder) tree() (*prog, error) {
 				}
 				ready := append([]OpID{arr}, arrivedUp[v]...)
 				if p := trees[g.tree][v]; p >= 0 {
-					t, a := mkT(netUp[v], rankOf(v, 0), rankOf(p, 0), append(ready, prevNetUp[v])...)
-					prevNetUp[v] = t
+					a := mkSplitT(netUp[v], splitUp[v], prevNetUp[v], rankOf(v, 0), rankOf(p, 0), ready...)
 					arrivedUp[p] = append(arrivedUp[p], a)
 				} else {
 					headReady[v] = b.add(Op{Kind: OpDelay, Channel: int32(gi), Rank: rankOf(v, 0)}, ready...)
@@ -187,9 +210,7 @@ func (b *builder) tree() (*prog, error) {
 			have[root] = headReady[root]
 			for _, v := range order {
 				for _, ch := range children[v] {
-					t, a := mkT(netDown[ch], rankOf(v, 0), rankOf(ch, 0), have[v], prevNetDown[ch])
-					prevNetDown[ch] = t
-					have[ch] = a
+					have[ch] = mkSplitT(netDown[ch], splitDown[ch], prevNetDown[ch], rankOf(v, 0), rankOf(ch, 0), have[v])
 				}
 				arr := have[v]
 				for k := len(down[v]) - 1; k >= 0; k-- {

@@ -412,6 +412,13 @@ func caseSetups() map[string]CaseSetup {
 		"ociTutorials_a100_2x8_bmgpu48_roce100x16": {Class: "a100-8gpu-oci-bmgpu48",
 			Configured: NodeFlags{Node: "dgx-a100", NICs: "16x100G-roce"},
 			Why:        "OCI BM.GPU4.8 on the cluster network: 16x 100G RoCE per node, as the tutorial states"},
+		"ociTutorialsOL_a100_1x8_bmgpu48": {Class: "a100-8gpu-oci-bmgpu48",
+			Configured: NodeFlags{Node: "dgx-a100"},
+			Why:        "OCI BM.GPU4.8 as ociTutorials_a100_1x8_bmgpu48, the tutorial's Oracle Linux edition (NCCL 2.25.1 in an NGC container)"},
+		"ociTutorialsOL_a100_2x8_bmgpu48_roce100x16_qps4": {Class: "a100-8gpu-oci-bmgpu48",
+			Configured: NodeFlags{Node: "dgx-a100", NICs: "16x100G-roce", Set: []string{"NCCL_IB_QPS_PER_CONNECTION=4"}},
+			Why: "OCI BM.GPU4.8 on the cluster network, 16x 100G RoCE, with the run's NCCL_IB_QPS_PER_CONNECTION=4; its NCCL_IB_HCA " +
+				"names the 16 cluster-network ports by the host's device numbers (mlx5_0-3, mlx5_6-17), which are every NIC the model has, so it is not passed"},
 		"ncclTests331_a100sxm64_1x2_sendrecv": {Class: "a100-4gpu-nv4-ncclTests331",
 			Configured: NodeFlags{Node: "hgx-a100-4gpu", GPUsPerNode: 2, Set: []string{"NCCL_BUFFSIZE=4194304"}},
 			Why: "2 of the 4 A100-SXM-64GB of one node, NV4 between every pair (topo -m in nccl-tests#331), as the " +
