@@ -128,14 +128,7 @@ func TestReserveBoundsSchedule(t *testing.T) {
 	envs["dgx-h100 x8 ecmp"] = specEnv(t, ecmp)
 	checked := 0
 	for name, e := range envs {
-		for _, tc := range []struct {
-			coll model.Collective
-			algo model.Algo
-		}{
-			{model.AllReduce, model.AlgoRing}, {model.AllReduce, model.AlgoTree}, {model.AllReduce, model.AlgoNVLS},
-			{model.AllReduce, model.AlgoNVLSTree}, {model.AllGather, model.AlgoRing}, {model.ReduceScatter, model.AlgoRing},
-			{model.Broadcast, model.AlgoRing}, {model.Reduce, model.AlgoRing}, {model.AlltoAll, model.AlgoDirect}, {model.SendRecv, model.AlgoDirect},
-		} {
+		for _, tc := range everyCollAlgo {
 			for _, p := range []model.Proto{model.ProtoLL, model.ProtoLL128, model.ProtoSimple} {
 				for _, size := range []model.Bytes{4 << 10, 4 << 20} {
 					res, built, err := e.Reserved(tc.coll, tc.algo, size, &p)

@@ -251,14 +251,7 @@ func TestTrafficMatchesSchedule(t *testing.T) {
 		"hgx-h100-4gpu x2 4x200G": newEnv(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 2, NICs: "4x200G-ib"}),
 	}
 	for name, e := range envs {
-		for _, tc := range []struct {
-			coll model.Collective
-			algo model.Algo
-		}{
-			{model.AllReduce, model.AlgoRing}, {model.AllReduce, model.AlgoTree}, {model.AllReduce, model.AlgoNVLS},
-			{model.AllReduce, model.AlgoNVLSTree}, {model.AllGather, model.AlgoRing}, {model.ReduceScatter, model.AlgoRing},
-			{model.Broadcast, model.AlgoRing}, {model.Reduce, model.AlgoRing}, {model.AlltoAll, model.AlgoDirect}, {model.SendRecv, model.AlgoDirect},
-		} {
+		for _, tc := range everyCollAlgo {
 			a := tc.algo
 			if _, err := e.Tuner.Select(tc.coll, 16<<20, &a, nil); err != nil {
 				continue
@@ -320,4 +313,15 @@ func TestScaleCurve(t *testing.T) {
 		}
 		prevD, prevA = d.BusBW, a.BusBW
 	}
+}
+
+// everyCollAlgo is every collective with each algorithm that schedules it,
+// the rows the table tests walk.
+var everyCollAlgo = []struct {
+	coll model.Collective
+	algo model.Algo
+}{
+	{model.AllReduce, model.AlgoRing}, {model.AllReduce, model.AlgoTree}, {model.AllReduce, model.AlgoNVLS},
+	{model.AllReduce, model.AlgoNVLSTree}, {model.AllGather, model.AlgoRing}, {model.ReduceScatter, model.AlgoRing},
+	{model.Broadcast, model.AlgoRing}, {model.Reduce, model.AlgoRing}, {model.AlltoAll, model.AlgoDirect}, {model.SendRecv, model.AlgoDirect},
 }
