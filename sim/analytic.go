@@ -159,13 +159,11 @@ func (e *Env) formRing(call Call) (*form, error) {
 				if err != nil {
 					return nil, err
 				}
-				if q := e.qps(); len(ps) > 1 || q > 1 {
-					qc := ceil
-					qc.rate /= float64(q)
-					for _, p := range ps {
-						r, _ := e.decorate(p.route)
-						f.demands = append(f.demands, demand{r, f.perMemb / float64(q), p.n, qc})
+				if len(ps) > 1 || e.qps() > 1 {
+					for k := range ps {
+						ps[k].route, _ = e.decorate(ps[k].route)
 					}
+					f.demands = append(f.demands, e.splitDemands(ps, f.perMemb, ceil)...)
 					continue
 				}
 			}

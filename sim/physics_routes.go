@@ -161,17 +161,6 @@ func (b *builder) addHop(op Op, m *multiHop, deps ...OpID) OpID {
 	return b.add(Op{Kind: OpDelay, Channel: op.Channel, Step: op.Step, Rank: op.Rank}, parts...)
 }
 
-// classesOf returns the analytic flow classes of a hop: one per route.
-func (m *multiHop) classesOf(bytes float64, ceil ceiling) []demand {
-	out := make([]demand, 0, len(m.paths))
-	c := ceil
-	c.rate /= float64(m.split)
-	for _, p := range m.paths {
-		out = append(out, demand{route: p.route, bytes: bytes / float64(m.split), weight: p.n, ceil: c})
-	}
-	return out
-}
-
 // edgeFlows returns the routes the member flows of a network hop take, when
 // they do not all take one. NCCL opens one connection per channel, each
 // with qps() QPs (one on every port of a multi-port NIC, a merged NET/IB
@@ -180,8 +169,7 @@ func (m *multiHop) classesOf(bytes float64, ceil ceiling) []demand {
 // as a ring's do (netPaths). Nil when every member takes one route, as on a
 // single switch, with static or adaptive routing and single-port NICs.
 func (e *Env) edgeFlows(x model.ElemID, outNIC int, a model.ElemID, inNIC int, chans []int) ([]pathShare, error) {
-	c := e.Cluster
-	if c.Fabric == nil || len(chans) == 0 || (c.Spec.Node.NICs.Ports <= 1 && c.Fabric.Plan.Routing != model.RoutingECMP) {
+	if len(chans) == 0 || !e.routesMayDiverge() {
 		return nil, nil
 	}
 	ps, err := e.netPaths(x, outNIC, a, inNIC, chans)
@@ -248,11 +236,19 @@ func (e *Env) splitDemands(split []pathShare, perMemb float64, ceil ceiling) []d
 // beyond its one op: a route per member flow and the join, where members
 // may take several routes (edgeFlows), else 0.
 func (e *Env) splitFan(w int) int {
-	c := e.Cluster
-	if c.Fabric == nil || (c.Spec.Node.NICs.Ports <= 1 && c.Fabric.Plan.Routing != model.RoutingECMP) {
+	if !e.routesMayDiverge() {
 		return 0
 	}
 	return w*e.qps() + 1
+}
+
+// routesMayDiverge reports whether the flows of one network hop can take
+// different routes: over the ports of multi-port NICs, or hashed by ECMP.
+// Static and adaptive routing give every channel and QP of a hop between
+// single-port NICs the same route.
+func (e *Env) routesMayDiverge() bool {
+	c := e.Cluster
+	return c.Fabric != nil && (c.Spec.Node.NICs.Ports > 1 || c.Fabric.Plan.Routing == model.RoutingECMP)
 }
 
 // treeMembers splits the runtime channels of the tree graph's channel
