@@ -237,7 +237,7 @@ func (e *Env) formTree(call Call) (*form, error) {
 	D := float64(call.Bytes) / float64(nc)
 	depth := int(math.Ceil(math.Log2(float64(N))))
 	f := &form{shape: shape{kind: "tree", slices: 1, steps: 2 * (G - 1 + depth), units: chunked(D, treeChunk(proto, call.Bytes, nc, N, c.NumRanks())), stepSync: treeStepSync(proto)}}
-	f.perMemb = D / model.ProtoPayload(proto)
+	f.perMemb = treeWire(D, proto, e.params.TreeEff)
 	upCap, downCap := e.treeCeilings(proto) // the CTA's split (treeSplit)
 	trees := model.DoubleBinaryTree(N)
 	chans, _ := channelGroups(e.Tuner.Graphs.Tree, nc)

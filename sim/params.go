@@ -94,6 +94,9 @@ type Params struct {
 	A2ASwitchEff float64
 	// NetChanGBps caps what one channel's network connection carries.
 	NetChanGBps float64
+	// TreeEff is the fraction of its links' rate that tree AllReduce gets
+	// where a ring would get all of it (see treeWire in tree.go).
+	TreeEff float64
 	// ChannelCapGBps caps one channel's (one CTA's) copy rate by protocol and
 	// architecture index (Volta, Ampere, Hopper, Blackwell).
 	ChannelCapGBps [model.NumProtos][model.NumArchs]float64
@@ -281,6 +284,10 @@ func buildTermTable() []termDef {
 				"4x H100 (NCCL 2.30.4): alltoall 334.9 GB/s at 500 MB against the ~370 GB/s NCCL reaches on NVLink (nccl-tests#212), ratio 0.905; 0.9 sits inside both"), false})
 	add(termDef{"net.chan.gbps", func(p *Params) *float64 { return &p.NetChanGBps }, 18.3, 1, 100, "GB/s", "rate one channel's network connection carries",
 		model.Cite("nccl#1272; paths.cc NCCL_P2P_PER_CHANNEL_NET_BW", fmt.Sprintf("18.3 GB/s sendrecv with 1 channel per network peer (NCCL 2.20.5, 8 nodes x 4 GH200, Slingshot) against 24.2 with 2; NCCL itself sizes p2p channels at %g GB/s each", model.P2PPerChannelNetGBps())), false})
+	add(termDef{"tree.eff", func(p *Params) *float64 { return &p.TreeEff }, treeEff, 0.5, 1, "fraction", "fraction of its links' rate tree AllReduce gets where a ring gets all of it (its per-CTA ceiling is not scaled)",
+		model.Cite("tuning.cc (v2.8.4-1 .. v2.26.5-1); nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt, nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt",
+			fmt.Sprintf("NCCL's own model takes Tree AllReduce at busBw x .92 of its graph's bandwidth, capped by nChannels x perChMaxTreeBw, where a Simple ring gets its channels' full bandwidth; %.2f is that figure, not fitted. "+
+				"Checked on 2x 4 H100 over 4 NDR200 (NCCL 2.22.3): tree AllReduce 156 GB/s busbw at 8 GiB, algbw 89 GB/s over the 100 GB/s of NICs, against ring AllGather's 97.6 GB/s busbw on the same NICs: the tree gets 0.91 of the ring's rate", treeEff)), false})
 	// Per-channel (per-CTA) copy ceilings by protocol and architecture.
 	llCap := [model.NumArchs]float64{10, 10, 12, 23.5}
 	for pr := model.Proto(0); pr < model.NumProtos; pr++ {

@@ -158,7 +158,7 @@ func (b *builder) tree() (*prog, error) {
 		rankOf := func(v, i int) int32 { return int32(v*G + g.ch.GPUs[i]) }
 		for ui, u := range sim {
 			b.unit = int32(ui)
-			bytes := u / model.ProtoPayload(proto)
+			bytes := treeWire(u, proto, e.params.TreeEff)
 			// mkSplitT is mkT for a network edge: its routes follow their
 			// own previous ops in prev (addSplit), or with treeStepSync
 			// the previous unit's arrival; it returns the arrival.
@@ -269,14 +269,30 @@ func treeSplit(p model.Proto) (up, down float64) {
 }
 
 // treeCeilings are the per-CTA ceilings of a tree's reduce-up and
-// broadcast-down edges (treeSplit).
+// broadcast-down edges (treeSplit), in the wire bytes treeWire counts: a
+// tree bound by its CTAs moves its payload at their rate.
 func (e *Env) treeCeilings(p model.Proto) (up, down ceiling) {
 	c := e.channelCeiling(p)
 	u, d := treeSplit(p)
 	up, down = c, c
-	up.rate *= u
-	down.rate *= d
+	up.rate *= u / e.params.TreeEff
+	down.rate *= d / e.params.TreeEff
 	return up, down
+}
+
+// treeEff is the default of tree.eff (its source is in the term table).
+const treeEff = 0.92
+
+// treeWire is the link bytes a tree AllReduce edge moves for u bytes of
+// payload: the protocol's wire bytes over the tree's efficiency eff
+// (tree.eff), so that a tree bound by a link gets eff of the rate a ring
+// gets on it, while one bound by its CTAs (whose ceilings treeCeilings
+// scales alike) is not slowed, as NCCL's own model has it (tuning.cc:
+// min(busBw x .92, nChannels x perChMaxTreeBw)). What is lost, NCCL's code
+// does not say; the figure is its developers' and agrees with what a tree
+// and a ring reach on the same NICs (the term's source).
+func treeWire(u float64, p model.Proto, eff float64) float64 {
+	return u / (model.ProtoPayload(p) * eff)
 }
 
 // treeStepSync says whether a tree edge's next unit waits for the hop's
@@ -285,9 +301,10 @@ func (e *Env) treeCeilings(p model.Proto) (up, down ceiling) {
 // protocol whose tree chunks NCCL shrinks to 37-150 KB at mid sizes
 // (treeChunk), so that the per-step cost shows: on 2x 4 H100 over NDR200
 // (snellius_h100_2x4 case, NCCL 2.22.3) tree LL128 adds 52 GB/s algbw per
-// extra byte at 8-32 MiB (75 KB chunks: 6.5 us on the wire per channel +
-// 4.0 us of lat.step.net.ll128 per step gives 55) and 69-73 at 64-256 MiB
-// (150-600 KB chunks), where the overlapped pipeline gives 89 throughout;
+// extra byte at 8-32 MiB (75 KB chunks: 7.1 us on the wire per channel at
+// tree.eff + 4.0 us of lat.step.net.ll128 per step gives 52) and 69-73 at
+// 64-256 MiB (150-600 KB chunks), where the overlapped pipeline gives 82
+// throughout;
 // the same assumption moves ABCI A100 4x8 (mid regime 31% -> 14%) and AWS
 // p4d over EFA (49% -> 45%) toward their runs. Simple is left overlapped: its 512 KiB
 // tree steps reach 0.94 of the NIC bound on the same nodes at 0.5-8 GiB,

@@ -49,8 +49,24 @@ func TestTreeNetHopLatency(t *testing.T) {
 // each of 16 channels moves at most 0.3 x chan.cap.ll128.hopper, the
 // call's algbw at most 16 x 0.3 x 36.7 x 15/16 (LL128 payload) = 165 GB/s.
 func TestTreeSplitLL128(t *testing.T) {
-	e := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib", Set: []string{"NCCL_PROTO=LL128"}})
+	// tree.eff at 1: the tree then gets its links' full rate, so that the
+	// per-CTA split, not NVLink at 0.92 of its rate, is the bound.
 	p := sim.DefaultParams()
+	if err := p.Set("tree.eff", 1); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib", Set: []string{"NCCL_PROTO=LL128"}}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := sim.NewEnv(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, eng := range []sim.EngineKind{sim.EngineAnalytic, sim.EngineDES} {
 		pt := predict(t, e, model.AllReduce, eng, "tree", 1<<30)
 		if pt.Choice.Proto != model.ProtoLL128 {
