@@ -73,7 +73,7 @@ type algorithm interface {
 
 // algorithms lists every modelled algorithm; the first that applies builds
 // the call.
-var algorithms = [...]algorithm{ringAlgo{}, chainAlgo{}, treeAlgo{}, nvlsAlgo{}, nvlsTreeAlgo{}, directAlgo{}, collNetDirectAlgo{}, collNetChainAlgo{}}
+var algorithms = [...]algorithm{ringAlgo{}, chainAlgo{}, treeAlgo{}, nvlsAlgo{}, nvlsTreeAlgo{}, directAlgo{}, collNetDirectAlgo{}, collNetChainAlgo{}, patAlgo{}}
 
 // lookupAlgorithm returns the builder of a call.
 func lookupAlgorithm(a model.Algo, coll model.Collective) (algorithm, error) {

@@ -85,6 +85,8 @@ func (e *Env) closedFormOf(call Call, every bool) (*form, error) {
 		return e.formDirect(call, every)
 	case a == model.AlgoCollNetDirect || a == model.AlgoCollNetChain:
 		return e.formCollNet(call, a == model.AlgoCollNetDirect)
+	case a == model.AlgoPAT && (call.Coll == model.AllGather || call.Coll == model.ReduceScatter):
+		return e.formPAT(call)
 	}
 	return nil, fmt.Errorf("sim: algorithm %s is not modelled", a)
 }

@@ -97,6 +97,9 @@ type Params struct {
 	// TreeEff is the fraction of its links' rate that tree AllReduce gets
 	// where a ring would get all of it (see treeWire in tree.go).
 	TreeEff float64
+	// PATEff is the fraction of its links' rate PAT AllGather and
+	// ReduceScatter get where a ring gets all of it (see patWire).
+	PATEff float64
 	// ChannelCapGBps caps one channel's (one CTA's) copy rate by protocol and
 	// architecture index (Volta, Ampere, Hopper, Blackwell).
 	ChannelCapGBps [model.NumProtos][model.NumArchs]float64
@@ -288,6 +291,8 @@ func buildTermTable() []termDef {
 		model.Cite("tuning.cc (v2.8.4-1 .. v2.26.5-1); nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt, nccltests_h100sxm_2x4_ib-ndr200x4_snellius_allgather_2.txt",
 			fmt.Sprintf("NCCL's own model takes Tree AllReduce at busBw x .92 of its graph's bandwidth, capped by nChannels x perChMaxTreeBw, where a Simple ring gets its channels' full bandwidth; %.2f is that figure, not fitted. "+
 				"Checked on 2x 4 H100 over 4 NDR200 (NCCL 2.22.3): tree AllReduce 156 GB/s busbw at 8 GiB, algbw 89 GB/s over the 100 GB/s of NICs, against ring AllGather's 97.6 GB/s busbw on the same NICs: the tree gets 0.91 of the ring's rate", treeEff)), false})
+	add(termDef{"pat.eff", func(p *Params) *float64 { return &p.PATEff }, patEff, 0.3, 1, "fraction", "fraction of its links' rate PAT AllGather and ReduceScatter get where a ring gets all of it (its per-CTA ceiling is not scaled)",
+		model.Assume(fmt.Sprintf("NCCL's own model takes PAT at busBw x .75 of its graph's bandwidth (tuning.cc, v2.23.4-1 .. v2.26.5-1), where a Simple ring gets its channels' full bandwidth; %.2f is that figure. No public PAT run (one GPU per node, AllGather or ReduceScatter, NCCL 2.23 or later) is in the data to check it; calibrate fits it from one", patEff)), false})
 	// Per-channel (per-CTA) copy ceilings by protocol and architecture.
 	llCap := [model.NumArchs]float64{10, 10, 12, 23.5}
 	for pr := model.Proto(0); pr < model.NumProtos; pr++ {

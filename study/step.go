@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/scenarios"
@@ -358,27 +357,12 @@ func (s *stepper) groupCall(coll model.Collective, size model.Bytes, ranks, stri
 	}
 	req := sim.Request{Coll: coll, ElemSize: elem, Engine: s.engine}
 	pt, err := envr.Predict(s.ctx, req, bytes)
-	if err != nil && strings.Contains(err.Error(), "is not modelled") {
-		// NCCL's choice is an algorithm the simulator has no schedule
-		// for (PAT); ring is what NCCL_ALGO=Ring would run. Said, not
-		// silent: the note travels with the point.
-		ring := model.AlgoRing
-		req.Algo = &ring
-		if pt, err = envr.Predict(s.ctx, req, bytes); err == nil {
-			pt.Note = strings.TrimSpace(pt.Note + " " + forcedRingNote)
-		}
-	}
 	if err != nil {
 		return pt, "", fmt.Errorf("%s %s on %s: %w", coll, model.FormatBytes(bytes), desc, err)
 	}
 	s.points[pk] = pt
 	return pt, desc, nil
 }
-
-// forcedRingNote marks a point whose algorithm was forced to ring.
-const forcedRingNote = "NCCL's own choice (PAT) is not modelled by collsim; ring forced, as NCCL_ALGO=Ring."
-
-func req0AlgoForced(note string) bool { return strings.Contains(note, forcedRingNote) }
 
 // keepNICSlots returns node with only the NIC slots that serve its first
 // k of gpn GPUs (the first slots*k/gpn slots; the templates number slots
@@ -486,9 +470,6 @@ func TrainingStep(ctx context.Context, spec model.ClusterSpec, params sim.Params
 			return -1, fmt.Errorf("%s: %w", kind, err)
 		}
 		ck := CommKind{Kind: kind, Coll: coll, Size: size, Count: count, Group: fmt.Sprintf("%d ranks: %s", ranks, desc), Point: pt}
-		if req0AlgoForced(pt.Note) {
-			ck.Group += " (" + strings.TrimSuffix(forcedRingNote, ".") + ")"
-		}
 		ck.TotalMs = pt.TimeUs * float64(count) / 1000
 		ck.ExposedMs = ck.TotalMs * exposedFrac
 		r.Comm = append(r.Comm, ck)
