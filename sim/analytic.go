@@ -444,15 +444,11 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 					if net < 0 {
 						net = len(f.demands)
 					}
-					split, err := e.edgeFlows(pair[0], rail, pair[1], rail, members[tr])
+					ds, err := e.hopDemands(pair[0], rail, pair[1], rail, members[tr], route, shard, half[tr], ceil)
 					if err != nil {
 						return nil, err
 					}
-					if split != nil {
-						f.demands = append(f.demands, e.splitDemands(split, shard, ceil)...)
-						continue
-					}
-					f.demands = append(f.demands, demand{route, shard, half[tr], ceil})
+					f.demands = append(f.demands, ds...)
 				}
 			}
 		}

@@ -269,15 +269,11 @@ func (e *Env) formPAT(call Call) (*form, error) {
 					f.path = append(f.path, len(f.demands))
 					f.pathShare = append(f.pathShare, float64(blocks[k])/float64(n-1))
 				}
-				split, err := e.edgeFlows(x, ch.NetOut, y, ch.NetIn, members[g])
+				ds, err := e.hopDemands(x, ch.NetOut, y, ch.NetIn, members[g], route, bytes, weights[g], ceil)
 				if err != nil {
 					return nil, err
 				}
-				if split != nil {
-					f.demands = append(f.demands, e.splitDemands(split, bytes, ceil)...)
-					continue
-				}
-				f.demands = append(f.demands, demand{route, bytes, weights[g], ceil})
+				f.demands = append(f.demands, ds...)
 			}
 		}
 	}

@@ -232,6 +232,22 @@ func (e *Env) splitDemands(split []pathShare, perMemb float64, ceil ceiling) []d
 	return out
 }
 
+// hopDemands is the analytic form's demands of a network hop from GPU x
+// (NIC index outNIC) to GPU a (inNIC) whose runtime channels chans, w
+// members, each carry bytes over route at ceil: one demand, or one per
+// route the channels' QPs take where they take several (edgeFlows,
+// splitDemands).
+func (e *Env) hopDemands(x model.ElemID, outNIC int, a model.ElemID, inNIC int, chans []int, route []model.LinkID, bytes float64, w int32, ceil ceiling) ([]demand, error) {
+	split, err := e.edgeFlows(x, outNIC, a, inNIC, chans)
+	if err != nil {
+		return nil, err
+	}
+	if split != nil {
+		return e.splitDemands(split, bytes, ceil), nil
+	}
+	return []demand{{route, bytes, w, ceil}}, nil
+}
+
 // splitFan bounds the DES ops a network hop of w channels costs per push
 // beyond its one op: a route per member flow and the join, where members
 // may take several routes (edgeFlows), else 0.

@@ -75,15 +75,7 @@ func treeEffEnv(t *testing.T, o scenarios.Overrides, eff float64) *sim.Env {
 	if err := p.Set("tree.eff", eff); err != nil {
 		t.Fatal(err)
 	}
-	c, err := resolve(t, o).Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := sim.NewEnv(c, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return paramsEnv(t, o, p)
 }
 
 // TestTreeEff: tree.eff scales the rate a tree AllReduce gets on the link
