@@ -16,6 +16,9 @@ type TransportSummary struct {
 	// GDR reports GPUDirect RDMA on every NET hop; PXN whether sends go
 	// through an NVLink peer.
 	GDR, PXN bool
+	// StagedSends reports that sends are staged through host memory while
+	// receives use GPUDirect RDMA (NetPath.SendGDR).
+	StagedSends bool
 	// NICsUsed and NICsInstalled count NICs per node.
 	NICsUsed, NICsInstalled int
 	// Reasons explains fallbacks (SHM instead of P2P, no GDR).
@@ -72,6 +75,13 @@ func (r *Resolution) Summarize(g *Graph) TransportSummary {
 				if np.Via != None {
 					s.PXN = true
 				}
+				if np.GDR && !np.SendGDR && !np.Socket {
+					s.StagedSends = true
+					if !reason[np.SendReason] {
+						reason[np.SendReason] = true
+						s.Reasons = append(s.Reasons, "GPUDirect RDMA on receives only: "+np.SendReason)
+					}
+				}
 				for _, x := range []*NetPath{np, in} {
 					if !x.GDR {
 						s.GDR = false
@@ -104,6 +114,8 @@ func (s TransportSummary) String() string {
 		gdr := "with GPUDirect RDMA"
 		if !s.GDR {
 			gdr = "without GPUDirect RDMA (staged through host memory)"
+		} else if s.StagedSends {
+			gdr = "with GPUDirect RDMA on receives (sends staged through host memory)"
 		}
 		if s.Net == "Socket" {
 			gdr = "(TCP sockets, no RDMA)"
@@ -231,7 +243,7 @@ func (r *Resolution) NCCLLog(tu *Tuner) []string {
 				if np.Via != None {
 					via = fmt.Sprintf("NET/%s/%d(%d)", r.Net, gc.NetOut, r.LocalIndex(np.Via))
 				}
-				if np.GDR && !np.Socket {
+				if np.GDR && np.SendGDR && !np.Socket {
 					via += "/GDRDMA"
 				}
 				out = append(out, fmt.Sprintf("Channel %02d/0 : %d[%d] -> %d[%d] [send] via %s", ch, a, a, G+gc.GPUs[0], gc.GPUs[0], via))

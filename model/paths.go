@@ -69,6 +69,12 @@ type NetPath struct {
 	Send, Recv []LinkID
 	// Reason explains why GDR is off, empty otherwise.
 	Reason string
+	// SendGDR is true when the NIC reads the data it sends straight out of
+	// GPU memory (a GPUDirect RDMA read); false with GDR on means NCCL
+	// stages sends through host memory while receives are written into
+	// the GPU (gdrRead). SendReason says why, empty otherwise.
+	SendGDR    bool
+	SendReason string
 }
 
 // Resolution is the NCCL-faithful view of a cluster: path types, P2P/SHM
@@ -563,7 +569,9 @@ func (r *Resolution) netPath(g, nic ElemID, gpus []ElemID) *NetPath {
 			}
 		}
 		if bestPeer != None {
-			np.Via, np.Type, np.GDR = bestPeer, PathPXN, true
+			// The peer has an NVLink peer, g, so NCCL lets its NIC read
+			// its memory (gdrRead).
+			np.Via, np.Type, np.GDR, np.SendGDR = bestPeer, PathPXN, true, true
 			np.Send = bestRoute
 			np.NCCLBW = r.minNCCLBW(bestRoute)
 			np.Recv = r.recvRoute(g, nic, route, typ)
@@ -585,11 +593,49 @@ func (r *Resolution) netPath(g, nic ElemID, gpus []ElemID) *NetPath {
 	if np.GDR {
 		np.Send = route
 		np.Recv = reversed(t, route)
+		if np.SendGDR = r.gdrRead(g, gpus); !np.SendGDR {
+			np.Send, _ = r.stagedRoutes(g, nic)
+			np.SendReason = gdrReadReason
+		}
 		return np
 	}
 	np.Send, np.Recv = r.stagedRoutes(g, nic)
 	return np
 }
+
+// gdrRead says whether NCCL lets a NIC read GPU g's memory for the data it
+// sends (paths.cc ncclTopoCheckGdr, its read case): NCCL_NET_GDR_READ=1
+// always, 0 never; by default, from 2.19, on Ampere and later GPUs, and
+// otherwise only when g has an NVLink peer or is its node's only GPU ("to
+// keep things local" when other PCI flows compete; every release up to
+// 2.18 and pre-Ampere GPUs since). Without it NCCL stages sends through
+// host memory and still receives with GPUDirect RDMA.
+func (r *Resolution) gdrRead(g ElemID, gpus []ElemID) bool {
+	switch r.c.Knobs.NetGDRRead {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	if r.c.Version.AtLeast(19) && r.c.GPUModel().SM >= 80 {
+		return true
+	}
+	if len(gpus) <= 1 {
+		return true
+	}
+	for _, p := range gpus {
+		if p == g {
+			continue
+		}
+		if _, typ, _, ok := r.nvlinkRoute(g, p, gpus); ok && typ == PathNVL {
+			return true
+		}
+	}
+	return false
+}
+
+// gdrReadReason is SendReason when gdrRead is false.
+const gdrReadReason = "NCCL lets the NIC read GPU memory for sends only with an NVLink peer (up to 2.18, and for pre-Ampere GPUs since) or NCCL_NET_GDR_READ=1: sends are staged through host memory, receives use GPUDirect RDMA"
 
 func (r *Resolution) recvRoute(g, nic ElemID, route []LinkID, typ PathType) []LinkID {
 	t := r.c.Topo
