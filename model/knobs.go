@@ -293,7 +293,7 @@ var knobDefs = []knobDef{
 	{"NCCL_NCHANNELS_PER_NET_PEER", "p2p channels per network peer (send/recv, alltoall)", intKnob(1, 64, func(k *Knobs) *int { return &k.NChannelsPerNetPeer })},
 	{"NCCL_MIN_NCHANNELS", "minimum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MinChannels })},
 	{"NCCL_MAX_NCHANNELS", "maximum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MaxChannels })},
-	{"NCCL_CROSS_NIC", "0 rings stay on one rail, 1 any NIC, 2 try rails first", intKnob(0, 2, func(k *Knobs) *int { return &k.CrossNIC })},
+	{"NCCL_CROSS_NIC", "0 rings stay on one rail, 1 any NIC, 2 try rails first; recorded, not modelled: the ring search always enters and leaves a node by one NIC, what NCCL finds first under 0 and the default 2", intKnob(0, 2, func(k *Knobs) *int { return &k.CrossNIC })},
 	{"NCCL_PXN_DISABLE", "1 disables PXN (sending through an NVLink peer's NIC)", boolKnob(func(k *Knobs) *bool { return &k.PXNDisable })},
 	{"NCCL_NVLS_ENABLE", "0 off, 1 on, 2 auto (NVLink SHARP)", intKnob(0, 2, func(k *Knobs) *int { return &k.NVLSEnable })},
 	{"NCCL_NVB_DISABLE", "1 forbids NVLink paths through an intermediate GPU", boolKnob(func(k *Knobs) *bool { return &k.NVBDisable })},
@@ -320,9 +320,9 @@ var knobDefs = []knobDef{
 		k.BuffSize = Bytes(n)
 		return nil
 	}},
-	{"NCCL_IB_GID_INDEX", "RoCE GID index (-1 auto)", intKnob(-1, 255, func(k *Knobs) *int { return &k.IBGIDIndex })},
+	{"NCCL_IB_GID_INDEX", "RoCE GID index (-1 auto); recorded, not modelled: the fabric's link layer and roce settings decide the transport", intKnob(-1, 255, func(k *Knobs) *int { return &k.IBGIDIndex })},
 	{"NCCL_IB_QPS_PER_CONNECTION", "RC QPs per connection (default 1); each QP is one ECMP flow", intKnob(1, 128, func(k *Knobs) *int { return &k.IBQPsPerConn })},
-	{"NCCL_IB_SPLIT_DATA_ON_QPS", "1 splits each message over the QPs, 0 round-robins whole messages (default 0 from 2.20, 1 in 2.18-2.19)", intKnob(0, 1, func(k *Knobs) *int { return &k.IBSplitDataOnQPs })},
+	{"NCCL_IB_SPLIT_DATA_ON_QPS", "1 splits each message over the QPs, 0 round-robins whole messages (default 0 from 2.20, 1 in 2.18-2.19); the flow model gives each QP 1/Q of the bytes either way", intKnob(0, 1, func(k *Knobs) *int { return &k.IBSplitDataOnQPs })},
 	{"NCCL_IB_MERGE_NICS", "1 (default from 2.20) makes the ports of one adapter one NCCL device whose connections open QPs on every port; 0 keeps each port a device", intKnob(0, 1, func(k *Knobs) *int { return &k.IBMergeNICs })},
 	{"NCCL_IB_ADAPTIVE_ROUTING", "1/0 adaptive-routing-safe transfers (default: on for InfiniBand, off for RoCE); 0 on an adaptive IB fabric routes statically", intKnob(0, 1, func(k *Knobs) *int { return &k.IBAdaptiveRouting })},
 	{"NCCL_COLLNET_ENABLE", "1 enables CollNet (SHARP in-network reduction) where the fabric has sharp: true; any value but 1 leaves it off", func(k *Knobs, v string) error {
@@ -333,7 +333,7 @@ var knobDefs = []knobDef{
 	}},
 }
 
-// KnownKnobs returns the NCCL variables collsim honours with a short description, sorted by name.
+// KnownKnobs returns the NCCL variables collsim accepts with a short description of what it does with each, sorted by name.
 func KnownKnobs() [][2]string {
 	out := make([][2]string, len(knobDefs))
 	for i, d := range knobDefs {
