@@ -116,10 +116,11 @@ func TestMemoryEstimateBoundsHeap(t *testing.T) {
 // nodes (tree and chain fan-ins differ at the root and the leaves).
 func TestReserveBoundsSchedule(t *testing.T) {
 	envs := map[string]*sim.Env{
-		"dgx-h100 x1":  newEnv(t, scenarios.Overrides{Node: "dgx-h100"}),
-		"dgx-h100 x2":  newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2}),
-		"dgx-h100 x16": newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 16}),
-		"pcie x2":      newEnv(t, scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2}),
+		"dgx-h100 x1":             newEnv(t, scenarios.Overrides{Node: "dgx-h100"}),
+		"dgx-h100 x2":             newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2}),
+		"dgx-h100 x16":            newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 16}),
+		"pcie x2":                 newEnv(t, scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2}),
+		"dgx-h100 x5, 1 GPU each": newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 5, GPUsPerNode: 1}),
 	}
 	// ECMP splits a network hop's channels over several routes
 	// (edgeFlows), which the tree builders reserve for apart.

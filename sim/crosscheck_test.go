@@ -249,6 +249,7 @@ func TestTrafficMatchesSchedule(t *testing.T) {
 		"dgx-h100 x4 leaf-spine":  specEnv(t, ls),
 		"pcie-gpu-server x2":      newEnv(t, scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2}),
 		"hgx-h100-4gpu x2 4x200G": newEnv(t, scenarios.Overrides{Node: "hgx-h100-4gpu", Nodes: 2, NICs: "4x200G-ib"}),
+		"dgx-h100 x5, 1 GPU each": newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 5, GPUsPerNode: 1}),
 	}
 	for name, e := range envs {
 		for _, tc := range everyCollAlgo {
@@ -324,4 +325,5 @@ var everyCollAlgo = []struct {
 	{model.AllReduce, model.AlgoRing}, {model.AllReduce, model.AlgoTree}, {model.AllReduce, model.AlgoNVLS},
 	{model.AllReduce, model.AlgoNVLSTree}, {model.AllGather, model.AlgoRing}, {model.ReduceScatter, model.AlgoRing},
 	{model.Broadcast, model.AlgoRing}, {model.Reduce, model.AlgoRing}, {model.AlltoAll, model.AlgoDirect}, {model.SendRecv, model.AlgoDirect},
+	{model.AllGather, model.AlgoPAT}, {model.ReduceScatter, model.AlgoPAT},
 }
