@@ -172,9 +172,13 @@ func (b *builder) pat() (*prog, error) {
 	for g := range chans {
 		fan += e.splitFan(int(weights[g]))
 	}
+	// Per push a transfer and its arrival: the transfer waits on the
+	// previous step's arrival, the receiver's slot and its own previous
+	// push, the arrival on the transfer (4 dependencies). A split hop's
+	// route ops wait on as many and its join on every route.
 	pushes := int64(len(chans)) * int64(len(sim)) * int64(n) * int64(L)
 	nops := pushes*2 + int64(len(sim))*int64(n)*int64(L)*int64(fan)
-	if err := b.reserve(nops, pushes*3+5*int64(len(sim))*int64(n)*int64(L)*int64(fan)); err != nil {
+	if err := b.reserve(nops, pushes*4+5*int64(len(sim))*int64(n)*int64(L)*int64(fan)); err != nil {
 		return nil, err
 	}
 	for g := range chans {

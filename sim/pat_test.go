@@ -120,3 +120,27 @@ func isNICUplink(name string) bool {
 	i := strings.Index(name, "/nic")
 	return i > 0 && strings.Contains(name[i:], "->fabric/")
 }
+
+// TestPATReserveLongPipeline: what PAT's builder reserves bounds what it
+// builds once chunks wait for their receivers' slots (more than
+// NCCL_STEPS chunks per channel), on a single switch and split over four
+// QPs on an ECMP fat-tree.
+func TestPATReserveLongPipeline(t *testing.T) {
+	ecmp := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 8, GPUsPerNode: 1, Set: []string{"NCCL_IB_QPS_PER_CONNECTION=4"}})
+	ecmp.Fabric = model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, Routing: "ecmp"}
+	simple := model.ProtoSimple
+	for name, e := range map[string]*sim.Env{
+		"single switch": newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 9, GPUsPerNode: 1}),
+		"ecmp, 4 QPs":   specEnv(t, ecmp),
+	} {
+		for _, coll := range []model.Collective{model.AllGather, model.ReduceScatter} {
+			res, built, err := e.Reserved(coll, model.AlgoPAT, 1<<30, &simple)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if built[0] > res[0] || built[1] > res[1] {
+				t.Errorf("%s %s: built %d ops and %d dependencies, reserved %d and %d", name, coll, built[0], built[1], res[0], res[1])
+			}
+		}
+	}
+}
