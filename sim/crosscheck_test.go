@@ -36,24 +36,34 @@ func gap(c crossCase, size model.Bytes, ranks int) (effect string, bound float64
 	const fill = "pipeline fill: the closed form fills the chain or tree hop by hop at the rate one channel group gets on an idle hop; the DES shares each hop with the groups that reach it at once"
 	ring := c.algo == model.AlgoRing && c.coll != model.Broadcast
 	chain := c.coll == model.Broadcast
+	longChain := c.algo == model.AlgoTree && ranks/max(c.nodes, 1) >= 64
 	if size >= 1<<30 {
 		switch {
 		case ring && ranks >= 128:
 			return ringLat, 0.20
 		case chain && ranks >= 128:
 			return fill, 0.16
+		case longChain && c.nodes > 1:
+			// The 72-GPU chains below, with the tree's hops between
+			// racks after them: +4.3% on 2 racks, +7.5% on 16.
+			return fill, 0.10
 		}
 		return "", 0.05
 	}
 	switch {
 	case chain && c.nodes > 1:
 		return fill, 0.45
-	case c.algo == model.AlgoTree && c.nodes == 1 && ranks >= 64:
+	case longChain && c.nodes == 1:
 		// A chain of 72 GPUs (one NVL72 rack): each edge runs on its share
 		// of the CTA (treeSplit, 30% down for LL128), and the DES fills the
 		// 71 down hops unit by unit at that share where the closed form
 		// fills at the steady rate: +34% at 64 MiB, -0.1% at 1 GiB.
 		return fill, 0.36
+	case longChain:
+		// The same chains in every rack, the inter-rack tree after them:
+		// +41% on 2 racks and +42.5% on 16 at 64 MiB (+40% on 2 before
+		// tree.eff, which both engines apply alike).
+		return fill, 0.45
 	case c.algo == model.AlgoTree || c.algo == model.AlgoNVLSTree || chain:
 		return fill, 0.27
 	case ring && c.nodes > 1:
