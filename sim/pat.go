@@ -120,8 +120,9 @@ func (e *Env) patUnits(call Call, nc int) []float64 {
 // transfer of its blocks to its peer (over the channel's NICs, split over
 // the routes its QPs take, edgeFlows) and the arrival there; a step waits
 // for the rank's previous step to have arrived (its data, or for
-// ReduceScatter the partial sums it adds to) and for the same step of the
-// previous chunk to have left (one step in flight per dimension).
+// ReduceScatter the partial sums it adds to), for the same step of the
+// previous chunk to have left, and, patSlots chunks on, for its receiver
+// to have sent on what it holds from this dimension.
 func (b *builder) pat() (*prog, error) {
 	e, call := b.e, b.call
 	c := e.Cluster

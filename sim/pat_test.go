@@ -3,7 +3,6 @@ package sim_test
 import (
 	"context"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/model"
@@ -60,10 +59,10 @@ func TestPATTraffic(t *testing.T) {
 			want := float64(S) * float64(n-1) / float64(n) / p.PATEff
 			nic := 0
 			for l, b := range load {
-				name := e.LinkName(model.LinkID(l))
-				if b == 0 || !isNICUplink(name) {
+				if b == 0 || !isNICUplink(e.Cluster.Topo, l) {
 					continue
 				}
+				name := e.LinkName(model.LinkID(l))
 				nic++
 				// nccl-tests rounds each rank's part to whole aligned
 				// elements: under 1e-6 of 64 MiB.
@@ -114,11 +113,14 @@ func TestPATEngines(t *testing.T) {
 	}
 }
 
-// isNICUplink says whether a link name is a NIC's link into the fabric
-// ("node0/nic0->fabric/switch").
-func isNICUplink(name string) bool {
-	i := strings.Index(name, "/nic")
-	return i > 0 && strings.Contains(name[i:], "->fabric/")
+// isNICUplink says whether link l is a NIC's cable into the fabric (links
+// past the topology's are fabric bundles).
+func isNICUplink(t *model.Topology, l int) bool {
+	if l >= len(t.Links) {
+		return false
+	}
+	lk := &t.Links[l]
+	return lk.Kind == model.LinkNet && t.Elem(lk.From).Kind == model.KindNIC
 }
 
 // TestPATReserveLongPipeline: what PAT's builder reserves bounds what it
