@@ -46,6 +46,9 @@ type Graph struct {
 	// Fallback is true when nothing fitted and NCCL would fall back to one
 	// channel in simple order at 0.1 GB/s ("Could not find a path").
 	Fallback bool
+	// CrossNIC is true for a multi-node ring whose channels may leave a
+	// node by another NIC than they entered by (NCCL_CROSS_NIC).
+	CrossNIC bool
 }
 
 // Speed ladders of the search, GB/s per channel (search.cc; nccl-facts §3.7).
@@ -97,6 +100,16 @@ func (r *Resolution) SearchGraphs() *Graphs {
 	ring := r.searchRing()
 	tree := *ring
 	tree.Pattern = PatternTree
+	if ring.CrossNIC {
+		// Trees are symmetric: a node's head GPU talks to its parent and
+		// children through one NIC (search.cc: "Trees are symmetric"), the
+		// one next to it, where the ring enters.
+		tree.CrossNIC = false
+		tree.Channels = append([]GraphChannel(nil), ring.Channels...)
+		for i := range tree.Channels {
+			tree.Channels[i].NetOut = tree.Channels[i].NetIn
+		}
+	}
 	if r.c.NumNodes() > 1 && !ring.Fallback && r.c.Version.AtLeast(12) {
 		// Trees keep the ring's channels; pass 2 of the search raises the
 		// intra-node speed, which only the chain inside the node must carry
@@ -141,6 +154,117 @@ type searcher struct {
 	// budget overrides searchBudget when set (the joint search of all of
 	// a graph's channels).
 	budget int
+	// cross lets a ring leave a node by another NIC than it entered by;
+	// entryNIC is the NIC the channel being searched enters by.
+	cross    crossMode
+	entryNIC int
+}
+
+// crossMode is how a ring may use the NICs of a node (NCCL_CROSS_NIC).
+type crossMode uint8
+
+const (
+	// crossSame: a ring enters and leaves a node by one NIC (NET n -> GPU a
+	// ... GPU x -> NET n), the last GPU sending through an NVLink peer next
+	// to the NIC (PXN) when it is not next to it itself.
+	crossSame crossMode = iota
+	// crossAny: a ring leaves by the NIC closest to its last GPU.
+	crossAny
+	// crossPaired: as crossAny, and channels come in pairs, the second
+	// entering by the NIC the first left by and leaving by the one it
+	// entered by (search.cc ncclTopoSearchCheckNet, NCCL_CROSS_NIC=2 from
+	// 2.20), so every rail carries as much in as out.
+	crossPaired
+)
+
+// crossNICModes returns how the ring search first uses the NICs and what
+// it retries at each speed before lowering it (search.cc ncclTopoCompute,
+// checked from v2.8.4-1 to v2.30.7-1): NCCL_CROSS_NIC=0 never crosses, 1
+// crosses from the start, 2 (the default) searches same-NIC rings first
+// and then NIC-crossing ones, paired from 2.20.
+func (r *Resolution) crossNICModes(multi bool) (first, retry crossMode) {
+	if !multi || len(r.NICUsable[0]) < 2 || len(r.c.Nodes[0].GPUs) < 2 {
+		// One GPU enters and leaves by its own NIC: crossing gains nothing.
+		return crossSame, crossSame
+	}
+	switch r.c.Knobs.CrossNIC {
+	case 0:
+		return crossSame, crossSame
+	case 1:
+		return crossAny, crossSame
+	}
+	if r.c.Version.AtLeast(20) {
+		return crossSame, crossPaired
+	}
+	return crossSame, crossAny
+}
+
+// betterRing reports whether ring graph cand replaces best, as NCCL's
+// ncclTopoCompareGraphs decides: more channels x bandwidth wins. From 2.18
+// to 2.20 a graph that crosses NICs had to beat one that does not by 15%
+// ("Give a 15% perf bonus to paths not crossing nics", search.cc v2.18.1-1
+// .. v2.20.5-1), and one that does not replaced a crossing one from 85%.
+func (r *Resolution) betterRing(cand, best *Graph) bool {
+	if cand == nil {
+		return false
+	}
+	if best == nil {
+		return true
+	}
+	target := 1.0
+	if v := r.c.Version; v.AtLeast(18) && !v.AtLeast(21) {
+		target = 1 - (b2f(best.CrossNIC)-b2f(cand.CrossNIC))*0.15
+	}
+	return float64(GBps(cand.NChannels)*cand.BWIntra) > float64(GBps(best.NChannels)*best.BWIntra)*target
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// crossExits orders a NIC-crossing channel's candidate last GPUs: those
+// closest to the NIC they would leave by first.
+func (s *searcher) crossExits(exits []int, prev *GraphChannel) []int {
+	out := append([]int(nil), exits...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a := s.r.NetTo(s.gpus[out[i]], s.nics[s.exitNIC(out[i], prev)])
+		b := s.r.NetTo(s.gpus[out[j]], s.nics[s.exitNIC(out[j], prev)])
+		return a.DirectType < b.DirectType
+	})
+	return out
+}
+
+// exitNIC is the NIC a NIC-crossing channel whose last GPU is exit leaves
+// by: the one prev entered by for the second of a pair, else the NIC
+// closest to exit (NCCL tries the nets of the last GPU in its order of
+// preference, local first).
+func (s *searcher) exitNIC(exit int, prev *GraphChannel) int {
+	if prev != nil {
+		return prev.NetIn
+	}
+	best := s.entryNIC
+	for i := range s.nics {
+		if i != best && s.r.fabricReaches(i, s.entryNIC) && netLess(s.r.NetTo(s.gpus[exit], s.nics[i]), s.r.NetTo(s.gpus[exit], s.nics[best])) {
+			best = i
+		}
+	}
+	return best
+}
+
+// fabricReaches reports whether local NIC out of one node reaches local
+// NIC in of the next through the fabric: NCCL never pairs NICs of
+// different network planes (search.cc ncclTopoSearchCheckNet), and a
+// rail-only fabric has no path between rails.
+func (r *Resolution) fabricReaches(out, in int) bool {
+	fb := r.c.Fabric
+	if fb == nil || out == in || len(r.NICUsable) < 2 {
+		return true
+	}
+	_, err := fb.Route(FlowKey{SrcNIC: r.NICUsable[0][out], DstNIC: r.NICUsable[1][in], SrcGPU: None, DstGPU: None})
+	return err == nil
 }
 
 func (s *searcher) stepBudget() int {
@@ -198,6 +322,7 @@ func (r *Resolution) searchRing() *Graph {
 	}
 	total := r.totalBW(gpus[0])
 	ladder := speedLadder(sm, multi)
+	first, retry := r.crossNICModes(multi)
 	var best *Graph
 	for _, speed := range ladder {
 		if speed > maxBW {
@@ -206,12 +331,16 @@ func (r *Resolution) searchRing() *Graph {
 		if best != nil && (GBps(best.NChannels)*best.BWIntra >= total || speed*maxGraphChannels < GBps(best.NChannels)*best.BWIntra || speed < 0.49*best.BWIntra) {
 			break
 		}
-		cand := r.ringAtSpeed(gpus, multi, speed, total)
-		if cand == nil {
-			continue
-		}
-		if best == nil || GBps(cand.NChannels)*cand.BWIntra > GBps(best.NChannels)*best.BWIntra {
+		if cand := r.ringAtSpeed(gpus, multi, speed, total, first); r.betterRing(cand, best) {
 			best = cand
+		}
+		// NCCL tries the NIC-crossing rings at the same speed before it
+		// lowers the speed, unless the same-NIC graph already reaches the
+		// GPU's total bandwidth (search.cc ncclTopoCompute).
+		if retry != crossSame && (best == nil || GBps(best.NChannels)*best.BWIntra < total) {
+			if cand := r.ringAtSpeed(gpus, multi, speed, total, retry); r.betterRing(cand, best) {
+				best = cand
+			}
 		}
 	}
 	if best == nil {
@@ -235,9 +364,11 @@ func (r *Resolution) nicBW(nic ElemID) GBps {
 	return r.c.Topo.Elem(nic).NIC.Speed.LineGBps()
 }
 
-// ringAtSpeed finds as many ring channels as fit at the given per-channel speed.
-func (r *Resolution) ringAtSpeed(gpus []ElemID, multi bool, speed, total GBps) *Graph {
-	s := &searcher{r: r, gpus: gpus, multi: multi, residual: map[LinkID]GBps{}}
+// ringAtSpeed finds as many ring channels as fit at the given per-channel
+// speed, leaving each node by the NIC it entered by or, with cross set,
+// by another (see crossMode).
+func (r *Resolution) ringAtSpeed(gpus []ElemID, multi bool, speed, total GBps, cross crossMode) *Graph {
+	s := &searcher{r: r, gpus: gpus, multi: multi, residual: map[LinkID]GBps{}, cross: cross}
 	if multi {
 		s.nics = r.NICUsable[0]
 		s.nicUse = make([]int, len(s.nics))
@@ -245,9 +376,13 @@ func (r *Resolution) ringAtSpeed(gpus []ElemID, multi bool, speed, total GBps) *
 	if cpu := r.c.Topo.Elem(r.c.Nodes[0].CPUs[0]).CPU; cpu != nil {
 		s.intel = cpu.Vendor == CPUIntel
 	}
-	g := &Graph{Pattern: PatternRing, BWIntra: speed, BWInter: speed}
+	g := &Graph{Pattern: PatternRing, BWIntra: speed, BWInter: speed, CrossNIC: multi && cross != crossSame}
 	for g.NChannels < maxGraphChannels && GBps(g.NChannels)*speed < total {
-		ch, ok := s.findChannel(speed)
+		var prev *GraphChannel
+		if cross == crossPaired && g.NChannels%2 == 1 {
+			prev = &g.Channels[g.NChannels-1]
+		}
+		ch, ok := s.findChannel(speed, prev)
 		if !ok {
 			break
 		}
@@ -392,7 +527,11 @@ func (s *searcher) hopRoute(a, b int) ([]LinkID, PathType) {
 }
 
 // findChannel searches one channel at speed and reserves its bandwidth.
-func (s *searcher) findChannel(speed GBps) (GraphChannel, bool) {
+// With s.cross the channel may leave by a NIC other than the one it
+// entered by: the exit GPU's closest NIC, or, for the second channel of a
+// pair (prev not nil), the NIC prev entered by, while the channel enters by
+// the one prev left by.
+func (s *searcher) findChannel(speed GBps, prev *GraphChannel) (GraphChannel, bool) {
 	n := len(s.gpus)
 	if !s.multi {
 		s.steps = 0
@@ -411,9 +550,13 @@ func (s *searcher) findChannel(speed GBps) (GraphChannel, bool) {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(i, j int) bool { return s.nicUse[idx[i]] < s.nicUse[idx[j]] })
+	if prev != nil {
+		idx = []int{prev.NetOut}
+	}
 	total := 0
 	for _, ni := range idx {
 		nic := s.nics[ni]
+		s.entryNIC = ni
 		netLink := s.netLink(nic)
 		if !s.reserve([]LinkID{netLink, s.r.c.Topo.Links[netLink].Reverse}, speed, PathNET, false) {
 			continue
@@ -434,8 +577,15 @@ func (s *searcher) findChannel(speed GBps) (GraphChannel, bool) {
 			if !s.reserve(in.Recv, speed, in.DirectType, false) {
 				continue
 			}
+			if s.cross != crossSame {
+				exits = s.crossExits(exits, prev)
+			}
 			for _, exit := range exits {
-				out := s.r.NetTo(s.gpus[exit], nic)
+				no := ni
+				if s.cross != crossSame {
+					no = s.exitNIC(exit, prev)
+				}
+				out := s.r.NetTo(s.gpus[exit], s.nics[no])
 				if !s.reserve(out.Send, speed, out.Type, false) {
 					continue
 				}
@@ -456,7 +606,7 @@ func (s *searcher) findChannel(speed GBps) (GraphChannel, bool) {
 					s.reserve(out.Send, speed, out.Type, true)
 					s.reserve([]LinkID{netLink, s.r.c.Topo.Links[netLink].Reverse}, speed, PathNET, true)
 					s.nicUse[ni]++
-					return GraphChannel{GPUs: append([]int(nil), s.found...), NetIn: ni, NetOut: ni}, true
+					return GraphChannel{GPUs: append([]int(nil), s.found...), NetIn: ni, NetOut: no}, true
 				}
 				if total+s.steps >= 16*searchBudget {
 					return GraphChannel{}, false

@@ -293,7 +293,7 @@ var knobDefs = []knobDef{
 	{"NCCL_NCHANNELS_PER_NET_PEER", "p2p channels per network peer (send/recv, alltoall)", intKnob(1, 64, func(k *Knobs) *int { return &k.NChannelsPerNetPeer })},
 	{"NCCL_MIN_NCHANNELS", "minimum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MinChannels })},
 	{"NCCL_MAX_NCHANNELS", "maximum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MaxChannels })},
-	{"NCCL_CROSS_NIC", "0 rings stay on one rail, 1 any NIC, 2 try rails first; recorded, not modelled: the ring search always enters and leaves a node by one NIC, what NCCL finds first under 0 and the default 2", intKnob(0, 2, func(k *Knobs) *int { return &k.CrossNIC })},
+	{"NCCL_CROSS_NIC", "rings across nodes: 0 enter and leave a node by one NIC (the last GPU sends through the NIC's GPU, PXN), 1 leave by the last GPU's closest NIC, 2 (default) one NIC first, then at the same speed NIC-crossing rings (in mirrored pairs from 2.20; from 2.18 to 2.20 only when 15% faster)", intKnob(0, 2, func(k *Knobs) *int { return &k.CrossNIC })},
 	{"NCCL_PXN_DISABLE", "1 disables PXN (sending through an NVLink peer's NIC)", boolKnob(func(k *Knobs) *bool { return &k.PXNDisable })},
 	{"NCCL_NVLS_ENABLE", "0 off, 1 on, 2 auto (NVLink SHARP)", intKnob(0, 2, func(k *Knobs) *int { return &k.NVLSEnable })},
 	{"NCCL_NVB_DISABLE", "1 forbids NVLink paths through an intermediate GPU", boolKnob(func(k *Knobs) *bool { return &k.NVBDisable })},

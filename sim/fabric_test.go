@@ -134,3 +134,25 @@ func TestNonBlockingFabricsMatchSwitch(t *testing.T) {
 		ratioWithin(t, f.Kind+" "+f.Routing, got/base, 0.985, 1.005)
 	}
 }
+
+// TestCrossNICRingNICBound: with NCCL's default NCCL_CROSS_NIC=2 a ring
+// on DGX H100 nodes leaves each node by its last GPU's own NIC (the model
+// package's TestCrossNICRing), so no PXN hop loads NVLink and the ring is
+// bound by the NICs. The same ring forced onto one NIC per node
+// (NCCL_CROSS_NIC=0) sends its last hop over NVLink to the GPU next to the
+// NIC and is NVLink-bound. Published: 2 nodes x 8 H100, NDR400,
+// NCCL_ALGO=Ring NCCL_MIN_CTAS=24 NCCL_IB_QPS_PER_CONNECTION=2, 392.7 GB/s
+// busbw at 8 GiB (ingest/testdata/raw/nccltests_h100sxm_2x8_ib-ndr400-ring-ctas24-qps2_ncclTests309-aion_1.txt),
+// above the 370 GB/s NVLink ceiling of the PXN ring.
+func TestCrossNICRingNICBound(t *testing.T) {
+	set := []string{"NCCL_ALGO=Ring", "NCCL_MIN_NCHANNELS=24", "NCCL_IB_QPS_PER_CONNECTION=2"}
+	for _, eng := range []sim.EngineKind{sim.EngineAnalytic, sim.EngineDES} {
+		cross := predict(t, newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, Set: set}), model.AllReduce, eng, "", 1<<30)
+		same := predict(t, newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, Set: append(set, "NCCL_CROSS_NIC=0")}), model.AllReduce, eng, "", 1<<30)
+		if cross.BottleneckClass != "NIC" || same.BottleneckClass != "NVLink" {
+			t.Errorf("%s: bottlenecks %q (crossing) and %q (one NIC), want NIC and NVLink", eng, cross.BottleneckClass, same.BottleneckClass)
+		}
+		ratioWithin(t, string(eng)+" crossing/one-NIC busbw", cross.BusBW/same.BusBW, 1.02, 1.10)
+		ratioWithin(t, string(eng)+" crossing ring against the published 392.7 GB/s", cross.BusBW/392.7, 0.90, 1.0)
+	}
+}
