@@ -837,19 +837,46 @@ func (r *Resolution) CommChannels(g *Graph) (comm, graphCh int, bw GBps) {
 		comm = min(2*comm, 64)
 	}
 	k := r.c.Knobs
+	lo, hi := r.CTABounds()
 	if k.MaxChannels > 0 {
-		comm = min(comm, k.MaxChannels)
+		hi = min(hi, k.MaxChannels)
 	}
+	comm = min(comm, hi)
 	if k.MinChannels > 0 {
-		comm = max(comm, k.MinChannels)
+		lo = max(lo, k.MinChannels)
 	}
-	return comm, graphCh, bw
+	return max(comm, lo), graphCh, bw
+}
+
+// CTABounds returns the communicator's CTA bounds: NCCL_MIN_CTAS and
+// NCCL_MAX_CTAS from 2.17 (init.cc; before it NCCL has no such variables),
+// else 1 and 64. A minimum above the maximum is lowered to it, as NCCL
+// does ("minCTAs %d is larger than maxCTAs %d, set both to %d"). NCCL caps
+// the coll channels at the maximum and raises them to the minimum
+// (connect.cc: min(NCCL_MAX_NCHANNELS, maxCTAs), max(NCCL_MIN_NCHANNELS,
+// minCTAs)) and clamps the NVLS channels to both (transport/nvls.cc).
+func (r *Resolution) CTABounds() (lo, hi int) {
+	lo, hi = 1, 64
+	if k := r.c.Knobs; r.c.Version.AtLeast(17) {
+		if k.MaxCTAs > 0 {
+			hi = k.MaxCTAs
+		}
+		if k.MinCTAs > 0 {
+			lo = min(k.MinCTAs, hi)
+		}
+	}
+	return lo, hi
 }
 
 // NVLSChannels returns the NVLS channel count: 16 on SM90, 24 on SM100 in
 // one NVLink domain, 32 on SM100 across nodes, or NCCL_NVLS_NCHANNELS
-// (transport/nvls.cc; nccl-facts §3.8).
+// (transport/nvls.cc; nccl-facts §3.8), clamped to the CTA bounds.
 func (r *Resolution) NVLSChannels() int {
+	lo, hi := r.CTABounds()
+	return max(lo, min(hi, r.nvlsChannelsWanted()))
+}
+
+func (r *Resolution) nvlsChannelsWanted() int {
 	if r.c.Knobs.NVLSChannels > 0 {
 		return r.c.Knobs.NVLSChannels
 	}

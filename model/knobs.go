@@ -165,6 +165,10 @@ type Knobs struct {
 	AlgoSet, ProtoSet bool
 	// MinChannels / MaxChannels are NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (0 = unset).
 	MinChannels, MaxChannels int
+	// MinCTAs / MaxCTAs are NCCL_MIN_CTAS / NCCL_MAX_CTAS (0 = unset), the
+	// communicator's CTA bounds from NCCL 2.17: they bound the coll channels
+	// as MIN/MAX_NCHANNELS do and the NVLS channels too (Resolution.CTABounds).
+	MinCTAs, MaxCTAs int
 	// CrossNIC is NCCL_CROSS_NIC (0, 1, 2).
 	CrossNIC int
 	// PXNDisable is NCCL_PXN_DISABLE.
@@ -293,6 +297,8 @@ var knobDefs = []knobDef{
 	{"NCCL_NCHANNELS_PER_NET_PEER", "p2p channels per network peer (send/recv, alltoall)", intKnob(1, 64, func(k *Knobs) *int { return &k.NChannelsPerNetPeer })},
 	{"NCCL_MIN_NCHANNELS", "minimum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MinChannels })},
 	{"NCCL_MAX_NCHANNELS", "maximum channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MaxChannels })},
+	{"NCCL_MIN_CTAS", "minimum CTAs per collective (2.17+, ignored before): a floor on the coll channels, as NCCL_MIN_NCHANNELS, and on the NVLS channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MinCTAs })},
+	{"NCCL_MAX_CTAS", "maximum CTAs per collective (2.17+, ignored before): a cap on the coll and NVLS channels", intKnob(1, 64, func(k *Knobs) *int { return &k.MaxCTAs })},
 	{"NCCL_CROSS_NIC", "rings across nodes: 0 enter and leave a node by one NIC (the last GPU sends through the NIC's GPU, PXN), 1 leave by the last GPU's closest NIC, 2 (default) one NIC first, then at the same speed NIC-crossing rings (in mirrored pairs from 2.20; from 2.18 to 2.20 only when 15% faster)", intKnob(0, 2, func(k *Knobs) *int { return &k.CrossNIC })},
 	{"NCCL_PXN_DISABLE", "1 disables PXN (sending through an NVLink peer's NIC)", boolKnob(func(k *Knobs) *bool { return &k.PXNDisable })},
 	{"NCCL_NVLS_ENABLE", "0 off, 1 on, 2 auto (NVLink SHARP)", intKnob(0, 2, func(k *Knobs) *int { return &k.NVLSEnable })},
