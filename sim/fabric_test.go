@@ -156,3 +156,21 @@ func TestCrossNICRingNICBound(t *testing.T) {
 		ratioWithin(t, string(eng)+" crossing ring against the published 392.7 GB/s", cross.BusBW/392.7, 0.90, 1.0)
 	}
 }
+
+// TestCrossNICRingsCrossRails: on a rail-optimized fabric NIC i of every
+// node of a rail group sits on rail leaf i, and only the spines join the
+// rails. Rings that leave a node by another NIC than they entered by (NCCL's
+// default NCCL_CROSS_NIC=2 on DGX H100 nodes) cross rails on every network
+// hop, so at 2:1 they are bound by the leaves' uplinks and run at about half
+// the rate of rings kept on their rails (NCCL_CROSS_NIC=0, the setting
+// NCCL's documentation gives for networks with per-NIC switches and a slow
+// inter-rail connection), which never leave their rail leaf here.
+func TestCrossNICRingsCrossRails(t *testing.T) {
+	f := model.FabricSpec{Kind: "rail-optimized", NodesPerLeaf: 2, Oversubscription: 2, Routing: "adaptive"}
+	cross := predict(t, fabricEnv(t, 2, f, "NCCL_ALGO=Ring"), model.AllGather, sim.EngineDES, "", 1<<30)
+	rail := predict(t, fabricEnv(t, 2, f, "NCCL_ALGO=Ring", "NCCL_CROSS_NIC=0"), model.AllGather, sim.EngineDES, "", 1<<30)
+	if !strings.Contains(cross.Bottleneck, "uplinks") || strings.Contains(rail.Bottleneck, "fabric/") {
+		t.Errorf("bottlenecks %q (crossing) and %q (on rails), want the leaf uplinks and no fabric link", cross.Bottleneck, rail.Bottleneck)
+	}
+	ratioWithin(t, "crossing/on-rail AllGather busbw at 2:1", cross.BusBW/rail.BusBW, 0.45, 0.60)
+}
