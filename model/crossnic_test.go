@@ -11,21 +11,11 @@ import (
 // and the resolution.
 func ringGraph(t *testing.T, o scenarios.Overrides, f *model.FabricSpec) (*model.Graph, *model.Resolution) {
 	t.Helper()
-	spec, err := o.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f != nil {
-		spec.Fabric = *f
-	}
-	c, err := spec.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := c.Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, r := resolvedWith(t, o, func(s *model.ClusterSpec) {
+		if f != nil {
+			s.Fabric = *f
+		}
+	})
 	return r.SearchGraphs().Ring, r
 }
 

@@ -18,9 +18,19 @@ func tunerFor(t *testing.T, node string, nodes int, version string, set ...strin
 // NCCL's view of it.
 func resolved(t *testing.T, o scenarios.Overrides) (*model.Cluster, *model.Resolution) {
 	t.Helper()
+	return resolvedWith(t, o, nil)
+}
+
+// resolvedWith is resolved with the cluster spec changed by edit (if not
+// nil) before it is built.
+func resolvedWith(t *testing.T, o scenarios.Overrides, edit func(*model.ClusterSpec)) (*model.Cluster, *model.Resolution) {
+	t.Helper()
 	spec, err := o.Resolve()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&spec)
 	}
 	c, err := spec.Build()
 	if err != nil {
