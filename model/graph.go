@@ -158,6 +158,7 @@ type searcher struct {
 	// entryNIC is the NIC the channel being searched enters by.
 	cross    crossMode
 	entryNIC int
+	reach    map[[2]int]bool // fabricReaches, memoised per search
 }
 
 // crossMode is how a ring may use the NICs of a node (NCCL_CROSS_NIC).
@@ -247,11 +248,25 @@ func (s *searcher) exitNIC(exit int, prev *GraphChannel) int {
 	}
 	best := s.entryNIC
 	for i := range s.nics {
-		if i != best && s.r.fabricReaches(i, s.entryNIC) && netLess(s.r.NetTo(s.gpus[exit], s.nics[i]), s.r.NetTo(s.gpus[exit], s.nics[best])) {
+		if i != best && s.reaches(i, s.entryNIC) && netLess(s.r.NetTo(s.gpus[exit], s.nics[i]), s.r.NetTo(s.gpus[exit], s.nics[best])) {
 			best = i
 		}
 	}
 	return best
+}
+
+// reaches is fabricReaches, asked of the fabric once per pair and search.
+func (s *searcher) reaches(out, in int) bool {
+	k := [2]int{out, in}
+	ok, seen := s.reach[k]
+	if !seen {
+		if s.reach == nil {
+			s.reach = map[[2]int]bool{}
+		}
+		ok = s.r.fabricReaches(out, in)
+		s.reach[k] = ok
+	}
+	return ok
 }
 
 // fabricReaches reports whether local NIC out of one node reaches local
