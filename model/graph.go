@@ -159,7 +159,26 @@ type searcher struct {
 	cross    crossMode
 	entryNIC int
 	reach    map[[2]int]bool // fabricReaches, memoised per search
+	exitMemo map[[2]int]int  // exitNIC by (exit GPU, entry NIC)
+	// journal records what committed reservations overwrote while
+	// journaling is set (findChannel's undo of one walk).
+	journal    []snap
+	journaling bool
+	spent      *int // DFS steps of the NIC-crossing searches of all speeds so far
+	attempt    int  // DFS steps of this NIC-crossing search, all its channels
 }
+
+// NCCL bounds each search attempt (one speed and NIC mode, all its
+// channels) to NCCL_SEARCH_TIMEOUT = 2^14 DFS steps and all attempts
+// together to NCCL_SEARCH_GLOBAL_TIMEOUT = 2^19, then keeps what it has
+// found (search.cc). The NIC-crossing retry is held to both. Assumption:
+// charging the global bound to the crossing retries alone, where NCCL
+// charges every attempt, leaves the same-NIC search as it was; without the
+// bounds the crossing walks on a 72-GPU NVL72 node cost seconds per speed.
+const (
+	crossAttemptBudget = 1 << 14
+	crossSearchBudget  = 1 << 19
+)
 
 // crossMode is how a ring may use the NICs of a node (NCCL_CROSS_NIC).
 type crossMode uint8
@@ -226,25 +245,39 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// crossExits orders a NIC-crossing channel's candidate last GPUs: those
-// closest to the NIC they would leave by first.
-func (s *searcher) crossExits(exits []int, prev *GraphChannel) []int {
-	out := append([]int(nil), exits...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a := s.r.NetTo(s.gpus[out[i]], s.nics[s.exitNIC(out[i], prev)])
-		b := s.r.NetTo(s.gpus[out[j]], s.nics[s.exitNIC(out[j], prev)])
-		return a.DirectType < b.DirectType
-	})
-	return out
+// crossExits orders a NIC-crossing channel's candidate last GPUs, those
+// closest to the NIC they would leave by first, and returns each one's
+// exit NIC alongside.
+func (s *searcher) crossExits(exits []int, prev *GraphChannel) (out, nics []int) {
+	type cand struct {
+		exit, nic int
+		typ       PathType
+	}
+	cs := make([]cand, len(exits))
+	for k, x := range exits {
+		no := s.exitNIC(x, prev)
+		cs[k] = cand{x, no, s.r.NetTo(s.gpus[x], s.nics[no]).DirectType}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].typ < cs[j].typ })
+	out, nics = make([]int, len(cs)), make([]int, len(cs))
+	for k, c := range cs {
+		out[k], nics[k] = c.exit, c.nic
+	}
+	return out, nics
 }
 
 // exitNIC is the NIC a NIC-crossing channel whose last GPU is exit leaves
 // by: the one prev entered by for the second of a pair, else the NIC
-// closest to exit (NCCL tries the nets of the last GPU in its order of
-// preference, local first).
+// closest to exit that the fabric joins to the entry NIC (NCCL tries the
+// nets of the last GPU in its order of preference, local first); memoised
+// per exit and entry NIC.
 func (s *searcher) exitNIC(exit int, prev *GraphChannel) int {
 	if prev != nil {
 		return prev.NetIn
+	}
+	k := [2]int{exit, s.entryNIC}
+	if no, ok := s.exitMemo[k]; ok {
+		return no
 	}
 	best := s.entryNIC
 	for i := range s.nics {
@@ -252,6 +285,10 @@ func (s *searcher) exitNIC(exit int, prev *GraphChannel) int {
 			best = i
 		}
 	}
+	if s.exitMemo == nil {
+		s.exitMemo = map[[2]int]int{}
+	}
+	s.exitMemo[k] = best
 	return best
 }
 
@@ -338,6 +375,7 @@ func (r *Resolution) searchRing() *Graph {
 	total := r.totalBW(gpus[0])
 	ladder := speedLadder(sm, multi)
 	first, retry := r.crossNICModes(multi)
+	var crossSteps int
 	var best *Graph
 	for _, speed := range ladder {
 		if speed > maxBW {
@@ -346,14 +384,14 @@ func (r *Resolution) searchRing() *Graph {
 		if best != nil && (GBps(best.NChannels)*best.BWIntra >= total || speed*maxGraphChannels < GBps(best.NChannels)*best.BWIntra || speed < 0.49*best.BWIntra) {
 			break
 		}
-		if cand := r.ringAtSpeed(gpus, multi, speed, total, first); r.betterRing(cand, best) {
+		if cand := r.ringAtSpeed(gpus, multi, speed, total, first, &crossSteps); r.betterRing(cand, best) {
 			best = cand
 		}
 		// NCCL tries the NIC-crossing rings at the same speed before it
 		// lowers the speed, unless the same-NIC graph already reaches the
 		// GPU's total bandwidth (search.cc ncclTopoCompute).
 		if retry != crossSame && (best == nil || GBps(best.NChannels)*best.BWIntra < total) {
-			if cand := r.ringAtSpeed(gpus, multi, speed, total, retry); r.betterRing(cand, best) {
+			if cand := r.ringAtSpeed(gpus, multi, speed, total, retry, &crossSteps); r.betterRing(cand, best) {
 				best = cand
 			}
 		}
@@ -382,8 +420,11 @@ func (r *Resolution) nicBW(nic ElemID) GBps {
 // ringAtSpeed finds as many ring channels as fit at the given per-channel
 // speed, leaving each node by the NIC it entered by or, with cross set,
 // by another (see crossMode).
-func (r *Resolution) ringAtSpeed(gpus []ElemID, multi bool, speed, total GBps, cross crossMode) *Graph {
+func (r *Resolution) ringAtSpeed(gpus []ElemID, multi bool, speed, total GBps, cross crossMode, spent *int) *Graph {
 	s := &searcher{r: r, gpus: gpus, multi: multi, residual: map[LinkID]GBps{}, cross: cross}
+	if cross != crossSame {
+		s.spent = spent
+	}
 	if multi {
 		s.nics = r.NICUsable[0]
 		s.nicUse = make([]int, len(s.nics))
@@ -530,6 +571,10 @@ func (s *searcher) reserve(route []LinkID, bw GBps, typ PathType, commit bool) b
 			return false
 		}
 		if commit {
+			if s.journaling {
+				prev, had := s.residual[l]
+				s.journal = append(s.journal, snap{l, prev, had})
+			}
 			s.residual[l] = res - need
 		}
 	}
@@ -592,13 +637,14 @@ func (s *searcher) findChannel(speed GBps, prev *GraphChannel) (GraphChannel, bo
 			if !s.reserve(in.Recv, speed, in.DirectType, false) {
 				continue
 			}
+			var exitNICs []int
 			if s.cross != crossSame {
-				exits = s.crossExits(exits, prev)
+				exits, exitNICs = s.crossExits(exits, prev)
 			}
-			for _, exit := range exits {
+			for k, exit := range exits {
 				no := ni
-				if s.cross != crossSame {
-					no = s.exitNIC(exit, prev)
+				if exitNICs != nil {
+					no = exitNICs[k]
 				}
 				out := s.r.NetTo(s.gpus[exit], s.nics[no])
 				if !s.reserve(out.Send, speed, out.Type, false) {
@@ -606,15 +652,19 @@ func (s *searcher) findChannel(speed GBps, prev *GraphChannel) (GraphChannel, bo
 				}
 				used := make([]bool, n)
 				used[entry] = true
-				saved := make(map[LinkID]GBps, len(s.residual))
-				for k, v := range s.residual {
-					saved[k] = v
-				}
 				total += s.steps
 				s.steps = 0
+				// The hops a walk keeps are journaled, so a walk whose
+				// ends no longer fit afterwards is undone exactly.
+				s.journal, s.journaling = s.journal[:0], true
 				ok := s.dfs([]int{entry}, used, speed, exit) && s.reserve(out.Send, speed, out.Type, false) && s.reserve(in.Recv, speed, in.DirectType, false)
+				s.journaling = false
+				if s.spent != nil {
+					*s.spent += s.steps
+					s.attempt += s.steps
+				}
 				if !ok {
-					s.residual = saved
+					s.restore(s.journal)
 				}
 				if ok {
 					s.reserve(in.Recv, speed, in.DirectType, true)
@@ -623,7 +673,7 @@ func (s *searcher) findChannel(speed GBps, prev *GraphChannel) (GraphChannel, bo
 					s.nicUse[ni]++
 					return GraphChannel{GPUs: append([]int(nil), s.found...), NetIn: ni, NetOut: no}, true
 				}
-				if total+s.steps >= 16*searchBudget {
+				if total+s.steps >= 16*searchBudget || s.spent != nil && (*s.spent > crossSearchBudget || s.attempt > crossAttemptBudget) {
 					return GraphChannel{}, false
 				}
 			}
