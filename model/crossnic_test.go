@@ -39,7 +39,7 @@ func ringGraph(t *testing.T, o scenarios.Overrides, f *model.FabricSpec) (*model
 // shows: "Channel 00/0 : 3[3] -> 4[0] [send] via NET/IB/2(0)/GDRDMA", GPU 3
 // sending through GPU 0's NIC 2 (nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt).
 func TestCrossNICRing(t *testing.T) {
-	pxn := func(r *model.Resolution, g *model.Graph, ch model.GraphChannel) bool {
+	pxn := func(r *model.Resolution, ch model.GraphChannel) bool {
 		c := r.NetTo(r.Cluster().Nodes[0].GPUs[ch.GPUs[len(ch.GPUs)-1]], r.NICUsable[0][ch.NetOut])
 		return c.Via != model.None
 	}
@@ -71,10 +71,10 @@ func TestCrossNICRing(t *testing.T) {
 			for i, ch := range g.Channels {
 				if ch.NetIn != ch.NetOut {
 					crossed++
-					if pxn(r, g, ch) {
+					if pxn(r, ch) {
 						t.Errorf("channel %d leaves by NIC %d through an NVLink peer; a crossing ring leaves by its last GPU's own NIC", i, ch.NetOut)
 					}
-				} else if len(ch.GPUs) > 1 && !pxn(r, g, ch) && tc.o.Node == "dgx-h100" {
+				} else if len(ch.GPUs) > 1 && !pxn(r, ch) && tc.o.Node == "dgx-h100" {
 					t.Errorf("channel %d enters and leaves by NIC %d without PXN on a node with one NIC per GPU", i, ch.NetIn)
 				}
 				if tc.paired && i%2 == 1 {
