@@ -41,6 +41,18 @@ type builder struct {
 	// reserved is the ops and dependency entries reserve was told the
 	// schedule holds at most (the base op aside).
 	reserved [2]int64
+	// Scratch dependency lists, reused op after op (Schedule.add copies
+	// what it is given): deps for the builders' own lists, split for
+	// addSplit's (which a builder's list may be handed to) and parts for
+	// the ops addSplit joins.
+	deps, split, parts []OpID
+}
+
+// depList returns the builder's deps scratch holding first and then rest;
+// it is valid until the next call.
+func (b *builder) depList(first OpID, rest ...OpID) []OpID {
+	b.deps = append(append(b.deps[:0], first), rest...)
+	return b.deps
 }
 
 // Call is one collective call.
@@ -287,6 +299,16 @@ type hopInfo struct {
 // stepChunk returns the payload of one pipeline unit of the algorithms that
 // move one step per chunk (tree, broadcast, reduce): one buffer step.
 func stepChunk(p model.Proto) float64 { return model.StepPayload(p) }
+
+// grid returns n rows of g OpIDs each, over one allocation.
+func grid(n, g int) [][]OpID {
+	flat := make([]OpID, n*g)
+	out := make([][]OpID, n)
+	for v := range out {
+		out[v] = flat[v*g : (v+1)*g : (v+1)*g]
+	}
+	return out
+}
 
 func fill(n int, v OpID) []OpID {
 	out := make([]OpID, n)

@@ -141,13 +141,20 @@ func (b *builder) nvlsTree() (*prog, error) {
 				prevUp[v][i], prevDown[v][i] = splitPrev(edges[v][tr][i].splitUp, b.base), splitPrev(edges[v][tr][i].splitDown, b.base)
 			}
 		}
+		// Per-unit state, reset unit after unit: partial[v][i] is node v's
+		// GPU i's partial sum of its shard, arrived[v][i] the children's
+		// partial sums it waits for, final[v][i] the shard's total there.
+		partial, final := grid(N, G), grid(N, G)
+		arrived := make([][][]OpID, N)
+		for v := range arrived {
+			arrived[v] = make([][]OpID, G)
+		}
+		u1, u2 := make([]OpID, G), make([]OpID, G)
 		for ui, u := range sim {
 			b.unit = int32(ui)
 			full, part := u/eff, u/float64(G)/eff
 			sh := u / float64(G)
-			partial := make([][]OpID, N) // node v, GPU i holds its shard's partial sum
 			for v := 0; v < N; v++ {
-				u1 := make([]OpID, G)
 				for i := 0; i < G; i++ {
 					u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: full, Weight: w, RateCap: rcap / eff, Channel: int32(tr), Rank: int32(v*G + i)}, prevU1[v][i], gate[v])
 					prevU1[v][i] = u1[i]
@@ -156,7 +163,6 @@ func (b *builder) nvlsTree() (*prog, error) {
 				// next loop's pull (as in single-node NVLS).
 				red := b.add(Op{Kind: OpDelay, Latency: nvLat, Channel: int32(tr), Rank: -1}, u1...)
 				gate[v] = red
-				partial[v] = make([]OpID, G)
 				for i := 0; i < G; i++ {
 					d1 := b.add(Op{Kind: OpTransfer, Route: downs[v][i : i+1], Bytes: part, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, red, prevD1[v][i])
 					prevD1[v][i] = d1
@@ -164,20 +170,17 @@ func (b *builder) nvlsTree() (*prog, error) {
 				}
 			}
 			// Up the tree, leaves first, per shard.
-			arrived := make([][][]OpID, N)
 			for v := range arrived {
-				arrived[v] = make([][]OpID, G)
+				for i := range arrived[v] {
+					arrived[v][i] = arrived[v][i][:0]
+				}
 			}
-			final := make([][]OpID, N)
 			for k := len(order) - 1; k >= 0; k-- {
 				v := order[k]
 				p := trees[tr][v]
 				for i := 0; i < G; i++ {
-					ready := append([]OpID{partial[v][i]}, arrived[v][i]...)
+					ready := b.depList(partial[v][i], arrived[v][i]...)
 					if p < 0 {
-						if final[v] == nil {
-							final[v] = make([]OpID, G)
-						}
 						final[v][i] = b.add(Op{Kind: OpDelay, Channel: int32(tr), Rank: int32(v*G + i)}, ready...)
 						continue
 					}
@@ -189,9 +192,6 @@ func (b *builder) nvlsTree() (*prog, error) {
 			// Down the tree, root first.
 			for _, v := range order {
 				for _, ch := range children[v] {
-					if final[ch] == nil {
-						final[ch] = make([]OpID, G)
-					}
 					for i := 0; i < G; i++ {
 						ed := edges[ch][tr][i].down
 						t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, edges[ch][tr][i].splitDown, prevDown[ch][i], final[v][i])
@@ -201,7 +201,6 @@ func (b *builder) nvlsTree() (*prog, error) {
 			}
 			// Multicast inside every node.
 			for v := 0; v < N; v++ {
-				u2 := make([]OpID, G)
 				for i := 0; i < G; i++ {
 					u2[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: part, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, final[v][i], prevU2[v][i])
 					prevU2[v][i] = u2[i]

@@ -193,23 +193,25 @@ func (e *Env) edgeFlows(x model.ElemID, outNIC int, a model.ElemID, inNIC int, c
 // ops. Without a split it is the one op after prev[0].
 func (b *builder) addSplit(op Op, split []pathShare, prev []OpID, deps ...OpID) OpID {
 	if len(split) == 0 {
-		t := b.add(op, append(deps, prev[0])...)
+		b.split = append(append(b.split[:0], deps...), prev[0])
+		t := b.add(op, b.split...)
 		prev[0] = t
 		return t
 	}
 	q := float64(b.e.qps())
-	parts := make([]OpID, 0, len(split))
+	b.parts = b.parts[:0]
 	for k, p := range split {
 		o := op
 		o.Route = p.route
 		o.Bytes = op.Bytes / q
 		o.Weight = p.n
 		o.RateCap = op.RateCap / q
-		t := b.add(o, append(deps, prev[k])...)
+		b.split = append(append(b.split[:0], deps...), prev[k])
+		t := b.add(o, b.split...)
 		prev[k] = t
-		parts = append(parts, t)
+		b.parts = append(b.parts, t)
 	}
-	return b.add(Op{Kind: OpDelay, Channel: op.Channel, Step: op.Step, Rank: op.Rank}, parts...)
+	return b.add(Op{Kind: OpDelay, Channel: op.Channel, Step: op.Step, Rank: op.Rank}, b.parts...)
 }
 
 // splitPrev is the per-route sequencing addSplit keeps for a hop: one

@@ -156,6 +156,11 @@ func (b *builder) tree() (*prog, error) {
 		}
 		// rankOf is the global rank of chain position i of node v.
 		rankOf := func(v, i int) int32 { return int32(v*G + g.ch.GPUs[i]) }
+		// Per-unit state, reset unit after unit: headReady[v] is when node
+		// v's head holds its partial sum, arrivedUp[v] its children's
+		// partial sums it waits for, have[v] when it holds the result.
+		headReady, have := make([]OpID, N), make([]OpID, N)
+		arrivedUp := make([][]OpID, N)
 		for ui, u := range sim {
 			b.unit = int32(ui)
 			bytes := treeWire(u, proto, e.params.TreeEff)
@@ -182,22 +187,23 @@ func (b *builder) tree() (*prog, error) {
 				}
 				return t, a
 			}
-			headReady := make([]OpID, N) // head holds the node's partial sum
-			arrivedUp := make([][]OpID, N)
+			for v := range arrivedUp {
+				arrivedUp[v] = arrivedUp[v][:0]
+			}
 			// Reduce: leaves first (reverse topological order).
 			for i := len(order) - 1; i >= 0; i-- {
 				v := order[i]
 				arr := b.base
 				for k, ed := range up[v] {
-					deps := []OpID{prevUp[v][k]}
+					deps := b.depList(prevUp[v][k])
 					if k > 0 {
-						deps = append(deps, arr)
+						deps = b.depList(prevUp[v][k], arr)
 					}
 					var t OpID
 					t, arr = mkT(ed, rankOf(v, G-1-k), rankOf(v, G-2-k), deps...)
 					prevUp[v][k] = t
 				}
-				ready := append([]OpID{arr}, arrivedUp[v]...)
+				ready := b.depList(arr, arrivedUp[v]...)
 				if p := trees[g.tree][v]; p >= 0 {
 					a := mkSplitT(netUp[v], splitUp[v], prevNetUp[v], rankOf(v, 0), rankOf(p, 0), ready...)
 					arrivedUp[p] = append(arrivedUp[p], a)
@@ -206,7 +212,6 @@ func (b *builder) tree() (*prog, error) {
 				}
 			}
 			// Broadcast: root first.
-			have := make([]OpID, N)
 			have[root] = headReady[root]
 			for _, v := range order {
 				for _, ch := range children[v] {
