@@ -56,7 +56,11 @@ type Result struct {
 	Recomputes int64
 }
 
-// Event argument tags (low bit of the arg; the op ID is arg >> 1).
+// Event arguments: the low 32 bits hold the op ID shifted left by one and
+// a tag in the low bit; the high 32 bits hold the op's shape index, so that
+// a completion finds the op's pipeline unit in the small shape table
+// instead of reading the op's record, which is no longer in cache when the
+// op ends (ops end in an order far from their IDs).
 const (
 	tagStart    = 0 // start op's flow (a transfer whose latency has elapsed)
 	tagComplete = 1 // op completed
@@ -249,26 +253,32 @@ func (x *executor) ready(id OpID, now model.Time) error {
 	if x.start != nil {
 		x.start[id] = now
 	}
-	op := &x.s.shapes[x.s.recs[id].shape]
+	sh := x.s.recs[id].shape
+	op := &x.s.shapes[sh]
 	if op.kind == OpDelay {
-		x.at(now+op.latency, id, tagComplete)
+		x.at(now+op.latency, eventArg(id, sh, tagComplete))
 		return nil
 	}
 	if op.latency == 0 {
 		x.startFlow(id)
 		return nil
 	}
-	x.at(now+op.latency, id, tagStart)
+	x.at(now+op.latency, eventArg(id, sh, tagStart))
 	return nil
+}
+
+// eventArg is the event argument of op id, of shape sh, with tag.
+func eventArg(id OpID, sh int32, tag int64) int64 {
+	return int64(sh)<<32 | int64(id)<<1 | tag
 }
 
 // at queues an event for op id; at the current time it goes after the
 // running event in the same tier, so it is legal from any handler.
-func (x *executor) at(t model.Time, id OpID, tag int64) {
+func (x *executor) at(t model.Time, arg int64) {
 	if t == x.eng.Now() {
-		x.eng.ScheduleNow(x, int64(id)<<1|tag)
+		x.eng.ScheduleNow(x, arg)
 	} else {
-		x.eng.ScheduleActor(t, x, int64(id)<<1|tag)
+		x.eng.ScheduleActor(t, x, arg)
 	}
 }
 
@@ -284,13 +294,13 @@ func (x *executor) startFlow(id OpID) {
 		Weight:  op.weight,
 		RateCap: math.Float64frombits(op.rateCap),
 		Done:    x,
-		Arg:     int64(id)<<1 | tagComplete,
+		Arg:     eventArg(id, r.shape, tagComplete),
 	})
 }
 
 // Act handles the executor's events and flow completions.
 func (x *executor) Act(now model.Time, arg int64) error {
-	id := OpID(arg >> 1)
+	id := OpID(uint32(arg) >> 1)
 	if arg&1 == tagStart {
 		x.startFlow(id)
 		return nil
@@ -300,7 +310,7 @@ func (x *executor) Act(now model.Time, arg int64) error {
 	}
 	if x.unitEnd != nil && int(id) < x.callOps {
 		x.callEnd = max(x.callEnd, now)
-		if u := x.s.shapes[x.s.recs[id].shape].unit; u >= 0 {
+		if u := x.s.shapes[arg>>32].unit; u >= 0 {
 			x.unitEnd[u] = max(x.unitEnd[u], now)
 		}
 	}
