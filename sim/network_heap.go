@@ -8,7 +8,7 @@ import (
 	"github.com/collsim/collsim/model"
 )
 
-// idxHeap is a heapArity-ary min-heap of class slots keyed by K, with the position
+// idxHeap is a binary min-heap of class slots keyed by K, with the position
 // of every slot (pos, -1 if absent) so that a slot's key can be changed or
 // removed in O(log size). pos is indexed by class slot and grown by the
 // Network as slots are created.
@@ -24,12 +24,6 @@ type (
 	timeHeap  = idxHeap[model.Time]
 	floatHeap = idxHeap[float64]
 )
-
-// heapArity is the idxHeap's fan-out: four children halve the depth of a
-// binary heap, and a removal (every class completion removes one slot from
-// each heap) walks half as many levels, each of whose child keys share a
-// cache line.
-const heapArity = 4
 
 func (h *idxHeap[K]) push(c int32, key K) {
 	i := len(h.k)
@@ -70,7 +64,7 @@ func (h *idxHeap[K]) remove(c int32) {
 func (h *idxHeap[K]) up(i int) {
 	k, c := h.k[i], h.c[i]
 	for i > 0 {
-		p := (i - 1) / heapArity
+		p := (i - 1) / 2
 		if !(k < h.k[p]) {
 			break
 		}
@@ -86,17 +80,12 @@ func (h *idxHeap[K]) down(i int) {
 	n := len(h.k)
 	k, c := h.k[i], h.c[i]
 	for {
-		j := heapArity*i + 1
+		j := 2*i + 1
 		if j >= n {
 			break
 		}
-		// The smallest of up to heapArity children, which lie next to
-		// one another (one or two cache lines of keys).
-		end := min(j+heapArity, n)
-		for m := j + 1; m < end; m++ {
-			if h.k[m] < h.k[j] {
-				j = m
-			}
+		if j+1 < n {
+			j += b2i(h.k[j+1] < h.k[j]) // the same choice, without a branch
 		}
 		if !(h.k[j] < k) {
 			break
