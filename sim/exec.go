@@ -272,8 +272,9 @@ func eventArg(id OpID, sh int32, tag int64) int64 {
 	return int64(sh)<<32 | int64(id)<<1 | tag
 }
 
-// at queues an event for op id; at the current time it goes after the
-// running event in the same tier, so it is legal from any handler.
+// at queues the executor's event arg (eventArg) at t; at the current time
+// it goes after the running event in the same tier, so it is legal from
+// any handler.
 func (x *executor) at(t model.Time, arg int64) {
 	if t == x.eng.Now() {
 		x.eng.ScheduleNow(x, arg)
