@@ -156,10 +156,10 @@ func (b *builder) tree() (*prog, error) {
 		}
 		// rankOf is the global rank of chain position i of node v.
 		rankOf := func(v, i int) int32 { return int32(v*G + g.ch.GPUs[i]) }
-		// Per-unit state, reset unit after unit: headReady[v] is when node
-		// v's head holds its partial sum, arrivedUp[v] its children's
-		// partial sums it waits for, have[v] when it holds the result.
-		headReady, have := make([]OpID, N), make([]OpID, N)
+		// Per-unit state, reset unit after unit: arrivedUp[v] is the
+		// children's partial sums node v's head waits for, have[v] when it
+		// holds the result.
+		have := make([]OpID, N)
 		arrivedUp := make([][]OpID, N)
 		for ui, u := range sim {
 			b.unit = int32(ui)
@@ -197,7 +197,8 @@ func (b *builder) tree() (*prog, error) {
 				for k, ed := range up[v] {
 					deps := b.depList(prevUp[v][k])
 					if k > 0 {
-						deps = b.depList(prevUp[v][k], arr)
+						b.deps = append(deps, arr) // keep the scratch if it grew
+						deps = b.deps
 					}
 					var t OpID
 					t, arr = mkT(ed, rankOf(v, G-1-k), rankOf(v, G-2-k), deps...)
@@ -208,11 +209,10 @@ func (b *builder) tree() (*prog, error) {
 					a := mkSplitT(netUp[v], splitUp[v], prevNetUp[v], rankOf(v, 0), rankOf(p, 0), ready...)
 					arrivedUp[p] = append(arrivedUp[p], a)
 				} else {
-					headReady[v] = b.add(Op{Kind: OpDelay, Channel: int32(gi), Rank: rankOf(v, 0)}, ready...)
+					have[v] = b.add(Op{Kind: OpDelay, Channel: int32(gi), Rank: rankOf(v, 0)}, ready...) // the root holds the sum
 				}
 			}
-			// Broadcast: root first.
-			have[root] = headReady[root]
+			// Broadcast: root first (have[root] was set above).
 			for _, v := range order {
 				for _, ch := range children[v] {
 					have[ch] = mkSplitT(netDown[ch], splitDown[ch], prevNetDown[ch], rankOf(v, 0), rankOf(ch, 0), have[v])
