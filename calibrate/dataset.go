@@ -322,9 +322,20 @@ func BuildDataset(arts []*ingest.Artifact, spec model.ClusterSpec) (*Dataset, er
 		ds.Notes = append(ds.Notes, skippedNotes(partial)...)
 	}
 	if ds.Points() == 0 {
-		return nil, fmt.Errorf("calibrate: no measurement to fit in %d file(s): give nccl-tests results, bandwidth matrices or perftest output", len(arts))
+		return nil, noUsableRows(fmt.Sprintf("no measurement to fit in %d file(s): give nccl-tests results, bandwidth matrices or perftest output", len(arts)), len(arts), ds.Notes)
 	}
 	return ds, nil
+}
+
+// noUsableRows is the error of a dataset or validation of files files left
+// with nothing to use: what when the files gave no notes, else the notes
+// (why each row or file was left out), so that nccl-tests results whose
+// every row is implausible are not taken for a file of something else.
+func noUsableRows(what string, files int, notes []string) error {
+	if len(notes) == 0 {
+		return fmt.Errorf("calibrate: %s", what)
+	}
+	return fmt.Errorf("calibrate: nothing usable in %d file(s): %s", files, strings.Join(notes, "; "))
 }
 
 func joinUnique(list, s string) string {

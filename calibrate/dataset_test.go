@@ -75,3 +75,51 @@ func TestImplausibleRowsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestNoUsableRowSaysWhy: nccl-tests results whose every row is left out
+// (times of zero or less) are refused by calibrate's dataset and by
+// validate with each row's reason, not with an error that takes the file
+// for something other than nccl-tests results.
+func TestNoUsableRowSaysWhy(t *testing.T) {
+	const file = "allbad.txt"
+	text := strings.Join([]string{
+		"# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+		"#",
+		"# Using devices",
+		"#  Rank  0 Group  0 Pid 1 on h device  0 [0x18] NVIDIA H100 80GB HBM3",
+		"#  Rank  1 Group  0 Pid 2 on h device  1 [0x2a] NVIDIA H100 80GB HBM3",
+		"#",
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+		"#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
+		"     1048576        262144     float     sum      -1    -12.0    0.00    0.00      0     40.0   26.21   26.21      0",
+		"     2097152        524288     float     sum      -1      0.0    0.00    0.00      0     40.0   52.43   52.43      0",
+		"",
+	}, "\n")
+	a, err := ingest.Parse(file, strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Runs) != 1 {
+		t.Fatalf("parsed %d runs, want the one table", len(a.Runs))
+	}
+	spec := clusterOf(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 1, GPUsPerNode: 2})
+	_, dsErr := calibrate.BuildDataset([]*ingest.Artifact{a}, spec)
+	_, vErr := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, spec, sim.DefaultParams(), calibrate.ValidateOptions{})
+	for what, err := range map[string]error{"dataset": dsErr, "validate": vErr} {
+		if err == nil {
+			t.Errorf("%s: no error for a table without a usable row", what)
+			continue
+		}
+		msg := err.Error()
+		for _, want := range []string{"nothing usable in 1 file(s)", file + ":9: out-of-place time -12 us is not a measurement", file + ":10: out-of-place time 0 us"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: error %q lacks %q", what, msg, want)
+			}
+		}
+		for _, vague := range []string{"give nccl-tests results", "no nccl-tests results"} {
+			if strings.Contains(msg, vague) {
+				t.Errorf("%s: error %q takes nccl-tests results for something else", what, msg)
+			}
+		}
+	}
+}

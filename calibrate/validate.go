@@ -302,7 +302,7 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 		if len(partial) > 0 {
 			return nil, partial[0]
 		}
-		return nil, fmt.Errorf("calibrate: no nccl-tests results in %d measured file(s)", len(arts))
+		return nil, noUsableRows(fmt.Sprintf("no nccl-tests results in %d measured file(s)", len(arts)), len(arts), v.Notes)
 	}
 	v.Notes = append(v.Notes, skippedNotes(partial)...)
 	var gated []Series
