@@ -58,15 +58,16 @@ func (b Budget) events() int64 {
 // schedule. What is on the Go heap counts twice over: assumption, Go's
 // collector (GOGC=100) lets the heap grow to about twice the live data
 // before it collects (measured: 5.3 GB resident for 2.5 GB of schedules on
-// 1,024 dgx-h100 nodes). The executor's 8-byte xop per op (dependency
-// counter, successor offset) and its 4-byte successor edge per dependency
-// are mapped outside the heap where the system allows it (rawArena) and
-// count once there (execBytes). Per link, the network's state (ten
-// per-link arrays, the link's list of flow classes, its results):
-// assumption, 384 bytes live, twice over (measured: the heap peaked 3.9
-// MB, about 510 bytes per link, above twice the schedule of a 64 KiB tree
-// on a 64-node leaf-spine of 7,688 links, so 768 leaves a margin for the
-// collector's timing; TestMemoryEstimateBoundsHeap).
+// 1,024 dgx-h100 nodes). The executor's 16-byte xop per op (dependency
+// counter, successor offset, shape and route), its 4-byte schedule ID and
+// depth, and its 4-byte successor edge per dependency are mapped outside the
+// heap where the system allows it (rawArena) and count once there
+// (execBytes). Per link, the network's state (ten per-link arrays, the
+// link's list of flow classes, its results): assumption, 384 bytes live,
+// twice over (measured: the heap peaked 3.9 MB, about 510 bytes per link,
+// above twice the schedule of a 64 KiB tree on a 64-node leaf-spine of 7,688
+// links, so 768 leaves a margin for the collector's timing;
+// TestMemoryEstimateBoundsHeap).
 // The schedule's shape and route tables are not known before it is built;
 // Budget.checkBuilt adds them once it is (Schedule.tableBytes), before it
 // runs.
@@ -90,7 +91,9 @@ func execBytes(ops, deps int64) int64 {
 		}
 		return 2 * b
 	}
-	return cost((ops+1)*int64(unsafe.Sizeof(xop{}))) + cost(deps*4)
+	// The xops, the successor edges, and per op its schedule ID and the
+	// depth build numbers it by (4 bytes each).
+	return cost((ops+1)*int64(unsafe.Sizeof(xop{}))) + cost(deps*4) + 2*cost(ops*4)
 }
 
 // opBytes is the schedule's estimate per op of a run under b.

@@ -73,7 +73,11 @@ type executor struct {
 	net  *Network
 	x    []xop // per op, and one more that ends the successor lists
 	succ []OpID
-	// raw holds x and succ outside the Go heap until the run ends.
+	// orig is the schedule's ID of each op: the executor numbers ops by
+	// their depth in the dependency graph (see build), and x, succ and the
+	// event arguments use its numbers.
+	orig []OpID
+	// raw holds x, succ and orig outside the Go heap until the run ends.
 	raw      rawArena
 	start    []model.Time
 	end      []model.Time
@@ -88,16 +92,20 @@ type executor struct {
 	what      string
 }
 
-// xop is the executor's state of op i, in 8 bytes (eight to a cache
-// line): the count of unfinished dependencies and where the op's
-// successors start in executor.succ (they end where op i+1's start). Ops
-// become ready in an order far from their IDs, so each is a cache miss;
-// the op's latency and kind are read from its shape (Schedule.shapes, a
-// small table that stays in cache) through its record when it becomes
-// ready, which a transfer reads then to start its flow anyway.
+// xop is the executor's state of its op i, in 16 bytes (four to a cache
+// line): the count of unfinished dependencies, where the op's successors
+// start in executor.succ (they end where op i+1's start), and the op's
+// shape and route (copies of its record's). The numbering (build) keeps
+// ops that run together close, but successors still land on lines of
+// their own; the op's latency and kind are read from its shape
+// (Schedule.shapes, a small table that stays in cache) when it becomes
+// ready, through the line the completion that readied it has just
+// touched, rather than through its record in Schedule.recs, which would
+// be a second miss.
 type xop struct {
-	succ      int32
-	remaining int32
+	succ         int32
+	remaining    int32
+	shape, route int32
 }
 
 // Execute runs schedule s over links with the given capacities (bytes per
@@ -177,8 +185,16 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 
 // build checks op kinds, sizes and link capacities and fills the
 // dependency counters and the successor lists (CSR, successors in
-// ascending order). Two passes over the ops, no allocation beyond the
-// result slices (outside the Go heap, see rawArena).
+// ascending order) in the executor's own numbering of the ops: by depth
+// (the longest chain of dependencies that leads to an op), the schedule's
+// order within a depth. Ops that run at about the same time are then
+// close in x and succ, where the schedule's order (a builder adds a
+// channel's or a rank's ops together) puts them far apart, each its own
+// cache miss; nothing else depends on the numbering (roots are readied in
+// the schedule's order, which is theirs at depth 0, and op times are
+// reported under the schedule's IDs). Four passes over the ops, no
+// allocation beyond the result slices (outside the Go heap, see
+// rawArena).
 func (x *executor) build(capacity []float64) error {
 	s := x.s
 	n := s.Len()
@@ -190,6 +206,22 @@ func (x *executor) build(capacity []float64) error {
 	if x.x, err = rawSlice[xop](&x.raw, n+1); err != nil {
 		return err
 	}
+	if x.orig, err = rawSlice[OpID](&x.raw, n); err != nil {
+		return err
+	}
+	// Every dependency is one successor edge.
+	if x.succ, err = rawSlice[OpID](&x.raw, s.depStart(n)); err != nil {
+		return err
+	}
+	// pos[i] is first op i's depth, then its number; dependencies come
+	// before their ops (Schedule.Validate), so one pass finds depths. It
+	// is unmapped once the lists are built.
+	pos, err := rawSlice[int32](&x.raw, n)
+	if err != nil {
+		return err
+	}
+	defer release(&x.raw, pos)
+	var count []int32 // ops per depth
 	for i := range s.recs {
 		r := &s.recs[i]
 		op := &s.shapes[r.shape]
@@ -210,27 +242,52 @@ func (x *executor) build(capacity []float64) error {
 			}
 		}
 		shapeOK[r.shape], routeOK[r.route] = true, true
-		o := &x.x[i]
+		depth := int32(0)
+		for _, d := range s.opDeps(i) {
+			depth = max(depth, pos[d]+1)
+		}
+		pos[i] = depth
+		if int(depth) == len(count) {
+			count = append(count, 0)
+		}
+		count[depth]++
+	}
+	// Exclusive prefix sums: count[d] is the first number of depth d.
+	next := int32(0)
+	for d, c := range count {
+		count[d], next = next, next+c
+	}
+	for i := range pos {
+		d := pos[i]
+		pos[i] = count[d]
+		count[d]++
+		x.orig[pos[i]] = OpID(i)
+	}
+	for i := range s.recs {
+		r := &s.recs[i]
+		o := &x.x[pos[i]]
 		deps := s.opDeps(i)
 		o.remaining = int32(len(deps))
+		o.shape, o.route = r.shape, r.route
 		for _, d := range deps {
-			x.x[d].succ++
+			x.x[pos[d]].succ++
 		}
 	}
 	// Inclusive prefix sums: x[d].succ is the end of d's range ...
 	for i := 1; i <= n; i++ {
 		x.x[i].succ += x.x[i-1].succ
 	}
-	if x.succ, err = rawSlice[OpID](&x.raw, int(x.x[n].succ)); err != nil {
-		return err
+	if int(x.x[n].succ) != len(x.succ) {
+		return fmt.Errorf("sim: %d successor edges for %d dependencies", x.x[n].succ, len(x.succ))
 	}
-	// ... and filling backwards moves it to the start.
-	for i := n - 1; i >= 0; i-- {
-		deps := s.opDeps(i)
-		for j := len(deps) - 1; j >= 0; j-- {
-			d := deps[j]
+	// ... and filling backwards, by the successors' numbers, moves it to
+	// the start with each list ascending.
+	for j := n - 1; j >= 0; j-- {
+		deps := s.opDeps(int(x.orig[j]))
+		for k := len(deps) - 1; k >= 0; k-- {
+			d := pos[deps[k]]
 			x.x[d].succ--
-			x.succ[x.x[d].succ] = OpID(i)
+			x.succ[x.x[d].succ] = OpID(j)
 		}
 	}
 	return nil
@@ -238,9 +295,9 @@ func (x *executor) build(capacity []float64) error {
 
 // roots readies the ops without dependencies at time 0.
 func (x *executor) roots() error {
-	for i := range x.s.recs {
-		if x.x[i].remaining == 0 {
-			if err := x.ready(OpID(i), 0); err != nil {
+	for j := range x.s.recs {
+		if x.x[j].remaining == 0 {
+			if err := x.ready(OpID(j), 0); err != nil {
 				return err
 			}
 		}
@@ -251,9 +308,9 @@ func (x *executor) roots() error {
 // ready is called when op id's last dependency completed at now.
 func (x *executor) ready(id OpID, now model.Time) error {
 	if x.start != nil {
-		x.start[id] = now
+		x.start[x.orig[id]] = now
 	}
-	sh := x.s.recs[id].shape
+	sh := x.x[id].shape
 	op := &x.s.shapes[sh]
 	if op.kind == OpDelay {
 		x.at(now+op.latency, eventArg(id, sh, tagComplete))
@@ -287,7 +344,7 @@ func (x *executor) at(t model.Time, arg int64) {
 // makes (Schedule.Validate the ranges and signs, build finite sizes and
 // capacities), so the flow goes in unchecked.
 func (x *executor) startFlow(id OpID) {
-	r := &x.s.recs[id]
+	r := &x.x[id]
 	op := &x.s.shapes[r.shape]
 	x.net.start(&Flow{
 		Route:   x.s.routes[r.route],
@@ -307,9 +364,9 @@ func (x *executor) Act(now model.Time, arg int64) error {
 		return nil
 	}
 	if x.end != nil {
-		x.end[id] = now
+		x.end[x.orig[id]] = now
 	}
-	if x.unitEnd != nil && int(id) < x.callOps {
+	if x.unitEnd != nil && int(x.orig[id]) < x.callOps {
 		x.callEnd = max(x.callEnd, now)
 		if u := x.s.shapes[arg>>32].unit; u >= 0 {
 			x.unitEnd[u] = max(x.unitEnd[u], now)

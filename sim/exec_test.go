@@ -285,3 +285,34 @@ func BenchmarkExecuteRing(b *testing.B) {
 	b.ReportMetric(float64(s.Len())*float64(b.N)/sec, "ops/s")
 	b.ReportMetric(float64(events)/sec, "events/s")
 }
+
+// TestExecuteNumbering: the executor runs ops in its own numbering (by
+// dependency depth, then ID), so a schedule whose IDs are out of depth
+// order (a deep chain first, then a shallow root and its successor, then
+// an op of depth 1 after one of depth 3) must still report every op's
+// times under its own ID, and the call's end must leave out the op after
+// CallOps (background work that ends last).
+func TestExecuteNumbering(t *testing.T) {
+	ns := model.Nanosecond
+	var s Schedule
+	a := s.Add(Op{Kind: OpDelay, Latency: 1 * ns})                       // 0: depth 0
+	b := s.Add(Op{Kind: OpDelay, Latency: 2 * ns, Deps: []OpID{a}})      // 1: depth 1
+	c := s.Add(Op{Kind: OpDelay, Latency: 3 * ns, Deps: []OpID{b}})      // 2: depth 2
+	d := s.Add(Op{Kind: OpDelay, Latency: 10 * ns})                      // 3: depth 0, ends at 10
+	e := s.Add(Op{Route: route(0), Bytes: 1000, Deps: []OpID{d}})        // 4: depth 1, 10..11 ns
+	s.Add(Op{Kind: OpDelay, Latency: 4 * ns, Deps: []OpID{c, e}})        // 5: depth 3, 11..15 ns
+	s.Add(Op{Kind: OpDelay, Latency: 50 * ns, Deps: []OpID{a}, Unit: 0}) // 6: background, 1..51 ns
+	res, err := Execute(context.Background(), &s, []float64{1}, ExecOptions{RecordOpTimes: true, UnitEnds: true, CallOps: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]model.Time{{0, 1 * ns}, {1 * ns, 3 * ns}, {3 * ns, 6 * ns}, {0, 10 * ns}, {10 * ns, 11 * ns}, {11 * ns, 15 * ns}, {1 * ns, 51 * ns}}
+	for i, w := range want {
+		if res.OpStart[i] != w[0] || res.OpEnd[i] != w[1] {
+			t.Errorf("op %d: [%v, %v], want [%v, %v]", i, res.OpStart[i], res.OpEnd[i], w[0], w[1])
+		}
+	}
+	if res.Makespan != 51*ns || res.CallEnd != 15*ns {
+		t.Errorf("makespan %v, call end %v; want 51 ns and 15 ns (op 6 is not the call's)", res.Makespan, res.CallEnd)
+	}
+}

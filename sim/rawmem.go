@@ -35,6 +35,22 @@ func rawSlice[T any](a *rawArena, n int) ([]T, error) {
 // doubling costs less than a mapping's page and system calls).
 const rawMinBytes = 1 << 20
 
+// release unmaps the array of a that s is (a no-op for one left on the Go
+// heap, which the collector reclaims); s must not be used after.
+func release[T any](a *rawArena, s []T) {
+	if len(s) == 0 {
+		return
+	}
+	p := unsafe.Pointer(&s[0])
+	for i, b := range a.blocks {
+		if unsafe.Pointer(&b[0]) == p {
+			_ = rawFree(b) // unmapping memory this arena mapped cannot fail
+			a.blocks = append(a.blocks[:i], a.blocks[i+1:]...)
+			return
+		}
+	}
+}
+
 // free unmaps every array of a; their slices must not be used after.
 func (a *rawArena) free() {
 	for _, b := range a.blocks {
