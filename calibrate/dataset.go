@@ -327,9 +327,9 @@ func BuildDataset(arts []*ingest.Artifact, spec model.ClusterSpec) (*Dataset, er
 	return ds, nil
 }
 
-// noUsableRows is the error of a dataset or validation of files files left
-// with nothing to use: what when the files gave no notes, else the notes
-// (why each row or file was left out), so that nccl-tests results whose
+// noUsableRows is the error of a dataset or validation whose files (files
+// of them) left nothing to use: what when they gave no notes, else the
+// notes (why each row or file was left out), so that nccl-tests results whose
 // every row is implausible are not taken for a file of something else.
 func noUsableRows(what string, files int, notes []string) error {
 	if len(notes) == 0 {

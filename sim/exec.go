@@ -273,12 +273,10 @@ func (x *executor) build(capacity []float64) error {
 			x.x[pos[d]].succ++
 		}
 	}
-	// Inclusive prefix sums: x[d].succ is the end of d's range ...
+	// Inclusive prefix sums: x[d].succ is the end of d's range (x[n].succ
+	// is every dependency, len(x.succ)) ...
 	for i := 1; i <= n; i++ {
 		x.x[i].succ += x.x[i-1].succ
-	}
-	if int(x.x[n].succ) != len(x.succ) {
-		return fmt.Errorf("sim: %d successor edges for %d dependencies", x.x[n].succ, len(x.succ))
 	}
 	// ... and filling backwards, by the successors' numbers, moves it to
 	// the start with each list ascending.
@@ -366,7 +364,8 @@ func (x *executor) Act(now model.Time, arg int64) error {
 	if x.end != nil {
 		x.end[x.orig[id]] = now
 	}
-	if x.unitEnd != nil && int(x.orig[id]) < x.callOps {
+	// Only background ops (past CallOps) need the schedule's ID here.
+	if x.unitEnd != nil && (x.callOps == len(x.orig) || int(x.orig[id]) < x.callOps) {
 		x.callEnd = max(x.callEnd, now)
 		if u := x.s.shapes[arg>>32].unit; u >= 0 {
 			x.unitEnd[u] = max(x.unitEnd[u], now)
