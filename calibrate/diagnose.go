@@ -165,6 +165,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	if in.Tolerance <= 0 {
 		in.Tolerance = 0.10
 	}
+	in.Spec = diagSpec(in)
 	cl, err := in.Spec.Build()
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: cluster: %w", err)
@@ -490,15 +491,25 @@ func gatePoints(series []Series) []Series {
 // predictGate predicts the points of series on spec with params (analytic
 // engine); it returns model and measured times in µs, per series.
 func predictGate(ctx context.Context, spec model.ClusterSpec, params sim.Params, series []Series) (pred, meas [][]float64, err error) {
-	cl, err := spec.Build()
-	if err != nil {
-		return nil, nil, fmt.Errorf("calibrate: %w", err)
-	}
-	env, err := sim.NewEnv(cl, params)
-	if err != nil {
-		return nil, nil, fmt.Errorf("calibrate: %w", err)
-	}
+	envs := map[int]*sim.Env{} // by node count
 	for _, s := range series {
+		sp := spec
+		if s.Spec.Nodes > 0 {
+			// The run's own scale (seriesOfRuns inferred it from the rank
+			// count); spec's misconfiguration applies at every scale.
+			sp.Nodes = s.Spec.Nodes
+		}
+		env := envs[sp.Nodes]
+		if env == nil {
+			cl, err := sp.Build()
+			if err != nil {
+				return nil, nil, fmt.Errorf("calibrate: %w", err)
+			}
+			if env, err = sim.NewEnv(cl, params); err != nil {
+				return nil, nil, fmt.Errorf("calibrate: %w", err)
+			}
+			envs[sp.Nodes] = env
+		}
 		pts, err := predictSeries(ctx, env, s, sim.EngineAnalytic)
 		if err != nil {
 			return nil, nil, err
@@ -510,6 +521,20 @@ func predictGate(ctx context.Context, spec model.ClusterSpec, params sim.Params,
 		pred, meas = append(pred, p), append(meas, m)
 	}
 	return pred, meas, nil
+}
+
+// diagSpec is the cluster a diagnosis reasons about: the healthy cluster
+// at the largest node count among the series. A run's node count may be
+// inferred from its rank count (validate --node X without --nodes on a
+// 2-node file), and the network's causes (no GPUDirect RDMA, sockets,
+// fewer NICs, NICs across the CPU) only exist on a cluster of several
+// nodes; each series is still predicted at its own scale (predictGate).
+func diagSpec(in DiagnoseInput) model.ClusterSpec {
+	spec := in.Spec
+	for _, s := range in.Series {
+		spec.Nodes = max(spec.Nodes, s.Spec.Nodes)
+	}
+	return spec
 }
 
 func flat(v [][]float64) []float64 {

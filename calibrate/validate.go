@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/collsim/collsim/ingest"
@@ -306,6 +308,7 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 	}
 	v.Notes = append(v.Notes, skippedNotes(partial)...)
 	var gated []Series
+	scales := map[int]*model.Cluster{}
 	for _, s := range series {
 		senv := env
 		if s.Spec.Nodes != spec.Nodes {
@@ -327,6 +330,7 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 			continue
 		}
 		v.Series = append(v.Series, sc)
+		scales[senv.Cluster.NumNodes()] = senv.Cluster
 		if sc.Gate == "" {
 			v.Notes = append(v.Notes, fmt.Sprintf("%s: no size of at least 8 MiB, so no bandwidth verdict (latency regime reported only)", s.Name))
 			continue
@@ -342,6 +346,7 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 	if len(v.Series) == 0 {
 		return nil, fmt.Errorf("calibrate: the model cannot predict any measured run: %s", strings.Join(v.Notes, "; "))
 	}
+	v.Cluster = describeScales(scales)
 	if len(gated) == 0 {
 		return nil, fmt.Errorf("calibrate: %s: %w", series[0].Name, ErrNoGate)
 	}
@@ -352,6 +357,27 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 	}
 	v.Diagnoses = diags
 	return v, nil
+}
+
+// describeScales describes the cluster the runs were modelled on: one
+// line for one node count (which may be the one inferred from the runs'
+// rank counts rather than the one given), else the largest and the node
+// count of each.
+func describeScales(scales map[int]*model.Cluster) string {
+	var ns []int
+	for n := range scales {
+		ns = append(ns, n)
+	}
+	sort.Ints(ns)
+	d := DescribeCluster(scales[ns[len(ns)-1]])
+	if len(ns) > 1 {
+		words := make([]string, len(ns))
+		for i, n := range ns {
+			words[i] = strconv.Itoa(n)
+		}
+		d += "; the runs modelled at " + strings.Join(words, ", ") + " nodes"
+	}
+	return d
 }
 
 // prefixFindings returns a's findings with the file name in the evidence.

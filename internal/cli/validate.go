@@ -109,7 +109,7 @@ func validateCommand(e *env) *cli.Command {
 				if note != "" {
 					vin.version, vin.versionFrom = spec.NCCLVersion, "the version the measured files state"
 				}
-				doc, err := validateReport(e, v, envr.Cluster, envr.Params(), arts, vin)
+				doc, err := validateReport(e, v, modelledCluster(envr.Cluster, spec, v), envr.Params(), arts, vin)
 				if err == nil {
 					err = writeReport("validate", rpath, doc)
 				}
@@ -277,4 +277,25 @@ func writeValidationMD(w io.Writer, v *calibrate.Validation) error {
 		fmt.Fprintf(w, "   - fix: %s\n", mdEscape(d.Fix))
 	}
 	return nil
+}
+
+// modelledCluster is the cluster the report draws: cl, or the measured
+// runs' own scale where validate inferred a larger node count from their
+// rank counts (validate --node X without --nodes on a multi-node file),
+// as the validation's cluster line says.
+func modelledCluster(cl *model.Cluster, spec model.ClusterSpec, v *calibrate.Validation) *model.Cluster {
+	n := cl.NumNodes()
+	for _, s := range v.Series {
+		if G := cl.GPUsPerNode(); G > 0 && s.Ranks%G == 0 {
+			n = max(n, s.Ranks/G)
+		}
+	}
+	if n == cl.NumNodes() {
+		return cl
+	}
+	spec.Nodes = n
+	if c, err := spec.Build(); err == nil {
+		return c
+	}
+	return cl
 }
