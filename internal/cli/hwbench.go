@@ -270,13 +270,35 @@ func (m *hwbenchModel) validate(ctx context.Context, rep *hwbench.Report, o hwbe
 // validationFailure is the one-line error of a failed validation, as
 // collsim validate words it.
 func validationFailure(v *calibrate.Validation) string {
+	return "hwbench: " + failedPoints(v) + " of the model" + likelyCause(v)
+}
+
+// failedPoints counts the gate points outside the tolerance, naming the
+// regime that gated them: the bandwidth regime, or the sizes of at least
+// 8 MiB of a run that stops before 64 MiB.
+func failedPoints(v *calibrate.Validation) string {
 	n := 0
+	regimes := map[string]bool{}
 	for _, s := range v.Series {
 		n += s.Failures
+		if s.Failures > 0 {
+			regimes[s.Gate] = true
+		}
 	}
-	msg := fmt.Sprintf("hwbench: %d bandwidth-regime point(s) outside the %s tolerance of the model", n, pct(v.Tolerance))
+	what := "bandwidth-regime point(s)"
+	switch {
+	case len(regimes) > 1:
+		what = "gate point(s)"
+	case regimes[calibrate.RegimeMid]:
+		what = "point(s) of at least 8 MiB (the measured sizes stop before 64 MiB)"
+	}
+	return fmt.Sprintf("%d %s outside the %s tolerance", n, what, pct(v.Tolerance))
+}
+
+// likelyCause is "; most likely cause: ..." when there is a diagnosis.
+func likelyCause(v *calibrate.Validation) string {
 	if len(v.Diagnoses) > 0 {
-		msg += "; most likely cause: " + v.Diagnoses[0].Title
+		return "; most likely cause: " + v.Diagnoses[0].Title
 	}
-	return msg
+	return ""
 }

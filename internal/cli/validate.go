@@ -118,15 +118,7 @@ func validateCommand(e *env) *cli.Command {
 				}
 			}
 			if !v.Pass {
-				n := 0
-				for _, s := range v.Series {
-					n += s.Failures
-				}
-				msg := fmt.Sprintf("validate: %d bandwidth-regime point(s) outside the %s tolerance", n, pct(v.Tolerance))
-				if len(v.Diagnoses) > 0 {
-					msg += "; most likely cause: " + v.Diagnoses[0].Title
-				}
-				return failed(errors.New(msg))
+				return failed(errors.New("validate: " + failedPoints(v) + likelyCause(v)))
 			}
 			return nil
 		},

@@ -35,17 +35,28 @@ func TestValidateExitCodes(t *testing.T) {
 		args []string
 		code int
 		want string // in stdout (exit 0/1) or stderr (exit 2)
+		// stderr, for exit 1: the one-line failure.
+		stderr string
 	}{
 		// 1-6% off the DGX H100 model at 64 MiB-16 GiB (accuracy harness).
-		{"healthy run passes", []string{"--node", "dgx-h100", "--measured", xxrjunAllReduce(t)}, ExitOK, "overall: PASS"},
+		{"healthy run passes", []string{"--node", "dgx-h100", "--measured", xxrjunAllReduce(t)}, ExitOK, "overall: PASS", ""},
 		// RoCE without GPUDirect RDMA: 15 GB/s against ~47.
-		{"degraded run fails", []string{"--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc}, ExitFailed, "no-gpudirect-rdma"},
-		{"files may follow the flags", []string{"--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", moc}, ExitFailed, "overall: FAIL"},
-		{"rank mismatch", []string{"--node", "dgx-h100", "--measured", moc}, ExitBadInput, "rank count: the run has 2 ranks, the cluster has 8"},
-		{"GPU mismatch", []string{"--node", "dgx-a100", "--gpus-per-node", "1", "--nodes", "2", "--measured", moc}, ExitBadInput, "GPU type"},
-		{"bad tolerance", []string{"--node", "dgx-h100", "--tolerance", "ten", "--measured", moc}, ExitBadInput, "--tolerance"},
-		{"bad format", []string{"--node", "dgx-h100", "--format", "xml", "--measured", moc}, ExitBadInput, "--format"},
-		{"not a measurement", []string{"--node", "dgx-h100", "--measured", "../../ingest/testdata/cases.yaml"}, ExitBadInput, "no known format"},
+		{"degraded run fails", []string{"--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc}, ExitFailed, "no-gpudirect-rdma",
+			"validate: 13 bandwidth-regime point(s) outside the 10% tolerance; most likely cause: No GPUDirect RDMA"},
+		// Without --nodes the 2 ranks make 2 nodes of one GPU: the cluster
+		// line says so and the staged path is reproduced, as with --nodes 2.
+		{"degraded run, nodes inferred", []string{"--node", "dgx-h100", "--gpus-per-node", "1", "--nics", "1x400G-roce", "--measured", moc}, ExitFailed,
+			"model 2 x dgx-h100", "most likely cause: No GPUDirect RDMA"},
+		// ABCI 2x8 A100 stops at 32 MiB: the 8-32 MiB sizes gate, and the
+		// one-line failure says which sizes those are.
+		{"mid-regime gate", []string{"--node", "dgx-a100", "--nics", "4x200G-ib", "--measured", filepath.Join(calRaw, "nccltests_a100sxm40_2x8_ib-hdr200x4_abci_1.txt")}, ExitFailed,
+			"overall: FAIL", "validate: 3 point(s) of at least 8 MiB (the measured sizes stop before 64 MiB) outside the 10% tolerance"},
+		{"files may follow the flags", []string{"--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", moc}, ExitFailed, "overall: FAIL", ""},
+		{"rank mismatch", []string{"--node", "dgx-h100", "--measured", moc}, ExitBadInput, "rank count: the run has 2 ranks, the cluster has 8", ""},
+		{"GPU mismatch", []string{"--node", "dgx-a100", "--gpus-per-node", "1", "--nodes", "2", "--measured", moc}, ExitBadInput, "GPU type", ""},
+		{"bad tolerance", []string{"--node", "dgx-h100", "--tolerance", "ten", "--measured", moc}, ExitBadInput, "--tolerance", ""},
+		{"bad format", []string{"--node", "dgx-h100", "--format", "xml", "--measured", moc}, ExitBadInput, "--format", ""},
+		{"not a measurement", []string{"--node", "dgx-h100", "--measured", "../../ingest/testdata/cases.yaml"}, ExitBadInput, "no known format", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +65,7 @@ func TestValidateExitCodes(t *testing.T) {
 			if tc.code == ExitBadInput {
 				where = errs
 			}
-			if code != tc.code || !strings.Contains(where, tc.want) {
+			if code != tc.code || !strings.Contains(where, tc.want) || !strings.Contains(errs, tc.stderr) {
 				t.Errorf("exit %d (want %d); output lacks %q:\nstdout: %s\nstderr: %s", code, tc.code, tc.want, out, errs)
 			}
 		})
