@@ -165,7 +165,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	if in.Tolerance <= 0 {
 		in.Tolerance = 0.10
 	}
-	in.Spec = diagSpec(in)
+	in.Spec = LargestScale(in.Spec, in.Series)
 	cl, err := in.Spec.Build()
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: cluster: %w", err)
@@ -523,15 +523,15 @@ func predictGate(ctx context.Context, spec model.ClusterSpec, params sim.Params,
 	return pred, meas, nil
 }
 
-// diagSpec is the cluster a diagnosis reasons about: the healthy cluster
-// at the largest node count among the series. A run's node count may be
-// inferred from its rank count (validate --node X without --nodes on a
-// 2-node file), and the network's causes (no GPUDirect RDMA, sockets,
-// fewer NICs, NICs across the CPU) only exist on a cluster of several
-// nodes; each series is still predicted at its own scale (predictGate).
-func diagSpec(in DiagnoseInput) model.ClusterSpec {
-	spec := in.Spec
-	for _, s := range in.Series {
+// LargestScale is spec at the largest node count among series: the
+// cluster a diagnosis reasons about, and the one a report draws. A run's
+// node count may be inferred from its rank count (validate --node X
+// without --nodes on a 2-node file), and the network's causes (no
+// GPUDirect RDMA, sockets, fewer NICs, NICs across the CPU) only exist on
+// a cluster of several nodes; each series is still predicted at its own
+// scale (predictGate).
+func LargestScale(spec model.ClusterSpec, series []Series) model.ClusterSpec {
+	for _, s := range series {
 		spec.Nodes = max(spec.Nodes, s.Spec.Nodes)
 	}
 	return spec

@@ -69,6 +69,17 @@ func (t FittedTerm) Change() float64 {
 	return (t.Value - t.Default) / t.Default
 }
 
+// ChangeText is the change as a person reads it: relative ("+3.4%"), or,
+// for a term whose default is 0 (a latency the model adds nothing for
+// unless fitted), the shift in the term's unit ("+2.339", beside the
+// unit), where a relative change means nothing.
+func (t FittedTerm) ChangeText() string {
+	if t.Default == 0 {
+		return fmt.Sprintf("%+.4g", t.Value)
+	}
+	return fmt.Sprintf("%+.1f%%", t.Change()*100)
+}
+
 // HeldTerm is a term kept at its current value, with why.
 type HeldTerm struct {
 	// Name is the term; Value the value it keeps.

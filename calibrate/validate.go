@@ -308,7 +308,7 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 	}
 	v.Notes = append(v.Notes, skippedNotes(partial)...)
 	var gated []Series
-	scales := map[int]*model.Cluster{}
+	var modelled []Series
 	for _, s := range series {
 		senv := env
 		if s.Spec.Nodes != spec.Nodes {
@@ -330,7 +330,7 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 			continue
 		}
 		v.Series = append(v.Series, sc)
-		scales[senv.Cluster.NumNodes()] = senv.Cluster
+		modelled = append(modelled, s)
 		if sc.Gate == "" {
 			v.Notes = append(v.Notes, fmt.Sprintf("%s: no size of at least 8 MiB, so no bandwidth verdict (latency regime reported only)", s.Name))
 			continue
@@ -346,7 +346,9 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 	if len(v.Series) == 0 {
 		return nil, fmt.Errorf("calibrate: the model cannot predict any measured run: %s", strings.Join(v.Notes, "; "))
 	}
-	v.Cluster = describeScales(scales)
+	if v.Cluster, err = DescribeScales(spec, modelled); err != nil {
+		return nil, err
+	}
 	if len(gated) == 0 {
 		return nil, fmt.Errorf("calibrate: %s: %w", series[0].Name, ErrNoGate)
 	}
@@ -359,11 +361,35 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 	return v, nil
 }
 
-// describeScales describes the cluster the runs were modelled on: one
-// line for one node count (which may be the one inferred from the runs'
-// rank counts rather than the one given), else the largest and the node
-// count of each.
-func describeScales(scales map[int]*model.Cluster) string {
+// DescribeScales describes spec as the series were modelled on it, each
+// at its own node count (inferred from its rank count where it differs
+// from spec's): DescribeCluster's line for one count, else the largest
+// with every count named.
+func DescribeScales(spec model.ClusterSpec, series []Series) (string, error) {
+	scales := map[int]*model.Cluster{}
+	for _, s := range series {
+		n := spec.Nodes
+		if s.Spec.Nodes > 0 {
+			n = s.Spec.Nodes
+		}
+		if scales[n] != nil {
+			continue
+		}
+		sp := spec
+		sp.Nodes = n
+		cl, err := sp.Build()
+		if err != nil {
+			return "", fmt.Errorf("calibrate: cluster at %d nodes: %w", n, err)
+		}
+		scales[n] = cl
+	}
+	if len(scales) == 0 {
+		cl, err := spec.Build()
+		if err != nil {
+			return "", fmt.Errorf("calibrate: cluster: %w", err)
+		}
+		return DescribeCluster(cl), nil
+	}
 	var ns []int
 	for n := range scales {
 		ns = append(ns, n)
@@ -377,7 +403,7 @@ func describeScales(scales map[int]*model.Cluster) string {
 		}
 		d += "; the runs modelled at " + strings.Join(words, ", ") + " nodes"
 	}
-	return d
+	return d, nil
 }
 
 // prefixFindings returns a's findings with the file name in the evidence.

@@ -179,11 +179,17 @@ func calibrateCommand(e *env) *cli.Command {
 			case err != nil:
 				return err
 			}
-			cl, err := spec.Build()
+			// The cluster as the fit modelled it: at the measured runs'
+			// node counts, inferred from their rank counts.
+			cl, err := calibrate.LargestScale(spec, ds.Series).Build()
 			if err != nil {
 				return badInput(err)
 			}
-			prof := fr.Profile(calibrate.DescribeCluster(cl), ds.Sources)
+			desc, err := calibrate.DescribeScales(spec, ds.Series)
+			if err != nil {
+				return badInput(err)
+			}
+			prof := fr.Profile(desc, ds.Sources)
 			prof.CollsimVersion = Version
 			out := c.String("output")
 			if out != "" {
@@ -237,7 +243,7 @@ func writeFitTable(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, 
 		if t.AtBound != "" {
 			note = "at its " + t.AtBound + " bound"
 		}
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%+.1f%%\t%s\t%s\n", t.Name, t.Default, t.Value, fmtStdErr(t.StdErr), t.Change()*100, t.Unit, note)
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%s\t%s\t%s\n", t.Name, t.Default, t.Value, fmtStdErr(t.StdErr), t.ChangeText(), t.Unit, note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

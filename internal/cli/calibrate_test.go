@@ -176,3 +176,34 @@ func TestAccuracyCommand(t *testing.T) {
 		t.Errorf("no --cases: exit %d %q", code, errs)
 	}
 }
+
+// TestCalibrateAcrossScales: the ABCI 2- and 4-node runs (MANIFEST rows 7,
+// 8) fitted on a cluster given at one node: each run is modelled at the
+// node count its rank count gives, and the fit's cluster line says so; a
+// term whose default is 0 (lat.net.ib) reports its shift, not "+0.0%".
+func TestCalibrateAcrossScales(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a full fit")
+	}
+	code, out, errs := collsim(t, "calibrate", "--node", "dgx-a100", "--nics", "4x200G-ib",
+		"--measured", filepath.Join(calRaw, "nccltests_a100sxm40_2x8_ib-hdr200x4_abci_1.txt"),
+		"--measured", filepath.Join(calRaw, "nccltests_a100sxm40_4x8_ib-hdr200x4_abci_1.txt"))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "# collsim calibrate: 4 x dgx-a100") || !strings.Contains(out, "the runs modelled at 2, 4 nodes") {
+		t.Errorf("the cluster line does not give the runs' scales:\n%s", out)
+	}
+	found := false
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[0] == "lat.net.ib" {
+			found = true
+			if f[1] != "0" || f[4] != f[2] && f[4] != "+"+f[2] {
+				t.Errorf("lat.net.ib moved from %s to %s, reads as change %s", f[1], f[2], f[4])
+			}
+		}
+	}
+	if !found {
+		t.Errorf("lat.net.ib (default 0) not fitted:\n%s", out)
+	}
+}

@@ -127,7 +127,7 @@ func calibrateSummary(fr *calibrate.FitResult, ds *calibrate.Dataset, output str
 		if i == 3 {
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %s -> %s (%+.1f%%)", t.Name, fmtTerm(t.Default, t.Unit), fmtTerm(t.Value, t.Unit), t.Change()*100))
+		parts = append(parts, fmt.Sprintf("%s %s -> %s (%s)", t.Name, fmtTerm(t.Default, t.Unit), fmtTerm(t.Value, t.Unit), t.ChangeText()))
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(&b, " Largest changes: %s.", strings.Join(parts, "; "))
@@ -172,7 +172,7 @@ func fittedSection(fr *calibrate.FitResult) reports.Section {
 		if f.AtBound != "" {
 			note = "at its " + f.AtBound + " bound"
 		}
-		t.Rows = append(t.Rows, []string{f.Name, f.Doc, fmtG4(f.Default), fmtG4(f.Value), fmtStdErr(f.StdErr), fmt.Sprintf("%+.1f%%", f.Change()*100), f.Unit, note})
+		t.Rows = append(t.Rows, []string{f.Name, f.Doc, fmtG4(f.Default), fmtG4(f.Value), fmtStdErr(f.StdErr), f.ChangeText(), f.Unit, note})
 		bars.Categories = append(bars.Categories, f.Name)
 		bars.Series[0].Values = append(bars.Series[0].Values, f.Change()*100)
 	}
