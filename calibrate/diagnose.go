@@ -23,6 +23,7 @@ const (
 	DiagNoNVLS     = "nvls-not-used"
 	DiagRoCEFabric = "roce-fabric"
 	DiagPCIeBound  = "pcie-bound"
+	DiagSlowRamp   = "slow-ramp"
 	DiagBelowModel = "below-model"
 	DiagAboveModel = "above-model"
 )
@@ -59,6 +60,11 @@ var diagTexts = map[string]diagInfo{
 	DiagPCIeBound: {"PCIe-bound: GPU or NIC links deliver less than their generation and width",
 		"check lspci -vv LnkSta against LnkCap (x16 at the expected Gen) for GPUs, NICs and switch uplinks; reseat cards; check BIOS " +
 			"PCIe settings and that GPUs and NICs do not share one switch uplink"},
+	DiagSlowRamp: {"Bandwidth as modelled at the largest sizes, more time per call below them",
+		"the links deliver their modelled rate, so look at what each call or pipeline step costs: the NCCL and network-plugin " +
+			"versions (an older stack pays more per step), the launch mode (one process driving all GPUs, nccl-tests -g N, pays per " +
+			"GPU launch), NCCL_PROTO/NCCL_ALGO/NCCL_MIN_NCHANNELS overrides, the CPU and NUMA binding of the ranks (NCCL's proxy " +
+			"threads); if the cluster is as it should be, fit the latency terms to it (collsim calibrate --terms 'lat.*')"},
 	DiagBelowModel: {"Measured below the model, no single known cause",
 		"check GPU clocks and throttling (nvidia-smi -q -d PERFORMANCE,CLOCK), other jobs on the nodes and the NCCL/driver versions; " +
 			"compare with a known-good node; if the cluster is healthy, fit the model to it with collsim calibrate"},
@@ -360,6 +366,9 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	for i := range explainedBy {
 		skip[gateSeries[i].Name] = true
 	}
+	if d := slowRamp(in.Checks, in.Tolerance, skip); d != nil {
+		list = append(list, *d)
+	}
 	below, above := failingPoints(in.Checks, in.Tolerance, skip)
 	if (!anyExplains && slower > in.Tolerance) || below != "" {
 		d := get(DiagBelowModel)
@@ -608,6 +617,85 @@ func failingPoints(checks []*SeriesCheck, tol float64, skip map[string]bool) (be
 		return strings.Join(v, "; ")
 	}
 	return short(b), short(a)
+}
+
+// slowRamp names the runs whose largest gate sizes match the model while
+// smaller gate sizes are slower beyond the tolerance: the links deliver
+// their rate and the shortfall is time per call or per step (the plateau
+// is the gate sizes of at least a quarter of the largest, two or more,
+// each within the tolerance). The runs it names join skip, so the
+// below-model diagnosis does not list their points again.
+func slowRamp(checks []*SeriesCheck, tol float64, skip map[string]bool) *Diagnosis {
+	t := diagTexts[DiagSlowRamp]
+	d := &Diagnosis{Code: DiagSlowRamp, Title: t.title, Fix: t.fix, Severity: ingest.SevWarning, Residual: -1}
+	for _, c := range checks {
+		if skip[c.Series] {
+			continue
+		}
+		var gate []PointCheck
+		var top int64
+		for _, p := range c.Points {
+			if p.Regime == c.Gate {
+				gate = append(gate, p)
+				top = max(top, p.Size)
+			}
+		}
+		var plateau, slow []PointCheck
+		for _, p := range gate {
+			switch {
+			case p.Size >= top/4:
+				plateau = append(plateau, p)
+			case p.Error > tol:
+				slow = append(slow, p)
+			}
+		}
+		held := len(plateau) >= 2
+		var worst float64
+		for _, p := range plateau {
+			held = held && math.Abs(p.Error) <= tol
+			worst = math.Max(worst, math.Abs(p.Error))
+		}
+		if !held || len(slow) == 0 {
+			continue
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range slow {
+			x := p.MeasuredTimeUs - p.ModelTimeUs
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		extra := fmt.Sprintf("%.0f-%.0f us", lo, hi)
+		if math.Round(lo) == math.Round(hi) {
+			extra = fmt.Sprintf("%.0f us", lo)
+		}
+		w := maxErrorPoint(slow)
+		d.Evidence = append(d.Evidence, fmt.Sprintf("%s: at %s the measured busbw is within %.1f%% of the model; at %s the run takes %s more per call than modelled, up to %+.1f%% at %s (line %d)",
+			c.Series, sizeSpan(plateau), 100*worst, sizeSpan(slow), extra, 100*w.Error, model.FormatBytes(model.Bytes(w.Size)), w.Line))
+		skip[c.Series] = true
+	}
+	if len(d.Evidence) == 0 {
+		return nil
+	}
+	return d
+}
+
+func maxErrorPoint(ps []PointCheck) PointCheck {
+	best := ps[0]
+	for _, p := range ps[1:] {
+		if p.Error > best.Error {
+			best = p
+		}
+	}
+	return best
+}
+
+// sizeSpan is "1G-4G (3 sizes)", or "128M (1 size)", of points in size
+// order.
+func sizeSpan(ps []PointCheck) string {
+	a, b := model.FormatBytes(model.Bytes(ps[0].Size)), model.FormatBytes(model.Bytes(ps[len(ps)-1].Size))
+	if len(ps) == 1 {
+		return a + " (1 size)"
+	}
+	return fmt.Sprintf("%s-%s (%d sizes)", a, b, len(ps))
 }
 
 func bottleneckNote(checks []*SeriesCheck) string {
