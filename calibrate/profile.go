@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/collsim/collsim/internal/atomicfile"
+	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -145,4 +146,21 @@ func WriteFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	return nil
+}
+
+// Applies splits the profile's fitted terms into those that can change a
+// prediction on cl and those that cannot there (another GPU generation's
+// NVLink or NVLS terms, another NIC kind's, network terms on one node, a
+// launch or VM term the cluster's run mode does not pay), by the rule the
+// fit uses to decide which terms measurements of a cluster can move.
+func (p *Profile) Applies(cl *model.Cluster) (applies, inert []string) {
+	fp := &fitProblem{clusters: []*model.Cluster{cl}}
+	for _, t := range p.Params {
+		if fp.termApplies(t.Name) {
+			applies = append(applies, t.Name)
+		} else {
+			inert = append(inert, t.Name)
+		}
+	}
+	return applies, inert
 }

@@ -175,6 +175,45 @@ func profileParams(path string) (sim.Params, error) {
 	return params, nil
 }
 
+// profileJSON says which calibration profile a prediction used and which
+// of its terms reach the cluster predicted.
+type profileJSON struct {
+	File          string   `json:"file"`
+	FittedOn      string   `json:"fitted_on"`
+	Applied       []string `json:"terms_applied"`
+	NotApplicable []string `json:"terms_not_applicable,omitempty"`
+}
+
+// profileInfo describes the --profile at path for cluster cl; nil when
+// path is empty.
+func profileInfo(path string, cl *model.Cluster) (*profileJSON, error) {
+	if path == "" {
+		return nil, nil
+	}
+	prof, err := calibrate.LoadProfile(path)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	applies, inert := prof.Applies(cl)
+	return &profileJSON{File: path, FittedOn: prof.Cluster, Applied: append([]string{}, applies...), NotApplicable: inert}, nil
+}
+
+// line is the profile's comment line in a table's header.
+func (p *profileJSON) line() string {
+	n := len(p.Applied) + len(p.NotApplicable)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Profile: %s, fitted on %s: ", p.File, p.FittedOn)
+	if len(p.Applied) == 0 {
+		fmt.Fprintf(&b, "none of its %d term(s) applies to this cluster (%s), so the prediction is the defaults'", n, strings.Join(p.NotApplicable, ", "))
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d of its %d term(s) applied (%s)", len(p.Applied), n, strings.Join(p.Applied, ", "))
+	if len(p.NotApplicable) > 0 {
+		fmt.Fprintf(&b, "; not applicable to this cluster: %s", strings.Join(p.NotApplicable, ", "))
+	}
+	return b.String()
+}
+
 // envForSpec builds a cluster and its simulation environment from a spec.
 func envForSpec(spec model.ClusterSpec, params sim.Params) (*sim.Env, error) {
 	cl, err := spec.Build()

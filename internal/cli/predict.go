@@ -139,7 +139,11 @@ func predictCommand(e *env) *cli.Command {
 				if envr, err = buildEnv(c); err != nil {
 					return err
 				}
-				if out, err = streamPrediction(c.Context, e, envr, req, c.String("datatype"), format); err != nil {
+				prof, err := profileInfo(c.String("profile"), envr.Cluster)
+				if err != nil {
+					return err
+				}
+				if out, err = streamPrediction(c.Context, e, envr, req, c.String("datatype"), format, prof); err != nil {
 					return budgetInput(err)
 				}
 			} else {
@@ -152,6 +156,9 @@ func predictCommand(e *env) *cli.Command {
 				}
 				out = newPrediction(envr, req, pts, c.String("datatype"))
 				out.worst, out.seeds = worst, k
+				if out.profile, err = profileInfo(c.String("profile"), envr.Cluster); err != nil {
+					return err
+				}
 				if format != "json" {
 					if err := out.writeRows(e.stdout, format); err != nil {
 						return err
@@ -197,11 +204,11 @@ func predictCommand(e *env) *cli.Command {
 // results as they come; on a terminal it shows "size k/N" on stderr for
 // the first size not printed yet. Interrupted (ctx cancelled), it returns
 // an error that says how many sizes finished.
-func streamPrediction(ctx context.Context, e *env, envr *sim.Env, req sim.Request, dtype, format string) (*prediction, error) {
+func streamPrediction(ctx context.Context, e *env, envr *sim.Env, req sim.Request, dtype, format string, prof *profileJSON) (*prediction, error) {
 	if req.ElemSize <= 0 {
 		req.ElemSize = 4
 	}
-	p := &prediction{env: envr, req: req, dtype: strings.ToLower(dtype)}
+	p := &prediction{env: envr, req: req, dtype: strings.ToLower(dtype), profile: prof}
 	cw := csv.NewWriter(e.stdout)
 	prog := e.progress("predict")
 	n := len(req.Sizes)
@@ -374,6 +381,8 @@ type prediction struct {
 	// then hold the expected: the mean time over the seeds).
 	worst []seededPoint
 	seeds int
+	// profile is the --profile the parameters came from, nil without.
+	profile *profileJSON
 }
 
 // seededPoint is one seed's result for a size.
@@ -542,9 +551,10 @@ func (p *prediction) writeJSON(w io.Writer) error {
 		Results    []resultJSON `json:"results"`
 		AvgBusBW   float64      `json:"avg_busbw_gbps"`
 		Seeds      int          `json:"seeds,omitempty"`
+		Profile    *profileJSON `json:"profile,omitempty"`
 	}
 	d := doc{Cluster: clusterInfo(p.env), Collective: p.req.Coll.String(), Ranks: p.env.Cluster.NumRanks(),
-		Engine: string(p.req.Engine), Datatype: p.dtype, Summary: p.summary, Results: []resultJSON{}}
+		Engine: string(p.req.Engine), Datatype: p.dtype, Summary: p.summary, Results: []resultJSON{}, Profile: p.profile}
 	for i, pt := range p.pts {
 		r := pointJSON(pt)
 		if p.worst != nil {
@@ -659,6 +669,9 @@ func (p *prediction) writeTableHeader(w io.Writer) {
 	}
 	if ci.Run != "" {
 		fmt.Fprintf(w, "# Run: %s\n", ci.Run)
+	}
+	if p.profile != nil {
+		writeComments(w, 100, strings.TrimPrefix(p.profile.line(), "# "))
 	}
 	fmt.Fprintln(w, "#")
 	fmt.Fprintf(w, "#%71s%s\n", "", "predicted")

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -152,5 +154,53 @@ func TestPredictSizeSteps(t *testing.T) {
 	code, out, errs = runCLI(t, "predict", "-b", "1", "-e", "1T", "-f", "1.0001")
 	if code != 2 || out != "" || !strings.Contains(errs, "more than 4096 sizes") {
 		t.Errorf("huge sweep: exit %d, %q", code, errs)
+	}
+}
+
+// TestPredictSaysWhichProfile: a prediction made with --profile says so,
+// in the table's header and in the JSON, with the terms that reach the
+// cluster and those that cannot (a Hopper cluster takes no NVLink3 term;
+// one node takes no network term).
+func TestPredictSaysWhichProfile(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(prof, []byte(`format: collsim-profile/1
+cluster: 2 x hgx-h100-4gpu (4x H100-SXM, 4x NDR200 ib), NCCL 2.22 model
+fitted_on:
+  - {file: snellius_2x4.txt, kind: nccl-tests, points: 20}
+params:
+  - {name: net.eff.ib, value: 0.91, default: 0.95, unit: fraction}
+  - {name: nvlink.eff.3, value: 0.8, default: 0.85, unit: fraction}
+fit: {points: 20}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "predict", "--node", "dgx-h100", "--nodes", "2", "--profile", prof, "-b", "1G", "-e", "1G", "--engine", "analytic")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var head []string // the comment lines, unwrapped
+	for _, l := range strings.Split(out, "\n") {
+		if c, ok := strings.CutPrefix(l, "# "); ok {
+			head = append(head, c)
+		}
+	}
+	if h := strings.Join(head, " "); !strings.Contains(h, "Profile: "+prof+", fitted on 2 x hgx-h100-4gpu") || !strings.Contains(h, ": 1 of its 2 term(s) applied (net.eff.ib); not applicable to this cluster: nvlink.eff.3") {
+		t.Errorf("the header does not say which profile and terms:\n%s", out)
+	}
+	code, out, errs = runCLI(t, "predict", "--node", "dgx-h100", "--profile", prof, "-b", "1G", "-e", "1G", "--engine", "analytic", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var d struct {
+		Profile *profileJSON `json:"profile"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if p := d.Profile; p == nil || p.File != prof || len(p.Applied) != 0 || strings.Join(p.NotApplicable, ",") != "net.eff.ib,nvlink.eff.3" {
+		t.Errorf("one node: profile %+v, want both terms not applicable", d.Profile)
+	}
+	if code, out, _ := runCLI(t, "predict", "--node", "dgx-h100", "-b", "1G", "-e", "1G", "--engine", "analytic"); code != 0 || strings.Contains(out, "Profile") {
+		t.Errorf("without --profile the header names one (exit %d):\n%s", code, out)
 	}
 }
