@@ -160,7 +160,7 @@ func TestPredictSizeSteps(t *testing.T) {
 // TestPredictSaysWhichProfile: a prediction made with --profile says so,
 // in the table's header and in the JSON, with the terms that reach the
 // cluster and those that cannot (a Hopper cluster takes no NVLink3 term;
-// one node takes no network term).
+// one node takes no network term); scale does the same.
 func TestPredictSaysWhichProfile(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "p.yaml")
 	if err := os.WriteFile(prof, []byte(`format: collsim-profile/1
@@ -202,5 +202,16 @@ fit: {points: 20}
 	}
 	if code, out, _ := runCLI(t, "predict", "--node", "dgx-h100", "-b", "1G", "-e", "1G", "--engine", "analytic"); code != 0 || strings.Contains(out, "Profile") {
 		t.Errorf("without --profile the header names one (exit %d):\n%s", code, out)
+	}
+	// scale judges the terms on its largest cluster.
+	code, out, errs = runCLI(t, "scale", "--node", "dgx-h100", "--max-nodes", "4", "--size", "1G", "--profile", prof, "--format", "json")
+	if code != 0 {
+		t.Fatalf("scale: exit %d: %s", code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if p := d.Profile; p == nil || strings.Join(p.Applied, ",") != "net.eff.ib" {
+		t.Errorf("scale: profile %+v, want net.eff.ib applied", d.Profile)
 	}
 }

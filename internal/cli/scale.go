@@ -96,6 +96,9 @@ func scaleCommand(e *env) *cli.Command {
 				fmt.Fprintln(e.stderr, "collsim: scale: "+warn)
 			}
 			res.files = clusterFilesFrom(c)
+			if res.profile, err = profileInfo(c.String("profile"), res.lastModelled().Env.Cluster); err != nil {
+				return err
+			}
 			return printResult(e, res, format, "scale", rpath, func() (*reports.Document, error) { return scaleReport(e, res) })
 		},
 	}
@@ -194,6 +197,9 @@ type scaleResult struct {
 	*study.ScaleResult
 	dtype string
 	files clusterFiles
+	// profile is the --profile the parameters came from (its terms judged
+	// on the largest cluster modelled), nil without.
+	profile *profileJSON
 }
 
 // runScale maps the options to study.Scale.
@@ -295,6 +301,9 @@ func (r *scaleResult) summaryLines() []string {
 func (r *scaleResult) writeTable(w io.Writer) error {
 	fmt.Fprintf(w, "# collsim %s scale (engine %s): %s\n", Version, r.Request.Engine, r.what())
 	fmt.Fprintf(w, "# Design: %s\n", r.designLabel())
+	if r.profile != nil {
+		writeComments(w, 100, strings.TrimPrefix(r.profile.line(), "# "))
+	}
 	writeComments(w, 100, r.effDefinition())
 	fmt.Fprintln(w, "#")
 	if r.Workload != nil {
@@ -410,9 +419,10 @@ func (r *scaleResult) writeJSON(w io.Writer) error {
 		Warnings       []string         `json:"warnings,omitempty"`
 		Points         []scalePointJSON `json:"points"`
 		Summary        []string         `json:"summary"`
+		Profile        *profileJSON     `json:"profile,omitempty"`
 	}
 	d := doc{Design: r.designLabel(), Cluster: clusterInfo(r.lastModelled().Env), Engine: string(r.Request.Engine), Scaled: r.what(),
-		Efficiency: r.effDefinition(), Reference: r.RefLabel, Warnings: r.warnings(), Points: r.jsonPoints(), Summary: r.summaryLines()}
+		Efficiency: r.effDefinition(), Reference: r.RefLabel, Warnings: r.warnings(), Points: r.jsonPoints(), Summary: r.summaryLines(), Profile: r.profile}
 	if r.Workload != nil {
 		d.Workload = r.Workload.Describe()
 	} else {
