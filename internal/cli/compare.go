@@ -281,7 +281,14 @@ func bottleneckPhrase(pt sim.Point) string {
 // designLine describes a design in one line for the table header.
 func designLine(d *design) string {
 	ci := clusterInfo(d.Env)
-	return fmt.Sprintf("%s; %d ranks; fabric %s; NCCL %s model", scenarios.Describe(d.Env.Cluster.Spec), d.Env.Cluster.NumRanks(), ci.Fabric, ci.NCCLVersion)
+	line := fmt.Sprintf("%s; %d ranks; fabric %s; NCCL %s model", scenarios.Describe(d.Env.Cluster.Spec), d.Env.Cluster.NumRanks(), ci.Fabric, ci.NCCLVersion)
+	// A design's profile changes its numbers: say which, and how many of
+	// its terms reach the design (the file was read when the design was
+	// modelled, so it loads).
+	if prof, err := profileInfo(d.ctx.String("profile"), d.Env.Cluster); err == nil && prof != nil {
+		line += fmt.Sprintf("; profile %s (%d of %d terms apply)", prof.File, len(prof.Applied), len(prof.Applied)+len(prof.NotApplicable))
+	}
+	return line
 }
 
 func (r *compareResult) writeTable(w io.Writer) error {

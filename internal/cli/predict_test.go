@@ -160,7 +160,7 @@ func TestPredictSizeSteps(t *testing.T) {
 // TestPredictSaysWhichProfile: a prediction made with --profile says so,
 // in the table's header and in the JSON, with the terms that reach the
 // cluster and those that cannot (a Hopper cluster takes no NVLink3 term;
-// one node takes no network term); scale does the same.
+// one node takes no network term); scale and compare do the same.
 func TestPredictSaysWhichProfile(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "p.yaml")
 	if err := os.WriteFile(prof, []byte(`format: collsim-profile/1
@@ -213,5 +213,15 @@ fit: {points: 20}
 	}
 	if p := d.Profile; p == nil || strings.Join(p.Applied, ",") != "net.eff.ib" {
 		t.Errorf("scale: profile %+v, want net.eff.ib applied", d.Profile)
+	}
+	// compare names it on the design it applies to.
+	code, out, errs = runCLI(t, "compare", "--design", "cal=--node dgx-h100 --nodes 2 --profile "+prof, "--design", "plain=--node dgx-h100 --nodes 2",
+		"-b", "1G", "-e", "1G", "--engine", "analytic")
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errs)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || !strings.Contains(lines[1], "; profile "+prof+" (1 of 2 terms apply)") || strings.Contains(lines[2], "profile") {
+		t.Errorf("compare's design lines do not say which design has the profile:\n%s", out)
 	}
 }
