@@ -24,6 +24,7 @@ const (
 	DiagRoCEFabric = "roce-fabric"
 	DiagPCIeBound  = "pcie-bound"
 	DiagSlowRamp   = "slow-ramp"
+	DiagUnsteady   = "unsteady-measurement"
 	DiagBelowModel = "below-model"
 	DiagAboveModel = "above-model"
 )
@@ -65,6 +66,10 @@ var diagTexts = map[string]diagInfo{
 			"versions (an older stack pays more per step), the launch mode (one process driving all GPUs, nccl-tests -g N, pays per " +
 			"GPU launch), NCCL_PROTO/NCCL_ALGO/NCCL_MIN_NCHANNELS overrides, the CPU and NUMA binding of the ranks (NCCL's proxy " +
 			"threads); if the cluster is as it should be, fit the latency terms to it (collsim calibrate --terms 'lat.*')"},
+	DiagUnsteady: {"The measurement is unsteady: its busbw spreads across the gate sizes by more than the tolerance",
+		"rerun with more iterations and warm-up (nccl-tests -n 100 -w 20) while nothing else runs on the nodes or shares their links; " +
+			"pin the ranks to the GPUs' NUMA nodes; over TCP check the interface (offloads, IRQ affinity, NCCL_SOCKET_NTHREADS and " +
+			"NCCL_NSOCKS_PERTHREAD); until it is steady the gate cannot judge the cluster closer than its own spread"},
 	DiagBelowModel: {"Measured below the model, no single known cause",
 		"check GPU clocks and throttling (nvidia-smi -q -d PERFORMANCE,CLOCK), other jobs on the nodes and the NCCL/driver versions; " +
 			"compare with a known-good node; if the cluster is healthy, fit the model to it with collsim calibrate"},
@@ -309,6 +314,8 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	if d := roceFabric(cl, in); d != nil {
 		d.Baseline = roundTo(r0, 4)
 		out[DiagRoCEFabric] = d
+	} else if d := unsteady(in); d != nil {
+		out[DiagUnsteady] = d
 	}
 	var list []Diagnosis
 	anyExplains := false
@@ -856,20 +863,8 @@ func roceFabric(cl *model.Cluster, in DiagnoseInput) *Diagnosis {
 				ratios = append(ratios, math.Log(p.Ratio))
 			}
 		}
-		if len(ratios) >= 3 {
-			m := 0.0
-			for _, r := range ratios {
-				m += r
-			}
-			m /= float64(len(ratios))
-			var sd float64
-			for _, r := range ratios {
-				sd += (r - m) * (r - m)
-			}
-			sd = math.Sqrt(sd / float64(len(ratios)-1))
-			if sd > 0.1 {
-				ev = append(ev, fmt.Sprintf("%s: busbw jitters by %.0f%% (standard deviation of log(measured/model)) over the %s points", c.Series, sd*100, c.Gate))
-			}
+		if sd := jitter(ratios); sd > jitterMax {
+			ev = append(ev, fmt.Sprintf("%s: busbw jitters by %.0f%% (standard deviation of log(measured/model)) over the %s points", c.Series, sd*100, c.Gate))
 		}
 	}
 	if len(ev) == 0 {
@@ -877,4 +872,54 @@ func roceFabric(cl *model.Cluster, in DiagnoseInput) *Diagnosis {
 	}
 	t := diagTexts[DiagRoCEFabric]
 	return &Diagnosis{Code: DiagRoCEFabric, Title: t.title, Fix: t.fix, Evidence: ev, Residual: -1, FromFiles: true}
+}
+
+// jitterMax is the spread of log(measured/model) over a run's gate points
+// beyond which the run is unsteady: the 10% tolerance itself.
+const jitterMax = 0.1
+
+// jitter is the sample standard deviation of v (0 for fewer than 3).
+func jitter(v []float64) float64 {
+	if len(v) < 3 {
+		return 0
+	}
+	m := 0.0
+	for _, r := range v {
+		m += r
+	}
+	m /= float64(len(v))
+	var sd float64
+	for _, r := range v {
+		sd += (r - m) * (r - m)
+	}
+	return math.Sqrt(sd / float64(len(v)-1))
+}
+
+// unsteady names the runs whose measured/model busbw spreads over the
+// gate points by more than the tolerance (on RoCE roceFabric says it with
+// the fabric's causes): the run's own spread, which no model removes, with
+// its range of busbw against the model's.
+func unsteady(in DiagnoseInput) *Diagnosis {
+	var ev []string
+	for _, c := range in.Checks {
+		var ratios []float64
+		lo, hi, mlo, mhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+		for _, p := range c.Points {
+			if p.Regime != c.Gate || p.Ratio <= 0 {
+				continue
+			}
+			ratios = append(ratios, math.Log(p.Ratio))
+			lo, hi = math.Min(lo, p.MeasuredBusBW), math.Max(hi, p.MeasuredBusBW)
+			mlo, mhi = math.Min(mlo, p.ModelBusBW), math.Max(mhi, p.ModelBusBW)
+		}
+		if sd := jitter(ratios); sd > jitterMax {
+			ev = append(ev, fmt.Sprintf("%s: over its %d %s points measured/model busbw spreads by %.0f%% (standard deviation of the log ratio): measured %.3g-%.3g GB/s where the model gives %.3g-%.3g",
+				c.Series, len(ratios), c.Gate, sd*100, lo, hi, mlo, mhi))
+		}
+	}
+	if len(ev) == 0 {
+		return nil
+	}
+	t := diagTexts[DiagUnsteady]
+	return &Diagnosis{Code: DiagUnsteady, Title: t.title, Fix: t.fix, Evidence: ev, Residual: -1}
 }

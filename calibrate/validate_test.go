@@ -325,3 +325,34 @@ func TestDiagnoseSlowRamp(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnoseUnsteady: the bcm run over 10G TCP sockets (MANIFEST row 43)
+// swings between 0.66 and 0.88 GB/s over its 64 MiB-4 GiB sizes, where
+// the model of its own socket cluster gives 0.96 at each: validate fails it
+// and leads with the run's own spread (12%), which no model removes. The
+// moc run without GDR, steadily 3x slower than its healthy model, is not
+// called unsteady.
+func TestDiagnoseUnsteady(t *testing.T) {
+	v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{rawFile(t, "nccltests_v100sxm3_2x1_tcp-socket_bcm-manual_1.txt")},
+		clusterOf(t, scenarios.Overrides{Node: "v100-4gpu-nvlink", GPUsPerNode: 1, NICs: "1x10G-tcp", Set: []string{"NCCL_IB_DISABLE=1"}, NCCLVersion: "2.11"}),
+		sim.DefaultParams(), calibrate.ValidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Pass || len(v.Diagnoses) == 0 {
+		t.Fatalf("pass %v, diagnoses %v: want a failure with a diagnosis", v.Pass, codes(v.Diagnoses))
+	}
+	if d := v.Diagnoses[0]; d.Code != calibrate.DiagUnsteady || len(d.Evidence) != 1 || !strings.Contains(d.Evidence[0], "spreads by 12%") || !strings.Contains(d.Evidence[0], "measured 0.656-0.882 GB/s") {
+		t.Errorf("leading diagnosis %s %q, want %s with the run's 12%% spread and its range", d.Code, d.Evidence, calibrate.DiagUnsteady)
+	}
+	moc, err := calibrate.Validate(context.Background(), []*ingest.Artifact{rawFile(t, "nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt")},
+		clusterOf(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, GPUsPerNode: 1, NICs: "1x400G-roce", NCCLVersion: "2.26"}), sim.DefaultParams(), calibrate.ValidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range moc.Diagnoses {
+		if d.Code == calibrate.DiagUnsteady || d.Code == calibrate.DiagRoCEFabric {
+			t.Errorf("the steady moc run is diagnosed %s: %q", d.Code, d.Evidence)
+		}
+	}
+}
