@@ -875,7 +875,7 @@ func roceFabric(cl *model.Cluster, in DiagnoseInput) *Diagnosis {
 }
 
 // jitterMax is the spread of log(measured/model) over a run's gate points
-// beyond which the run is unsteady: the 10% tolerance itself.
+// beyond which roceFabric reads jitter: 10%, the default tolerance.
 const jitterMax = 0.1
 
 // jitter is the sample standard deviation of v (0 for fewer than 3).
@@ -896,9 +896,9 @@ func jitter(v []float64) float64 {
 }
 
 // unsteady names the runs whose measured/model busbw spreads over the
-// gate points by more than the tolerance (on RoCE roceFabric says it with
-// the fabric's causes): the run's own spread, which no model removes, with
-// its range of busbw against the model's.
+// gate points by more than the gate's tolerance (on RoCE roceFabric says
+// it with the fabric's causes): the run's own spread, which no model
+// removes, with its range of busbw against the model's.
 func unsteady(in DiagnoseInput) *Diagnosis {
 	var ev []string
 	for _, c := range in.Checks {
@@ -912,7 +912,7 @@ func unsteady(in DiagnoseInput) *Diagnosis {
 			lo, hi = math.Min(lo, p.MeasuredBusBW), math.Max(hi, p.MeasuredBusBW)
 			mlo, mhi = math.Min(mlo, p.ModelBusBW), math.Max(mhi, p.ModelBusBW)
 		}
-		if sd := jitter(ratios); sd > jitterMax {
+		if sd := jitter(ratios); sd > in.Tolerance {
 			ev = append(ev, fmt.Sprintf("%s: over its %d %s points measured/model busbw spreads by %.0f%% (standard deviation of the log ratio): measured %.3g-%.3g GB/s where the model gives %.3g-%.3g",
 				c.Series, len(ratios), c.Gate, sd*100, lo, hi, mlo, mhi))
 		}
