@@ -107,6 +107,9 @@ type ValidateOutcome struct {
 	Failures   int     `json:"failures"`
 	Worst      float64 `json:"worst_error"`
 	Tolerance  float64 `json:"tolerance"`
+	// Leading is, for a false alarm, the code of the diagnosis validate
+	// would lead with: what the operator would be told.
+	Leading string `json:"leading_diagnosis,omitempty"`
 }
 
 // String is the outcome in a few words, for the table.
@@ -120,7 +123,11 @@ func (v *ValidateOutcome) String() string {
 	if v.Pass {
 		return fmt.Sprintf("pass (%s, worst %+.1f%%)", v.Gate, v.Worst*100)
 	}
-	return fmt.Sprintf("FALSE ALARM (%d of %d %s points beyond %.0f%%, worst %+.1f%%)", v.Failures, v.GatePoints, v.Gate, v.Tolerance*100, v.Worst*100)
+	lead := ""
+	if v.Leading != "" {
+		lead = "; leads with " + v.Leading
+	}
+	return fmt.Sprintf("FALSE ALARM (%d of %d %s points beyond %.0f%%, worst %+.1f%%%s)", v.Failures, v.GatePoints, v.Gate, v.Tolerance*100, v.Worst*100, lead)
 }
 
 // Regime returns one regime's statistics, calibrated or not.
@@ -489,6 +496,16 @@ func validateHealthy(ctx context.Context, a *accCase, opt Options) (*ValidateOut
 		return nil, fmt.Errorf("calibrate: case %s: validate: %w", a.c.ID, err)
 	}
 	out := &ValidateOutcome{Pass: sc.Pass, Gate: sc.Gate, Failures: sc.Failures, Tolerance: opt.Tolerance}
+	if !sc.Pass {
+		ds, err := calibrate.Diagnose(ctx, calibrate.DiagnoseInput{Spec: spec, Params: sim.DefaultParams(), Series: []calibrate.Series{a.series},
+			Checks: []*calibrate.SeriesCheck{sc}, Findings: a.art.Findings, Tolerance: opt.Tolerance})
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: case %s: diagnose: %w", a.c.ID, err)
+		}
+		if len(ds) > 0 {
+			out.Leading = ds[0].Code
+		}
+	}
 	for _, p := range sc.Points {
 		if p.Regime != sc.Gate {
 			continue
