@@ -10,6 +10,7 @@ import (
 	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Diagnosis codes: the practitioners' checklist for a cluster that falls
@@ -878,21 +879,13 @@ func roceFabric(cl *model.Cluster, in DiagnoseInput) *Diagnosis {
 // beyond which roceFabric reads jitter: 10%, the default tolerance.
 const jitterMax = 0.1
 
-// jitter is the sample standard deviation of v (0 for fewer than 3).
+// jitter is the sample standard deviation of v, 0 for fewer than 3
+// values (too few to call a spread).
 func jitter(v []float64) float64 {
 	if len(v) < 3 {
 		return 0
 	}
-	m := 0.0
-	for _, r := range v {
-		m += r
-	}
-	m /= float64(len(v))
-	var sd float64
-	for _, r := range v {
-		sd += (r - m) * (r - m)
-	}
-	return math.Sqrt(sd / float64(len(v)-1))
+	return stat.StdDev(v, nil)
 }
 
 // unsteady names the runs whose measured/model busbw spreads over the

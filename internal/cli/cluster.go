@@ -195,14 +195,16 @@ func profileInfo(path string, cl *model.Cluster) (*profileJSON, error) {
 		return nil, badInput(err)
 	}
 	applies, inert := prof.Applies(cl)
+	// terms_applied is a list even when empty: none applies is an answer.
 	return &profileJSON{File: path, FittedOn: prof.Cluster, Applied: append([]string{}, applies...), NotApplicable: inert}, nil
 }
 
-// line is the profile's comment line in a table's header.
+// line is the profile's line in a table's header (writeComments adds
+// the "# ").
 func (p *profileJSON) line() string {
 	n := len(p.Applied) + len(p.NotApplicable)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Profile: %s, fitted on %s: ", p.File, p.FittedOn)
+	fmt.Fprintf(&b, "Profile: %s, fitted on %s: ", p.File, p.FittedOn)
 	if len(p.Applied) == 0 {
 		fmt.Fprintf(&b, "none of its %d term(s) applies to this cluster (%s), so the prediction is the defaults'", n, strings.Join(p.NotApplicable, ", "))
 		return b.String()

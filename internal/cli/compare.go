@@ -65,6 +65,9 @@ type design struct {
 	ctx  *cli.Context
 	// CompareDesignResult is the design modelled, set by runCompare.
 	*study.CompareDesignResult
+	// profile is the design's --profile, judged on its cluster (nil
+	// without), set by runCompare.
+	profile *profileJSON
 }
 
 // designFlagSet parses a design's options: the cluster options every
@@ -186,6 +189,9 @@ func runCompare(c *cli.Context, ds []*design, req sim.Request) (*compareResult, 
 	}
 	for i, d := range ds {
 		d.CompareDesignResult = res.Designs[i]
+		if d.profile, err = profileInfo(d.ctx.String("profile"), d.Env.Cluster); err != nil {
+			return nil, wrapKeep(fmt.Sprintf("compare: design %q", d.name), err)
+		}
 	}
 	return &compareResult{CompareResult: res, dtype: strings.ToLower(c.String("datatype")), designs: ds}, nil
 }
@@ -283,10 +289,9 @@ func designLine(d *design) string {
 	ci := clusterInfo(d.Env)
 	line := fmt.Sprintf("%s; %d ranks; fabric %s; NCCL %s model", scenarios.Describe(d.Env.Cluster.Spec), d.Env.Cluster.NumRanks(), ci.Fabric, ci.NCCLVersion)
 	// A design's profile changes its numbers: say which, and how many of
-	// its terms reach the design (the file was read when the design was
-	// modelled, so it loads).
-	if prof, err := profileInfo(d.ctx.String("profile"), d.Env.Cluster); err == nil && prof != nil {
-		line += fmt.Sprintf("; profile %s (%d of %d terms apply)", prof.File, len(prof.Applied), len(prof.Applied)+len(prof.NotApplicable))
+	// its terms reach the design.
+	if p := d.profile; p != nil {
+		line += fmt.Sprintf("; profile %s (%d of %d terms apply)", p.File, len(p.Applied), len(p.Applied)+len(p.NotApplicable))
 	}
 	return line
 }

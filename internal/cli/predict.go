@@ -671,7 +671,7 @@ func (p *prediction) writeTableHeader(w io.Writer) {
 		fmt.Fprintf(w, "# Run: %s\n", ci.Run)
 	}
 	if p.profile != nil {
-		writeComments(w, 100, strings.TrimPrefix(p.profile.line(), "# "))
+		writeComments(w, 100, p.profile.line())
 	}
 	fmt.Fprintln(w, "#")
 	fmt.Fprintf(w, "#%71s%s\n", "", "predicted")

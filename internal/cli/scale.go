@@ -302,7 +302,7 @@ func (r *scaleResult) writeTable(w io.Writer) error {
 	fmt.Fprintf(w, "# collsim %s scale (engine %s): %s\n", Version, r.Request.Engine, r.what())
 	fmt.Fprintf(w, "# Design: %s\n", r.designLabel())
 	if r.profile != nil {
-		writeComments(w, 100, strings.TrimPrefix(r.profile.line(), "# "))
+		writeComments(w, 100, r.profile.line())
 	}
 	writeComments(w, 100, r.effDefinition())
 	fmt.Fprintln(w, "#")
