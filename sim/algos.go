@@ -38,6 +38,10 @@ type builder struct {
 	unit int32
 	// full switches the symmetry reductions off (Request.Full).
 	full bool
+	// bundleCaps are the link capacities the run will use, for the check
+	// that lets channel groups the fabric treats alike run as one
+	// (bundle.go); nil: every group on its own.
+	bundleCaps []float64
 	// reserved is the ops and dependency entries reserve was told the
 	// schedule holds at most (the base op aside).
 	reserved [2]int64
@@ -108,6 +112,11 @@ type desOpts struct {
 	// times is set when the run records every op's start and end
 	// (ExecOptions.RecordOpTimes), for the memory estimate.
 	times bool
+	// bundleCaps are the link capacities of the run when channel groups
+	// may be bundled (bundle.go): nil when every op must stand for itself
+	// (a recorded timeline) or the run adds flows or latencies the check
+	// does not see (background traffic, congestion physics).
+	bundleCaps []float64
 }
 
 // program builds the call for the chosen algorithm. With des set it also
@@ -117,7 +126,7 @@ func (e *Env) program(call Call, des bool, o desOpts) (*prog, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{e: e, call: call, des: des, window: o.window, budget: o.budget, full: o.full}
+	b := &builder{e: e, call: call, des: des, window: o.window, budget: o.budget, full: o.full, bundleCaps: o.bundleCaps}
 	b.budget.times = o.times
 	if des {
 		b.sched = &Schedule{}

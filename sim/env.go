@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/collsim/collsim/model"
 )
@@ -45,6 +46,9 @@ type Env struct {
 	hostIdx  map[model.ElemID]int
 	// names of virtual links, for reports.
 	virtName []string
+	// bundles keeps the channel bundles found per bundleKey (bundle.go),
+	// for the sizes of a sweep and its parallel runs.
+	bundles sync.Map
 }
 
 // NewEnv resolves the cluster as NCCL would and prepares link capacities.

@@ -58,14 +58,10 @@ func (b *builder) nvlsTree() (*prog, error) {
 	members := nvlsTreeMembers(nc)
 	netLat := e.stepLat(model.LatNet, model.ProtoSimple)
 	nvLat := e.stepLat(model.LatNVLink, model.ProtoSimple)
-	type edgeRoutes struct {
-		up, down           hopInfo
-		splitUp, splitDown []pathShare // several routes (edgeFlows)
-	}
-	edges := make([][2][]edgeRoutes, N) // [node][tree][gpu]
+	edges := make([][2][]nvlsEdge, N) // [node][tree][gpu]
 	for v := 0; v < N; v++ {
 		for tr := 0; tr < 2; tr++ {
-			edges[v][tr] = make([]edgeRoutes, G)
+			edges[v][tr] = make([]nvlsEdge, G)
 			p := trees[tr][v]
 			if p < 0 || half[tr] == 0 {
 				continue
@@ -90,7 +86,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 				if err != nil {
 					return nil, err
 				}
-				edges[v][tr][i] = edgeRoutes{hopInfo{u, cu, netLat}, hopInfo{d, cd, netLat}, su, sd}
+				edges[v][tr][i] = nvlsEdge{hopInfo{u, cu, netLat}, hopInfo{d, cd, netLat}, su, sd}
 			}
 		}
 	}
@@ -99,22 +95,28 @@ func (b *builder) nvlsTree() (*prog, error) {
 	}
 	sim, skipped := b.simUnits(pr.units)
 	pr.skipped = skipped
+	// The node's GPUs (shards) that the fabric treats alike run as one
+	// lane (bundle.go): its ops stand for each of them, its flows cross
+	// all their links. Without bundling every GPU is its own lane.
+	rcap := e.nvlsReduceCap(nc, G)
+	lanes := b.nvlsLanes(G, half, rcap/eff, ups, downs, edges)
+	nl := len(lanes)
+	laneUp, laneDown, edges := mergeLanes(lanes, ups, downs, edges)
 	// Per unit and tree, per node: the NVLS stages (4G transfers and two
 	// reductions) and per GPU up to two ops each way on its tree edge.
 	// Dependencies: two per NVLS transfer and G per reduction (10G per
 	// node), and per GPU and node on the tree at most 3 for its reduce
 	// edge, 3 for its broadcast edge and one per child's arrival (counted
 	// once per child): 17G per node; a split edge (edgeFlows) adds up to
-	// splitFan ops, each waiting on at most 5.
+	// splitFan ops, each waiting on at most 5. A lane counts as one GPU.
 	units := 2 * int64(len(sim)) * int64(N)
-	extra := int64(len(sim)) * int64(N) * int64(2*G*(e.splitFan(int(half[0]))+e.splitFan(int(half[1]))))
-	nops := units*int64(8*G+2) + extra
-	if err := b.reserve(nops, units*int64(17*G)+5*extra); err != nil {
+	extra := int64(len(sim)) * int64(N) * int64(2*nl*(e.splitFan(int(half[0]))+e.splitFan(int(half[1]))))
+	nops := units*int64(8*nl+2) + extra
+	if err := b.reserve(nops, units*int64(17*nl)+5*extra); err != nil {
 		return nil, err
 	}
 	// The operand pull is bounded by the switch's reduction rate, as in
 	// single-node NVLS (nvlsReduceCap).
-	rcap := e.nvlsReduceCap(nc, G)
 	for tr := 0; tr < 2; tr++ {
 		w := half[tr]
 		if w == 0 {
@@ -135,36 +137,38 @@ func (b *builder) nvlsTree() (*prog, error) {
 		prevUp, prevDown := make([][][]OpID, N), make([][][]OpID, N) // per GPU and route of its edge (addSplit)
 		gate := fill(N, b.base)                                      // node v's previous loop pulled and synchronised
 		for v := 0; v < N; v++ {
-			prevU1[v], prevD1[v], prevU2[v], prevD2[v] = fill(G, b.base), fill(G, b.base), fill(G, b.base), fill(G, b.base)
-			prevUp[v], prevDown[v] = make([][]OpID, G), make([][]OpID, G)
-			for i := 0; i < G; i++ {
+			prevU1[v], prevD1[v], prevU2[v], prevD2[v] = fill(nl, b.base), fill(nl, b.base), fill(nl, b.base), fill(nl, b.base)
+			prevUp[v], prevDown[v] = make([][]OpID, nl), make([][]OpID, nl)
+			for i := 0; i < nl; i++ {
 				prevUp[v][i], prevDown[v][i] = splitPrev(edges[v][tr][i].splitUp, b.base), splitPrev(edges[v][tr][i].splitDown, b.base)
 			}
 		}
 		// Per-unit state, reset unit after unit: partial[v][i] is node v's
 		// GPU i's partial sum of its shard, arrived[v][i] the children's
 		// partial sums it waits for, final[v][i] the shard's total there.
-		partial, final := grid(N, G), grid(N, G)
+		partial, final := grid(N, nl), grid(N, nl)
 		arrived := make([][][]OpID, N)
 		for v := range arrived {
-			arrived[v] = make([][]OpID, G)
+			arrived[v] = make([][]OpID, nl)
 		}
-		u1, u2 := make([]OpID, G), make([]OpID, G)
+		u1, u2 := make([]OpID, nl), make([]OpID, nl)
+		// rank is the global rank of lane i's first GPU in node v.
+		rank := func(v, i int) int32 { return int32(v*G + lanes[i][0]) }
 		for ui, u := range sim {
 			b.unit = int32(ui)
 			full, part := u/eff, u/float64(G)/eff
 			sh := u / float64(G)
 			for v := 0; v < N; v++ {
-				for i := 0; i < G; i++ {
-					u1[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: full, Weight: w, RateCap: rcap / eff, Channel: int32(tr), Rank: int32(v*G + i)}, prevU1[v][i], gate[v])
+				for i := 0; i < nl; i++ {
+					u1[i] = b.add(Op{Kind: OpTransfer, Route: laneUp[v][i], Bytes: full, Weight: w, RateCap: rcap / eff, Channel: int32(tr), Rank: rank(v, i)}, prevU1[v][i], gate[v])
 					prevU1[v][i] = u1[i]
 				}
 				// The loop's pull, then its synchronisation, before the
 				// next loop's pull (as in single-node NVLS).
 				red := b.add(Op{Kind: OpDelay, Latency: nvLat, Channel: int32(tr), Rank: -1}, u1...)
 				gate[v] = red
-				for i := 0; i < G; i++ {
-					d1 := b.add(Op{Kind: OpTransfer, Route: downs[v][i : i+1], Bytes: part, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, red, prevD1[v][i])
+				for i := 0; i < nl; i++ {
+					d1 := b.add(Op{Kind: OpTransfer, Route: laneDown[v][i], Bytes: part, Weight: w, Channel: int32(tr), Rank: rank(v, i)}, red, prevD1[v][i])
 					prevD1[v][i] = d1
 					partial[v][i] = d1
 				}
@@ -178,36 +182,36 @@ func (b *builder) nvlsTree() (*prog, error) {
 			for k := len(order) - 1; k >= 0; k-- {
 				v := order[k]
 				p := trees[tr][v]
-				for i := 0; i < G; i++ {
+				for i := 0; i < nl; i++ {
 					ready := b.depList(partial[v][i], arrived[v][i]...)
 					if p < 0 {
-						final[v][i] = b.add(Op{Kind: OpDelay, Channel: int32(tr), Rank: int32(v*G + i)}, ready...)
+						final[v][i] = b.add(Op{Kind: OpDelay, Channel: int32(tr), Rank: rank(v, i)}, ready...)
 						continue
 					}
 					ed := edges[v][tr][i].up
-					t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, edges[v][tr][i].splitUp, prevUp[v][i], ready...)
-					arrived[p][i] = append(arrived[p][i], b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: int32(p*G + i)}, t))
+					t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: rank(v, i)}, edges[v][tr][i].splitUp, prevUp[v][i], ready...)
+					arrived[p][i] = append(arrived[p][i], b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: rank(p, i)}, t))
 				}
 			}
 			// Down the tree, root first.
 			for _, v := range order {
 				for _, ch := range children[v] {
-					for i := 0; i < G; i++ {
+					for i := 0; i < nl; i++ {
 						ed := edges[ch][tr][i].down
-						t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: int32(v*G + i)}, edges[ch][tr][i].splitDown, prevDown[ch][i], final[v][i])
-						final[ch][i] = b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: int32(ch*G + i)}, t)
+						t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: sh, Weight: w, RateCap: ed.cap.rate, Channel: int32(tr), Rank: rank(v, i)}, edges[ch][tr][i].splitDown, prevDown[ch][i], final[v][i])
+						final[ch][i] = b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(tr), Rank: rank(ch, i)}, t)
 					}
 				}
 			}
 			// Multicast inside every node.
 			for v := 0; v < N; v++ {
-				for i := 0; i < G; i++ {
-					u2[i] = b.add(Op{Kind: OpTransfer, Route: ups[v][i : i+1], Bytes: part, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, final[v][i], prevU2[v][i])
+				for i := 0; i < nl; i++ {
+					u2[i] = b.add(Op{Kind: OpTransfer, Route: laneUp[v][i], Bytes: part, Weight: w, Channel: int32(tr), Rank: rank(v, i)}, final[v][i], prevU2[v][i])
 					prevU2[v][i] = u2[i]
 				}
 				mc := b.add(Op{Kind: OpDelay, Latency: nvLat, Channel: int32(tr), Rank: -1}, u2...)
-				for i := 0; i < G; i++ {
-					prevD2[v][i] = b.add(Op{Kind: OpTransfer, Route: downs[v][i : i+1], Bytes: full, Weight: w, Channel: int32(tr), Rank: int32(v*G + i)}, mc, prevD2[v][i])
+				for i := 0; i < nl; i++ {
+					prevD2[v][i] = b.add(Op{Kind: OpTransfer, Route: laneDown[v][i], Bytes: full, Weight: w, Channel: int32(tr), Rank: rank(v, i)}, mc, prevD2[v][i])
 				}
 			}
 		}

@@ -372,11 +372,18 @@ func (e *Env) runDESMemo(ctx context.Context, req Request, call Call, record boo
 	} else if window < 5 {
 		window = 5 // five unit ends show two spacings over two units
 	}
+	// Channel groups may run as bundles (bundle.go) unless the run keeps
+	// every op's times (a timeline) or adds what the bundling check does
+	// not see: background flows, the congestion physics' latencies.
+	var bundleCaps []float64
+	if !record && !req.Full && len(ph.bg) == 0 && ph.cg == nil {
+		bundleCaps = caps
+	}
 	one := func(w int) (*desRun, error) {
 		budget := req.Budget
 		budget.hold = memo.hold(ctx)
 		defer budget.hold.release()
-		pr, err := e.program(call, true, desOpts{window: w, budget: budget, full: req.Full, times: record})
+		pr, err := e.program(call, true, desOpts{window: w, budget: budget, full: req.Full, times: record, bundleCaps: bundleCaps})
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,8 @@ import (
 // the Env (its capacities, names and tuning tables are fixed by NewEnv, and
 // its model.Resolution has every node resolved first, see resolveAll), the
 // cluster's topology and fabric (whose one lazy table, the hop counts per
-// leaf, is guarded by its own mutex). Each DES run builds its own schedule,
+// leaf, is guarded by its own mutex), and the Env's bundling decisions
+// (a sync.Map of results each run would compute alike, bundle.go). Each DES run builds its own schedule,
 // engine and network (Execute), so the scratch state of a run belongs to
 // the goroutine that runs it. The rest is here:
 //

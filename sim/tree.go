@@ -73,36 +73,13 @@ func (b *builder) tree() (*prog, error) {
 		var skipped int
 		sim, skipped = b.simUnits(pr.units)
 		pr.skipped = skipped
-		// Per unit and group: two ops per chain edge each way, two per tree
-		// edge each way, one for the root's sum, and up to splitFan more
-		// per split network hop (edgeFlows). Dependencies per node: a
-		// chain edge's transfer waits on at most two ops and its arrival
-		// on one, each way (6(G-1) in all, 3(G-1)-1 up as its first
-		// transfer waits on one); a tree edge's reduce waits on the
-		// child's chain and children (counted once per child, N-1 in
-		// all) and its last send, its broadcast on two, and each arrival
-		// on one: at most 6G per node for G >= 2, 7 for G = 1. A split
-		// hop's routes each wait on what the hop waits on (at most four)
-		// and its join on every route: at most 5 per op it adds.
-		fan := 0 // split network hops (edgeFlows), summed over the groups
-		for _, g := range groups {
-			fan += 2 * e.splitFan(int(g.w))
-		}
-		units := int64(len(groups)) * int64(len(sim)) * int64(N)
-		extra := int64(len(sim)) * int64(N) * int64(fan)
-		nops := units*int64(4*(G-1)+5) + extra
-		if err := b.reserve(nops, units*int64(max(6*G, 7))+5*extra); err != nil {
-			return nil, err
-		}
 	}
+	hops := make([]treeHops, len(groups))
 	for gi, g := range groups {
 		// Chain edges per node (up: chain[i] -> chain[i-1]; down reverse) and tree edges.
-		up := make([][]hopInfo, N)
-		down := make([][]hopInfo, N)
-		var netUp, netDown []hopInfo
-		netUp = make([]hopInfo, N)
-		netDown = make([]hopInfo, N)
-		splitUp, splitDown := make([][]pathShare, N), make([][]pathShare, N) // several routes (edgeFlows)
+		h := treeHops{up: make([][]hopInfo, N), down: make([][]hopInfo, N), netUp: make([]hopInfo, N), netDown: make([]hopInfo, N),
+			splitUp: make([][]pathShare, N), splitDown: make([][]pathShare, N)}
+		up, down, netUp, netDown, splitUp, splitDown := h.up, h.down, h.netUp, h.netDown, h.splitUp, h.splitDown
 		for v := 0; v < N; v++ {
 			gpus := c.Nodes[v].GPUs
 			for i := G - 1; i >= 1; i-- {
@@ -130,9 +107,39 @@ func (b *builder) tree() (*prog, error) {
 				}
 			}
 		}
-		if !b.des {
-			continue
+		hops[gi] = h
+	}
+	if !b.des {
+		return pr, nil
+	}
+	// Groups the fabric treats alike run as one bundle (bundle.go).
+	bundles := b.treeBundles(func(gi int) int { return groups[gi].tree }, func(gi int) int32 { return groups[gi].w }, hops)
+	{
+		// Per unit and group: two ops per chain edge each way, two per tree
+		// edge each way, one for the root's sum, and up to splitFan more
+		// per split network hop (edgeFlows). Dependencies per node: a
+		// chain edge's transfer waits on at most two ops and its arrival
+		// on one, each way (6(G-1) in all, 3(G-1)-1 up as its first
+		// transfer waits on one); a tree edge's reduce waits on the
+		// child's chain and children (counted once per child, N-1 in
+		// all) and its last send, its broadcast on two, and each arrival
+		// on one: at most 6G per node for G >= 2, 7 for G = 1. A split
+		// hop's routes each wait on what the hop waits on (at most four)
+		// and its join on every route: at most 5 per op it adds.
+		fan := 0 // split network hops (edgeFlows), summed over the groups
+		for _, bu := range bundles {
+			fan += 2 * e.splitFan(int(groups[bu.groups[0]].w))
 		}
+		units := int64(len(bundles)) * int64(len(sim)) * int64(N)
+		extra := int64(len(sim)) * int64(N) * int64(fan)
+		nops := units*int64(4*(G-1)+5) + extra
+		if err := b.reserve(nops, units*int64(max(6*G, 7))+5*extra); err != nil {
+			return nil, err
+		}
+	}
+	for _, bu := range bundles {
+		gi, g := bu.groups[0], groups[bu.groups[0]]
+		up, down, netUp, netDown, splitUp, splitDown := bu.hops.up, bu.hops.down, bu.hops.netUp, bu.hops.netDown, bu.hops.splitUp, bu.hops.splitDown
 		// Children lists in node order (deterministic).
 		children := make([][]int, N)
 		root := 0
