@@ -38,6 +38,11 @@ type builder struct {
 	unit int32
 	// full switches the symmetry reductions off (Request.Full).
 	full bool
+	// fold lets a transfer that only its arrival waits on carry the
+	// arrival's latency (addThen) instead of a delay op of its own: off
+	// when the run records op times, so that a timeline shows the step
+	// latencies apart.
+	fold bool
 	// bundleCaps are the link capacities the run will use, for the check
 	// that lets channel groups the fabric treats alike run as one
 	// (bundle.go); nil: every group on its own.
@@ -128,6 +133,7 @@ func (e *Env) program(call Call, des bool, o desOpts) (*prog, error) {
 	}
 	b := &builder{e: e, call: call, des: des, window: o.window, budget: o.budget, full: o.full, bundleCaps: o.bundleCaps}
 	b.budget.times = o.times
+	b.fold = des && !o.times
 	if des {
 		b.sched = &Schedule{}
 		b.base = b.add(Op{Kind: OpDelay, Latency: e.baseLat(call.Choice)})

@@ -56,15 +56,20 @@ type Result struct {
 	Recomputes int64
 }
 
-// Event arguments: the low 32 bits hold the op ID shifted left by one and
-// a tag in the low bit; the high 32 bits hold the op's shape index, so that
+// Event arguments: the low 32 bits hold the op ID shifted left by two and
+// a tag in the low two bits; the high 32 bits hold the op's shape index, so that
 // a completion finds the op's pipeline unit in the small shape table
 // instead of reading the op's record, which is no longer in cache when the
 // op ends (ops end in an order far from their IDs).
 const (
 	tagStart    = 0 // start op's flow (a transfer whose latency has elapsed)
 	tagComplete = 1 // op completed
+	tagArrive   = 2 // a transfer's flow ended; it completes After later
+	tagMask     = 3
 )
+
+// maxExecOps is the most ops an event argument can name (30 bits).
+const maxExecOps = 1 << 30
 
 // executor is the per-run state of Execute: flat slices indexed by op ID.
 type executor struct {
@@ -130,6 +135,9 @@ func Execute(ctx context.Context, s *Schedule, capacity []float64, opts ExecOpti
 	}
 	if err := s.Validate(len(capacity)); err != nil {
 		return nil, err
+	}
+	if s.Len() >= maxExecOps {
+		return nil, fmt.Errorf("sim: a schedule of %d ops is more than the %d one run can execute", s.Len(), maxExecOps)
 	}
 	eng := NewEngine()
 	net, err := NewNetwork(eng, capacity)
@@ -324,7 +332,7 @@ func (x *executor) ready(id OpID, now model.Time) error {
 
 // eventArg is the event argument of op id, of shape sh, with tag.
 func eventArg(id OpID, sh int32, tag int64) int64 {
-	return int64(sh)<<32 | int64(id)<<1 | tag
+	return int64(sh)<<32 | int64(id)<<2 | tag
 }
 
 // at queues the executor's event arg (eventArg) at t; at the current time
@@ -344,21 +352,30 @@ func (x *executor) at(t model.Time, arg int64) {
 func (x *executor) startFlow(id OpID) {
 	r := &x.x[id]
 	op := &x.s.shapes[r.shape]
+	tag := int64(tagComplete)
+	if op.after > 0 {
+		tag = tagArrive
+	}
 	x.net.start(&Flow{
 		Route:   x.s.routes[r.route],
 		Bytes:   math.Float64frombits(op.bytes),
 		Weight:  op.weight,
 		RateCap: math.Float64frombits(op.rateCap),
 		Done:    x,
-		Arg:     eventArg(id, r.shape, tagComplete),
+		Arg:     eventArg(id, r.shape, tag),
 	})
 }
 
 // Act handles the executor's events and flow completions.
 func (x *executor) Act(now model.Time, arg int64) error {
-	id := OpID(uint32(arg) >> 1)
-	if arg&1 == tagStart {
+	id := OpID(uint32(arg) >> 2)
+	switch arg & tagMask {
+	case tagStart:
 		x.startFlow(id)
+		return nil
+	case tagArrive:
+		sh := int32(arg >> 32)
+		x.at(now+x.s.shapes[sh].after, eventArg(id, sh, tagComplete))
 		return nil
 	}
 	if x.end != nil {

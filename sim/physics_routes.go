@@ -214,6 +214,53 @@ func (b *builder) addSplit(op Op, split []pathShare, prev []OpID, deps ...OpID) 
 	return b.add(Op{Kind: OpDelay, Channel: op.Channel, Step: op.Step, Rank: op.Rank}, b.parts...)
 }
 
+// addThen adds transfer op and its arrival, a delay of lat that only waits
+// on it, and returns the arrival: with b.fold one op, the transfer
+// completing lat after its last byte (Op.After), else two. It is for a
+// transfer nothing else will wait on.
+func (b *builder) addThen(op Op, lat model.Time, arrival Op, deps ...OpID) OpID {
+	if b.fold {
+		op.After = lat
+		return b.add(op, deps...)
+	}
+	t := b.add(op, deps...)
+	arrival.Kind, arrival.Latency = OpDelay, lat
+	return b.add(arrival, t)
+}
+
+// addSplitThen is addSplit followed by an arrival of lat that waits on the
+// hop alone (addThen): with b.fold the join of a split hop takes the
+// latency, and an unsplit transfer its After. prev[k] is left at the
+// route's transfer, as addSplit leaves it.
+func (b *builder) addSplitThen(op Op, split []pathShare, prev []OpID, lat model.Time, arrival Op, deps ...OpID) OpID {
+	if !b.fold {
+		t := b.addSplit(op, split, prev, deps...)
+		arrival.Kind, arrival.Latency = OpDelay, lat
+		return b.add(arrival, t)
+	}
+	if len(split) == 0 {
+		b.split = append(append(b.split[:0], deps...), prev[0])
+		op.After = lat
+		t := b.add(op, b.split...)
+		prev[0] = t
+		return t
+	}
+	q := float64(b.e.qps())
+	b.parts = b.parts[:0]
+	for k, p := range split {
+		o := op
+		o.Route = p.route
+		o.Bytes = op.Bytes / q
+		o.Weight = p.n
+		o.RateCap = op.RateCap / q
+		b.split = append(append(b.split[:0], deps...), prev[k])
+		t := b.add(o, b.split...)
+		prev[k] = t
+		b.parts = append(b.parts, t)
+	}
+	return b.add(Op{Kind: OpDelay, Latency: lat, Channel: op.Channel, Step: op.Step, Rank: op.Rank}, b.parts...)
+}
+
 // splitPrev is the per-route sequencing addSplit keeps for a hop: one
 // entry per route of split (one without a split), all starting at base.
 func splitPrev(split []pathShare, base OpID) []OpID {

@@ -41,6 +41,11 @@ type Op struct {
 	// Latency is the fixed time before bytes start to flow (transfer) or the
 	// whole duration (delay).
 	Latency model.Time
+	// After is the fixed time from a transfer's last byte to its
+	// completion: a hop's arrival latency folded into the transfer when
+	// nothing but the arrival waits on the transfer (builder.addThen).
+	// Delays take none.
+	After model.Time
 	// RateCap bounds each member flow's rate in bytes per picosecond (a
 	// per-channel limit such as one CTA's copy rate); 0 means no cap.
 	RateCap float64
@@ -98,7 +103,7 @@ type opRec struct {
 // itself).
 type opShape struct {
 	bytes, rateCap              uint64
-	latency                     model.Time
+	latency, after              model.Time
 	weight, channel, step, unit int32
 	kind                        OpKind
 }
@@ -141,6 +146,7 @@ func (s *Schedule) Op(i int) Op {
 		Bytes:   math.Float64frombits(sh.bytes),
 		Weight:  sh.weight,
 		Latency: sh.latency,
+		After:   sh.after,
 		RateCap: math.Float64frombits(sh.rateCap),
 		Channel: sh.channel,
 		Step:    sh.step,
@@ -199,7 +205,7 @@ func (s *Schedule) add(op *Op, deps []OpID) OpID {
 // shapeOf is op's shape.
 func shapeOf(op *Op) opShape {
 	return opShape{
-		bytes: math.Float64bits(op.Bytes), rateCap: math.Float64bits(op.RateCap), latency: op.Latency,
+		bytes: math.Float64bits(op.Bytes), rateCap: math.Float64bits(op.RateCap), latency: op.Latency, after: op.After,
 		weight: op.Weight, channel: op.Channel, step: op.Step, unit: op.Unit, kind: op.Kind,
 	}
 }
@@ -281,8 +287,11 @@ func (s *Schedule) Validate(numLinks int) error {
 			}
 		}
 		op := s.shape(i)
-		if op.weight < 0 || math.Float64frombits(op.bytes) < 0 || op.latency < 0 || math.Float64frombits(op.rateCap) < 0 {
+		if op.weight < 0 || math.Float64frombits(op.bytes) < 0 || op.latency < 0 || op.after < 0 || math.Float64frombits(op.rateCap) < 0 {
 			return fmt.Errorf("sim: op %d has a negative weight, size, latency or rate cap", i)
+		}
+		if op.kind == OpDelay && op.after != 0 {
+			return fmt.Errorf("sim: delay op %d has an arrival latency (After); a delay's time is its Latency", i)
 		}
 		route := s.opRoute(i)
 		for _, l := range route {

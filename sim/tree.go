@@ -130,10 +130,18 @@ func (b *builder) tree() (*prog, error) {
 		for _, bu := range bundles {
 			fan += 2 * e.splitFan(int(groups[bu.groups[0]].w))
 		}
+		// A hop whose arrival alone waits on it (treeStepSync) is one op
+		// with its arrival when the builder folds them (addThen): two
+		// ops fewer per chain edge and one per tree edge, each way, and
+		// as many dependencies.
+		perNode, depsPerNode := int64(4*(G-1)+5), int64(max(6*G, 7))
+		if sync && b.fold {
+			perNode, depsPerNode = int64(2*(G-1)+3), int64(max(4*G, 5))
+		}
 		units := int64(len(bundles)) * int64(len(sim)) * int64(N)
 		extra := int64(len(sim)) * int64(N) * int64(fan)
-		nops := units*int64(4*(G-1)+5) + extra
-		if err := b.reserve(nops, units*int64(max(6*G, 7))+5*extra); err != nil {
+		nops := units*perNode + extra
+		if err := b.reserve(nops, units*depsPerNode+5*extra); err != nil {
 			return nil, err
 		}
 	}
@@ -175,24 +183,33 @@ func (b *builder) tree() (*prog, error) {
 			// own previous ops in prev (addSplit), or with treeStepSync
 			// the previous unit's arrival; it returns the arrival.
 			mkSplitT := func(ed hopInfo, split []pathShare, prev []OpID, from, to int32, deps ...OpID) OpID {
-				t := b.addSplit(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}, split, prev, deps...)
-				a := b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(gi), Rank: to}, t)
-				if sync {
-					for k := range prev {
-						prev[k] = a
-					}
+				op := Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}
+				arrival := Op{Channel: int32(gi), Rank: to}
+				if !sync {
+					t := b.addSplit(op, split, prev, deps...)
+					arrival.Kind, arrival.Latency = OpDelay, ed.lat
+					return b.add(arrival, t)
+				}
+				// Only the arrival waits on the hop: one op with it.
+				a := b.addSplitThen(op, split, prev, ed.lat, arrival, deps...)
+				for k := range prev {
+					prev[k] = a
 				}
 				return a
 			}
 			// mkT returns the op the edge's next unit waits for (the
 			// transfer, or with treeStepSync its arrival) and the arrival.
 			mkT := func(ed hopInfo, from, to int32, deps ...OpID) (OpID, OpID) {
-				t := b.add(Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}, deps...)
-				a := b.add(Op{Kind: OpDelay, Latency: ed.lat, Channel: int32(gi), Rank: to}, t)
+				op := Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}
+				arrival := Op{Channel: int32(gi), Rank: to}
 				if sync {
+					// Only the arrival waits on the transfer: one op with it.
+					a := b.addThen(op, ed.lat, arrival, deps...)
 					return a, a
 				}
-				return t, a
+				t := b.add(op, deps...)
+				arrival.Kind, arrival.Latency = OpDelay, ed.lat
+				return t, b.add(arrival, t)
 			}
 			for v := range arrivedUp {
 				arrivedUp[v] = arrivedUp[v][:0]
