@@ -192,52 +192,13 @@ func (e *Env) edgeFlows(x model.ElemID, outNIC int, a model.ElemID, inNIC int, c
 // which the unit's own data bounds here); addSplit updates prev to the new
 // ops. Without a split it is the one op after prev[0].
 func (b *builder) addSplit(op Op, split []pathShare, prev []OpID, deps ...OpID) OpID {
-	if len(split) == 0 {
-		b.split = append(append(b.split[:0], deps...), prev[0])
-		t := b.add(op, b.split...)
-		prev[0] = t
-		return t
-	}
-	q := float64(b.e.qps())
-	b.parts = b.parts[:0]
-	for k, p := range split {
-		o := op
-		o.Route = p.route
-		o.Bytes = op.Bytes / q
-		o.Weight = p.n
-		o.RateCap = op.RateCap / q
-		b.split = append(append(b.split[:0], deps...), prev[k])
-		t := b.add(o, b.split...)
-		prev[k] = t
-		b.parts = append(b.parts, t)
-	}
-	return b.add(Op{Kind: OpDelay, Channel: op.Channel, Step: op.Step, Rank: op.Rank}, b.parts...)
+	return b.splitHop(op, split, prev, 0, deps)
 }
 
-// addThen adds transfer op and its arrival, a delay of lat that only waits
-// on it, and returns the arrival: with b.fold one op, the transfer
-// completing lat after its last byte (Op.After), else two. It is for a
-// transfer nothing else will wait on.
-func (b *builder) addThen(op Op, lat model.Time, arrival Op, deps ...OpID) OpID {
-	if b.fold {
-		op.After = lat
-		return b.add(op, deps...)
-	}
-	t := b.add(op, deps...)
-	arrival.Kind, arrival.Latency = OpDelay, lat
-	return b.add(arrival, t)
-}
-
-// addSplitThen is addSplit followed by an arrival of lat that waits on the
-// hop alone (addThen): with b.fold the join of a split hop takes the
-// latency, and an unsplit transfer its After. prev[k] is left at the
-// route's transfer, as addSplit leaves it.
-func (b *builder) addSplitThen(op Op, split []pathShare, prev []OpID, lat model.Time, arrival Op, deps ...OpID) OpID {
-	if !b.fold {
-		t := b.addSplit(op, split, prev, deps...)
-		arrival.Kind, arrival.Latency = OpDelay, lat
-		return b.add(arrival, t)
-	}
+// splitHop is addSplit whose hop completes lat after its last byte: the
+// join of a split hop takes lat as its latency, an unsplit transfer as its
+// After.
+func (b *builder) splitHop(op Op, split []pathShare, prev []OpID, lat model.Time, deps []OpID) OpID {
 	if len(split) == 0 {
 		b.split = append(append(b.split[:0], deps...), prev[0])
 		op.After = lat
@@ -259,6 +220,32 @@ func (b *builder) addSplitThen(op Op, split []pathShare, prev []OpID, lat model.
 		b.parts = append(b.parts, t)
 	}
 	return b.add(Op{Kind: OpDelay, Latency: lat, Channel: op.Channel, Step: op.Step, Rank: op.Rank}, b.parts...)
+}
+
+// addThen adds transfer op and its arrival, a delay of lat that only waits
+// on it, and returns the arrival: with b.fold one op, the transfer
+// completing lat after its last byte (Op.After), else two. It is for a
+// transfer nothing else will wait on.
+func (b *builder) addThen(op Op, lat model.Time, arrival Op, deps ...OpID) OpID {
+	if b.fold {
+		op.After = lat
+		return b.add(op, deps...)
+	}
+	t := b.add(op, deps...)
+	arrival.Kind, arrival.Latency = OpDelay, lat
+	return b.add(arrival, t)
+}
+
+// addSplitThen is addSplit followed by an arrival of lat that waits on the
+// hop alone (addThen): with b.fold one op for it (splitHop). prev[k] is
+// left at the route's transfer, as addSplit leaves it.
+func (b *builder) addSplitThen(op Op, split []pathShare, prev []OpID, lat model.Time, arrival Op, deps ...OpID) OpID {
+	if b.fold {
+		return b.splitHop(op, split, prev, lat, deps)
+	}
+	t := b.addSplit(op, split, prev, deps...)
+	arrival.Kind, arrival.Latency = OpDelay, lat
+	return b.add(arrival, t)
 }
 
 // splitPrev is the per-route sequencing addSplit keeps for a hop: one
