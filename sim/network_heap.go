@@ -103,15 +103,23 @@ func (h *idxHeap[K]) down(i int) {
 // It is an open-addressing hash table whose entries are valid for one
 // instant only (an epoch), so it is never cleared: moving to a new instant
 // bumps the epoch in O(1). A lookup costs O(len(route)) to hash and
-// compare; the table doubles when half full, and allocates nothing once it
-// has grown to the largest number of classes started in one instant.
+// compare. Each instant starts on the table's first 64 entries and doubles
+// the part it uses when that is half full, so an instant with few starts
+// probes a few cache lines, not a table grown by the largest instant; the
+// table allocates nothing once it has grown to the largest number of
+// classes started in one instant.
 type joinTable struct {
 	t     []joinEntry
+	size  int // entries the current instant uses, a power of 2
 	used  int
 	epoch uint64
 	at    model.Time
 	hash  uint64 // hash of the last lookup, for put
+	live  []joinEntry
 }
+
+// joinTableMin is the part of the table an instant starts on.
+const joinTableMin = 64
 
 type joinEntry struct {
 	epoch uint64
@@ -123,12 +131,13 @@ type joinEntry struct {
 // should record a new class for this key.
 func (j *joinTable) find(n *Network, now model.Time, route []model.LinkID, w, cp, size float64) (int32, int) {
 	if len(j.t) == 0 {
-		j.t = make([]joinEntry, 64)
+		j.t = make([]joinEntry, joinTableMin)
 	}
 	if j.epoch == 0 || j.at != now {
 		j.epoch++
 		j.at = now
 		j.used = 0
+		j.size = joinTableMin
 	}
 	h := uint64(len(route))*0x9e3779b97f4a7c15 ^ math.Float64bits(w)
 	h = mix(h ^ math.Float64bits(cp))
@@ -137,7 +146,7 @@ func (j *joinTable) find(n *Network, now model.Time, route []model.LinkID, w, cp
 		h = mix(h ^ uint64(l))
 	}
 	j.hash = h
-	mask := len(j.t) - 1
+	mask := j.size - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		e := &j.t[i]
 		if e.epoch != j.epoch {
@@ -157,16 +166,26 @@ func (j *joinTable) find(n *Network, now model.Time, route []model.LinkID, w, cp
 func (j *joinTable) put(i int, c int32) {
 	j.t[i] = joinEntry{j.epoch, j.hash, c}
 	j.used++
-	if 2*j.used <= len(j.t) {
+	if 2*j.used <= j.size {
 		return
 	}
-	old := j.t
-	j.t = make([]joinEntry, 2*len(old))
-	mask := len(j.t) - 1
-	for _, e := range old {
-		if e.epoch != j.epoch {
-			continue
+	// Double the part in use: its live entries move to a new epoch of the
+	// same instant, placed by the wider mask (an unfilled class is the
+	// only match of its key, so where it lands changes no lookup).
+	j.live = j.live[:0]
+	for _, e := range j.t[:j.size] {
+		if e.epoch == j.epoch {
+			j.live = append(j.live, e)
 		}
+	}
+	j.size *= 2
+	if j.size > len(j.t) {
+		j.t = make([]joinEntry, j.size)
+	}
+	j.epoch++
+	mask := j.size - 1
+	for _, e := range j.live {
+		e.epoch = j.epoch
 		k := int(e.hash) & mask
 		for j.t[k].epoch == j.epoch {
 			k = (k + 1) & mask
