@@ -115,9 +115,10 @@ func (b *builder) tree() (*prog, error) {
 	// Groups the fabric treats alike run as one bundle (bundle.go).
 	bundles := b.treeBundles(func(gi int) int { return groups[gi].tree }, func(gi int) int32 { return groups[gi].w }, hops)
 	{
-		// Per unit and group: two ops per chain edge each way, two per tree
-		// edge each way, one for the root's sum, and up to splitFan more
-		// per split network hop (edgeFlows). Dependencies per node: a
+		// Per unit and bundle (whose ops are one group's): two ops per
+		// chain edge each way, two per tree edge each way, one for the
+		// root's sum, and up to splitFan more per split network hop
+		// (edgeFlows). Dependencies per node: a
 		// chain edge's transfer waits on at most two ops and its arrival
 		// on one, each way (6(G-1) in all, 3(G-1)-1 up as its first
 		// transfer waits on one); a tree edge's reduce waits on the
