@@ -242,17 +242,9 @@ func (b *builder) treeBundles(treeOf func(int) int, wOf func(int) int32, hops []
 			orbits = append(orbits, []int{gi})
 		}
 	} else {
-		idx := map[string]int{}
-		for gi := range hops {
-			k := string(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, uint32(wOf(gi))), uint64(treeOf(gi)))) + hops[gi].shape()
-			j, ok := idx[k]
-			if !ok {
-				j = len(orbits)
-				idx[k] = j
-				orbits = append(orbits, nil)
-			}
-			orbits[j] = append(orbits[j], gi)
-		}
+		orbits = groupBy(len(hops), func(gi int) string {
+			return string(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, uint32(wOf(gi))), uint64(treeOf(gi)))) + hops[gi].shape()
+		})
 		orbits = b.cachedBundles(bundleKey{model.AlgoTree, b.call.Choice.Channels, b.call.Choice.Proto}, func() [][]int {
 			return b.equitableOrbits(orbits, wOf, hops)
 		})

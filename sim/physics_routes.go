@@ -77,11 +77,19 @@ func (e *Env) netPaths(x model.ElemID, outNIC int, a model.ElemID, inNIC int, ch
 // channelMembers returns, for each channel group channelGroups(g, nc)
 // builds, the runtime channels in it.
 func channelMembers(g *model.Graph, nc int) [][]int {
+	return groupBy(nc, func(i int) string {
+		ch := g.Channels[i%len(g.Channels)]
+		return fmt.Sprint(ch.GPUs, ch.NetIn, ch.NetOut)
+	})
+}
+
+// groupBy returns 0..n-1 grouped by key, the groups in the order of their
+// first member, each in ascending order.
+func groupBy(n int, key func(i int) string) [][]int {
 	var out [][]int
-	key := func(ch model.GraphChannel) string { return fmt.Sprint(ch.GPUs, ch.NetIn, ch.NetOut) }
 	idx := map[string]int{}
-	for i := 0; i < nc; i++ {
-		k := key(g.Channels[i%len(g.Channels)])
+	for i := 0; i < n; i++ {
+		k := key(i)
 		j, ok := idx[k]
 		if !ok {
 			j = len(out)
