@@ -309,6 +309,9 @@ type hopInfo struct {
 	route []model.LinkID
 	cap   ceiling
 	lat   model.Time
+	// rid is route's index in the schedule being built plus one, once a
+	// builder has interned it (Schedule.routeID); 0: not yet.
+	rid int32
 }
 
 // stepChunk returns the payload of one pipeline unit of the algorithms that

@@ -189,6 +189,27 @@ func (h *treeHops) flows(w int32, qps float64, f func(route []model.LinkID, load
 	}
 }
 
+// intern interns every hop's route in s once (hopInfo.rid), in place, so
+// that the ops of every unit skip the lookup. The hops must be this
+// build's (a bundle's merged hops, or the group's own).
+func (h *treeHops) intern(s *Schedule) {
+	one := func(ed *hopInfo) {
+		if ed.route != nil {
+			ed.rid = s.routeID(ed.route)
+		}
+	}
+	for v := range h.up {
+		for k := range h.up[v] {
+			one(&h.up[v][k])
+		}
+		for k := range h.down[v] {
+			one(&h.down[v][k])
+		}
+		one(&h.netUp[v])
+		one(&h.netDown[v])
+	}
+}
+
 // shape is what groups must share, besides their tree and weight, to be
 // bundled: hop for hop the ceiling and latency, which hops exist, and the
 // members of each route of a split hop.

@@ -49,7 +49,7 @@ func (b *builder) chain() (*prog, error) {
 				return nil, err
 			}
 			lat := e.stepLat(e.routeClass(route), proto)
-			hops[g] = append(hops[g], hopInfo{route, minCeiling(capv, ccap), lat})
+			hops[g] = append(hops[g], hopInfo{route: route, cap: minCeiling(capv, ccap), lat: lat})
 		}
 	}
 	if !b.des {

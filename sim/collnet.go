@@ -154,7 +154,7 @@ func (e *Env) planCollNet(call Call, direct bool) (*collNetPlan, error) {
 	}
 	pl.nvl = func(v, i, j int) hopInfo {
 		r, capv := e.decorate(e.Res.GPU(c.Nodes[v].GPUs[i], c.Nodes[v].GPUs[j]).Route)
-		return hopInfo{r, capv, e.stepLat(e.routeClass(r), model.ProtoSimple)}
+		return hopInfo{route: r, cap: capv, lat: e.stepLat(e.routeClass(r), model.ProtoSimple)}
 	}
 	pl.intraLat = pl.nvl(0, 0, 1).lat
 	pl.sharpLat = model.Micros(e.params.Physics.SHARPLatUs)

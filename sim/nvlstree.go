@@ -86,7 +86,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 				if err != nil {
 					return nil, err
 				}
-				edges[v][tr][i] = nvlsEdge{hopInfo{u, cu, netLat}, hopInfo{d, cd, netLat}, su, sd}
+				edges[v][tr][i] = nvlsEdge{hopInfo{route: u, cap: cu, lat: netLat}, hopInfo{route: d, cap: cd, lat: netLat}, su, sd}
 			}
 		}
 	}

@@ -159,7 +159,7 @@ func (b *builder) pat() (*prog, error) {
 					return nil, err
 				}
 				lat := e.stepLat(e.routeClass(route), model.ProtoSimple)
-				steps[g][r] = append(steps[g][r], step{hopInfo{route, minCeiling(capv, ccap), lat}, split})
+				steps[g][r] = append(steps[g][r], step{hopInfo{route: route, cap: minCeiling(capv, ccap), lat: lat}, split})
 			}
 		}
 	}

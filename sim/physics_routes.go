@@ -160,7 +160,7 @@ func (b *builder) addHop(op Op, m *multiHop, deps ...OpID) OpID {
 	parts := make([]OpID, 0, len(m.paths))
 	for _, p := range m.paths {
 		o := op
-		o.Route = p.route
+		o.Route, o.rid = p.route, 0
 		o.Bytes = op.Bytes / float64(m.split)
 		o.Weight = p.n
 		o.RateCap = op.RateCap / float64(m.split)
@@ -218,7 +218,7 @@ func (b *builder) splitHop(op Op, split []pathShare, prev []OpID, lat model.Time
 	b.parts = b.parts[:0]
 	for k, p := range split {
 		o := op
-		o.Route = p.route
+		o.Route, o.rid = p.route, 0
 		o.Bytes = op.Bytes / q
 		o.Weight = p.n
 		o.RateCap = op.RateCap / q

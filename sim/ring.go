@@ -59,7 +59,7 @@ func (b *builder) ring() (*prog, error) {
 			if err != nil {
 				return nil, err
 			}
-			hops[g][j] = hopInfo{route, minCeiling(capv, ccap), e.stepLat(e.routeClass(route), proto)}
+			hops[g][j] = hopInfo{route: route, cap: minCeiling(capv, ccap), lat: e.stepLat(e.routeClass(route), proto)}
 			multi[g][j] = m
 			fan += m.fan()
 		}

@@ -60,6 +60,11 @@ type Op struct {
 	// Unit is the pipeline unit (chunk or loop) the op belongs to, counted
 	// from 0 in the order the schedule processes them.
 	Unit int32
+	// rid is Route's index in the schedule it is added to plus one, when
+	// the builder has interned Route there (Schedule.routeID), so that an
+	// op of a route used unit after unit skips the lookup; 0: look it up.
+	// Code that copies an op and changes its Route clears it.
+	rid int32
 }
 
 // Schedule is a DAG of operations in topological order.
@@ -195,7 +200,7 @@ func (s *Schedule) add(op *Op, deps []OpID) OpID {
 	s.deps = append(s.deps, deps...)
 	s.recs = append(s.recs, opRec{
 		shape:  s.internShape(shapeOf(op)),
-		route:  s.internRoute(op.Route),
+		route:  s.opRouteID(op),
 		depEnd: int32(len(s.deps)),
 		rank:   op.Rank,
 	})
@@ -227,6 +232,17 @@ func (s *Schedule) internShape(sh opShape) int32 {
 	}
 	c.shape, c.id, c.ok = sh, id, true
 	return id
+}
+
+// routeID is what Op.rid holds for route r in s: its index plus one.
+func (s *Schedule) routeID(r []model.LinkID) int32 { return s.internRoute(r) + 1 }
+
+// opRouteID is op's route index: its rid's, or the lookup of its Route.
+func (s *Schedule) opRouteID(op *Op) int32 {
+	if op.rid > 0 {
+		return op.rid - 1
+	}
+	return s.internRoute(op.Route)
 }
 
 // internRoute returns the index of route r (0 for an empty one), adding it

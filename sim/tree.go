@@ -64,7 +64,7 @@ func (b *builder) tree() (*prog, error) {
 	upCap, downCap := e.treeCeilings(proto)
 	mkWith := func(route []model.LinkID, ccap ceiling) hopInfo {
 		r, capv := e.decorate(route)
-		return hopInfo{r, minCeiling(capv, ccap), e.treeHopLat(e.routeClass(r), proto)}
+		return hopInfo{route: r, cap: minCeiling(capv, ccap), lat: e.treeHopLat(e.routeClass(r), proto)}
 	}
 	mkUp := func(route []model.LinkID) hopInfo { return mkWith(route, upCap) }
 	mkDown := func(route []model.LinkID) hopInfo { return mkWith(route, downCap) }
@@ -148,6 +148,7 @@ func (b *builder) tree() (*prog, error) {
 	}
 	for _, bu := range bundles {
 		gi, g := bu.groups[0], groups[bu.groups[0]]
+		bu.hops.intern(b.sched)
 		up, down, netUp, netDown, splitUp, splitDown := bu.hops.up, bu.hops.down, bu.hops.netUp, bu.hops.netDown, bu.hops.splitUp, bu.hops.splitDown
 		// Children lists in node order (deterministic).
 		children := make([][]int, N)
@@ -184,7 +185,7 @@ func (b *builder) tree() (*prog, error) {
 			// own previous ops in prev (addSplit), or with treeStepSync
 			// the previous unit's arrival; it returns the arrival.
 			mkSplitT := func(ed hopInfo, split []pathShare, prev []OpID, from, to int32, deps ...OpID) OpID {
-				op := Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}
+				op := Op{Kind: OpTransfer, Route: ed.route, rid: ed.rid, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}
 				arrival := Op{Channel: int32(gi), Rank: to}
 				if !sync {
 					t := b.addSplit(op, split, prev, deps...)
@@ -201,7 +202,7 @@ func (b *builder) tree() (*prog, error) {
 			// mkT returns the op the edge's next unit waits for (the
 			// transfer, or with treeStepSync its arrival) and the arrival.
 			mkT := func(ed hopInfo, from, to int32, deps ...OpID) (OpID, OpID) {
-				op := Op{Kind: OpTransfer, Route: ed.route, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}
+				op := Op{Kind: OpTransfer, Route: ed.route, rid: ed.rid, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}
 				arrival := Op{Channel: int32(gi), Rank: to}
 				if sync {
 					// Only the arrival waits on the transfer: one op with it.
