@@ -263,11 +263,11 @@ func (b *builder) treeBundles(treeOf func(int) int, wOf func(int) int32, hops []
 			orbits = append(orbits, []int{gi})
 		}
 	} else {
-		orbits = groupBy(len(hops), func(gi int) string {
-			return string(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, uint32(wOf(gi))), uint64(treeOf(gi)))) + hops[gi].shape()
-		})
 		orbits = b.cachedBundles(bundleKey{model.AlgoTree, b.call.Choice.Channels, b.call.Choice.Proto}, func() [][]int {
-			return b.equitableOrbits(orbits, wOf, hops)
+			cands := groupBy(len(hops), func(gi int) string {
+				return string(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, uint32(wOf(gi))), uint64(treeOf(gi)))) + hops[gi].shape()
+			})
+			return b.equitableOrbits(cands, wOf, hops)
 		})
 	}
 	out := make([]treeBundle, 0, len(orbits))
@@ -380,6 +380,13 @@ func (b *builder) nvlsLanes(G int, half [2]int32, pull float64, ups, downs [][]m
 	if b.bundleCaps == nil || b.full || G < 2 {
 		return single
 	}
+	return b.cachedBundles(bundleKey{model.AlgoNVLSTree, b.call.Choice.Channels, b.call.Choice.Proto}, func() [][]int {
+		return nvlsLanesOf(G, half, pull, b.e.qps(), b.bundleCaps, ups, downs, edges, single)
+	})
+}
+
+// nvlsLanesOf is nvlsLanes' decision, computed once per bundleKey.
+func nvlsLanesOf(G int, half [2]int32, pull float64, qps int, caps []float64, ups, downs [][]model.LinkID, edges [][2][]nvlsEdge, single [][]int) [][]int {
 	// One shape: the same hops exist, with the same ceilings, latencies
 	// and split routes, for every GPU.
 	hop := func(a, c hopInfo) bool {
@@ -412,7 +419,7 @@ func (b *builder) nvlsLanes(G int, half [2]int32, pull float64, ups, downs [][]m
 	// The flows of one unit; a cell per (tree, node, hop, route) with
 	// every GPU in it.
 	var s symCells
-	q := float64(b.e.qps())
+	q := float64(qps)
 	cell := int32(0)
 	for tr := 0; tr < 2; tr++ {
 		w := half[tr]
@@ -465,16 +472,14 @@ func (b *builder) nvlsLanes(G int, half [2]int32, pull float64, ups, downs [][]m
 			}
 		}
 	}
-	return b.cachedBundles(bundleKey{model.AlgoNVLSTree, b.call.Choice.Channels, b.call.Choice.Proto}, func() [][]int {
-		if len(equitable(&s, b.bundleCaps)) > 0 {
-			return single
-		}
-		all := make([]int, G)
-		for i := range all {
-			all[i] = i
-		}
-		return [][]int{all}
-	})
+	if len(equitable(&s, caps)) > 0 {
+		return single
+	}
+	all := make([]int, G)
+	for i := range all {
+		all[i] = i
+	}
+	return [][]int{all}
 }
 
 // mergeLanes returns each node's NVLS routes and tree edges per lane: a

@@ -244,11 +244,13 @@ func (b *builder) addThen(op Op, lat model.Time, arrival Op, deps ...OpID) OpID 
 	return b.add(arrival, t)
 }
 
-// addSplitThen is addSplit followed by an arrival of lat that waits on the
-// hop alone (addThen): with b.fold one op for it (splitHop). prev[k] is
-// left at the route's transfer, as addSplit leaves it.
-func (b *builder) addSplitThen(op Op, split []pathShare, prev []OpID, lat model.Time, arrival Op, deps ...OpID) OpID {
-	if b.fold {
+// addSplitThen is addSplit followed by an arrival of lat, and returns the
+// arrival. alone says that nothing but the arrival will wait on the hop
+// (the caller moves prev to the arrival); then, with b.fold, the hop and
+// its arrival are one op (splitHop). prev[k] is left at the route's
+// transfer, as addSplit leaves it.
+func (b *builder) addSplitThen(op Op, split []pathShare, prev []OpID, lat model.Time, arrival Op, alone bool, deps ...OpID) OpID {
+	if alone && b.fold {
 		return b.splitHop(op, split, prev, lat, deps)
 	}
 	t := b.addSplit(op, split, prev, deps...)

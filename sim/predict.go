@@ -86,8 +86,9 @@ type Request struct {
 	// Budget bounds each DES run (zero fields: the defaults).
 	Budget Budget
 	// Full switches off the symmetry reductions the DES may use where they
-	// are proven exact (see Env.Symmetric), so that tests can compare the
-	// two on the same input.
+	// are proven exact (Env.Symmetric's one-node ring, and the bundles of
+	// channel groups and GPU shards, bundle.go), so that tests can compare
+	// the two on the same input.
 	Full bool
 	// Window is how many full pipeline units the DES simulates before it
 	// checks for a steady state (0 = defaultWindow; negative = every unit).

@@ -186,16 +186,12 @@ func (b *builder) tree() (*prog, error) {
 			// the previous unit's arrival; it returns the arrival.
 			mkSplitT := func(ed hopInfo, split []pathShare, prev []OpID, from, to int32, deps ...OpID) OpID {
 				op := Op{Kind: OpTransfer, Route: ed.route, rid: ed.rid, Bytes: bytes, Weight: g.w, RateCap: ed.cap.rate, Channel: int32(gi), Rank: from}
-				arrival := Op{Channel: int32(gi), Rank: to}
-				if !sync {
-					t := b.addSplit(op, split, prev, deps...)
-					arrival.Kind, arrival.Latency = OpDelay, ed.lat
-					return b.add(arrival, t)
-				}
-				// Only the arrival waits on the hop: one op with it.
-				a := b.addSplitThen(op, split, prev, ed.lat, arrival, deps...)
-				for k := range prev {
-					prev[k] = a
+				// With treeStepSync only the arrival waits on the hop.
+				a := b.addSplitThen(op, split, prev, ed.lat, Op{Channel: int32(gi), Rank: to}, sync, deps...)
+				if sync {
+					for k := range prev {
+						prev[k] = a
+					}
 				}
 				return a
 			}
