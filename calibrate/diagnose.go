@@ -25,6 +25,7 @@ const (
 	DiagRoCEFabric = "roce-fabric"
 	DiagPCIeBound  = "pcie-bound"
 	DiagSlowRamp   = "slow-ramp"
+	DiagNetShort   = "net-below-model-rate"
 	DiagUnsteady   = "unsteady-measurement"
 	DiagBelowModel = "below-model"
 	DiagAboveModel = "above-model"
@@ -67,6 +68,14 @@ var diagTexts = map[string]diagInfo{
 			"versions (an older stack pays more per step), the launch mode (one process driving all GPUs, nccl-tests -g N, pays per " +
 			"GPU launch), NCCL_PROTO/NCCL_ALGO/NCCL_MIN_NCHANNELS overrides, the CPU and NUMA binding of the ranks (NCCL's proxy " +
 			"threads); if the cluster is as it should be, fit the latency terms to it (collsim calibrate --terms 'lat.*')"},
+	DiagNetShort: {"The network carries less than the rate the model gives its NICs",
+		"over InfiniBand a healthy NIC carries about 0.95 of its line rate through NCCL (12 GB/s per 100G port, 24 per 200G: nccl-tests#119); " +
+			"one connection (one channel's QP) may carry less than a port, so raise the connections per NIC (NCCL_MIN_CTAS or " +
+			"NCCL_MIN_NCHANNELS, NCCL_IB_QPS_PER_CONNECTION=2-4) and compare; " +
+			"measure each NIC pair between two nodes with perftest (ib_write_bw, with --use_cuda for GPUDirect RDMA) and compare; " +
+			"check each HCA's PCIe LnkSta against LnkCap, its firmware, the port error counters (perfquery: symbol errors, link " +
+			"recoveries, port rcv errors) and whether the nodes' traffic crosses an oversubscribed or busy switch tier (rerun on nodes " +
+			"under one leaf switch); if the fabric is as designed, fit net.eff to it (collsim calibrate --terms 'net.eff.*')"},
 	DiagUnsteady: {"The measurement is unsteady: its busbw spreads across the gate sizes by more than the tolerance",
 		"rerun with more iterations and warm-up (nccl-tests -n 100 -w 20) while nothing else runs on the nodes or shares their links; " +
 			"pin the ranks to the GPUs' NUMA nodes; over TCP check the interface (offloads, IRQ affinity, NCCL_SOCKET_NTHREADS and " +
@@ -377,6 +386,13 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	if d := slowRamp(in.Checks, in.Tolerance, skip); d != nil {
 		list = append(list, *d)
 	}
+	// The difference of two sizes of an unsteady run is its noise, not a
+	// rate: netShort judges only steady measurements.
+	if _, noisy := out[DiagUnsteady]; !noisy {
+		if d := netShort(in.Checks, in.Tolerance, skip); d != nil {
+			list = append(list, *d)
+		}
+	}
 	below, above := failingPoints(in.Checks, in.Tolerance, skip)
 	if (!anyExplains && slower > in.Tolerance) || below != "" {
 		d := get(DiagBelowModel)
@@ -678,6 +694,56 @@ func slowRamp(checks []*SeriesCheck, tol float64, skip map[string]bool) *Diagnos
 		w := maxErrorPoint(slow)
 		d.Evidence = append(d.Evidence, fmt.Sprintf("%s: at %s the measured busbw is within %.1f%% of the model; at %s the run takes %s more per call than modelled, up to %+.1f%% at %s (line %d)",
 			c.Series, sizeSpan(plateau), 100*worst, sizeSpan(slow), extra, 100*w.Error, model.FormatBytes(model.Bytes(w.Size)), w.Line))
+		skip[c.Series] = true
+	}
+	if len(d.Evidence) == 0 {
+		return nil
+	}
+	return d
+}
+
+// netShort names the runs whose time grows, between their two largest gate
+// sizes, more slowly than the model's where the model is bound by its
+// NICs at both sizes with the same algorithm, protocol and channels. The
+// difference of two sizes cancels every cost paid once per call (launch,
+// per-step latency, the pipeline's fill), so what it measures is the rate
+// the bytes move at; a shortfall beyond the tolerance is the network's
+// rate, not the ramp. The runs it names join skip.
+func netShort(checks []*SeriesCheck, tol float64, skip map[string]bool) *Diagnosis {
+	t := diagTexts[DiagNetShort]
+	d := &Diagnosis{Code: DiagNetShort, Title: t.title, Fix: t.fix, Severity: ingest.SevWarning, Residual: -1}
+	for _, c := range checks {
+		if skip[c.Series] {
+			continue
+		}
+		var gate []PointCheck
+		for _, p := range c.Points {
+			if p.Regime == c.Gate {
+				gate = append(gate, p)
+			}
+		}
+		if len(gate) < 2 {
+			continue
+		}
+		sort.SliceStable(gate, func(i, j int) bool { return gate[i].Size < gate[j].Size })
+		a, b := gate[len(gate)-2], gate[len(gate)-1]
+		if a.Size == b.Size || a.BottleneckClass != "NIC" || b.BottleneckClass != "NIC" ||
+			a.Algo != b.Algo || a.Proto != b.Proto || a.Channels != b.Channels {
+			continue
+		}
+		dm, dp := b.MeasuredTimeUs-a.MeasuredTimeUs, b.ModelTimeUs-a.ModelTimeUs
+		if dm <= 0 || dp <= 0 {
+			continue
+		}
+		// Busbw of the increment: the bytes added over the time added, in
+		// the same units as each row's busbw.
+		f := b.MeasuredBusBW * b.MeasuredTimeUs / float64(b.Size)
+		rm, rp := f*float64(b.Size-a.Size)/dm, f*float64(b.Size-a.Size)/dp
+		if rm >= (1-tol)*rp {
+			continue
+		}
+		d.Evidence = append(d.Evidence, fmt.Sprintf("%s: from %s to %s the measured time grows at %.3g GB/s busbw and the model's at %.3g, with its NICs the bottleneck at both (%s/%s on %d channels): the bytes move at %.0f%% of the rate the model gives the NICs; costs paid once per call cancel in the difference (lines %d-%d)",
+			c.Series, model.FormatBytes(model.Bytes(a.Size)), model.FormatBytes(model.Bytes(b.Size)), rm, rp, b.Algo, b.Proto, b.Channels, 100*rm/rp, a.Line, b.Line))
 		skip[c.Series] = true
 	}
 	if len(d.Evidence) == 0 {
