@@ -650,19 +650,15 @@ func failingPoints(checks []*SeriesCheck, tol float64, skip map[string]bool) (be
 // each within the tolerance). The runs it names join skip, so the
 // below-model diagnosis does not list their points again.
 func slowRamp(checks []*SeriesCheck, tol float64, skip map[string]bool) *Diagnosis {
-	t := diagTexts[DiagSlowRamp]
-	d := &Diagnosis{Code: DiagSlowRamp, Title: t.title, Fix: t.fix, Severity: ingest.SevWarning, Residual: -1}
+	d := warning(DiagSlowRamp)
 	for _, c := range checks {
 		if skip[c.Series] {
 			continue
 		}
-		var gate []PointCheck
+		gate := gateOf(c)
 		var top int64
-		for _, p := range c.Points {
-			if p.Regime == c.Gate {
-				gate = append(gate, p)
-				top = max(top, p.Size)
-			}
+		for _, p := range gate {
+			top = max(top, p.Size)
 		}
 		var plateau, slow []PointCheck
 		for _, p := range gate {
@@ -710,18 +706,12 @@ func slowRamp(checks []*SeriesCheck, tol float64, skip map[string]bool) *Diagnos
 // the bytes move at; a shortfall beyond the tolerance is the network's
 // rate, not the ramp. The runs it names join skip.
 func netShort(checks []*SeriesCheck, tol float64, skip map[string]bool) *Diagnosis {
-	t := diagTexts[DiagNetShort]
-	d := &Diagnosis{Code: DiagNetShort, Title: t.title, Fix: t.fix, Severity: ingest.SevWarning, Residual: -1}
+	d := warning(DiagNetShort)
 	for _, c := range checks {
 		if skip[c.Series] {
 			continue
 		}
-		var gate []PointCheck
-		for _, p := range c.Points {
-			if p.Regime == c.Gate {
-				gate = append(gate, p)
-			}
-		}
+		gate := gateOf(c)
 		if len(gate) < 2 {
 			continue
 		}
@@ -750,6 +740,24 @@ func netShort(checks []*SeriesCheck, tol float64, skip map[string]bool) *Diagnos
 		return nil
 	}
 	return d
+}
+
+// warning is a diagnosis of code with its fixed text, severity warning,
+// that reproduces nothing (Residual -1).
+func warning(code string) *Diagnosis {
+	t := diagTexts[code]
+	return &Diagnosis{Code: code, Title: t.title, Fix: t.fix, Severity: ingest.SevWarning, Residual: -1}
+}
+
+// gateOf is the points of c in its gate regime, in file order.
+func gateOf(c *SeriesCheck) []PointCheck {
+	var gate []PointCheck
+	for _, p := range c.Points {
+		if p.Regime == c.Gate {
+			gate = append(gate, p)
+		}
+	}
+	return gate
 }
 
 func maxErrorPoint(ps []PointCheck) PointCheck {
