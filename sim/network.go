@@ -49,11 +49,28 @@ const (
 // from splitting symmetric links into separate steps.
 const levelTol = 1e-10
 
+// Slack links. A link is slack while the capped loads of the flows that
+// cross it (member cap x weight x flows, summed over traversals) come to at
+// most 1 - slackMargin of its capacity and no uncapped flow crosses it:
+// then it cannot saturate whatever the rates, so it bottlenecks nobody, and
+// a flow whose links are all slack runs at its cap. The loads are summed in
+// integers of 1/capUnits bytes per picosecond, each rounded up, so that
+// the sum stays an upper bound and never drifts however many flows come and
+// go; a load of maxLoadU or more counts as uncapped. slackMargin (1e-9) is
+// above levelTol, so a slack link's level stays more than levelTol above
+// every cap on it and never freezes a class in a fill either.
+const (
+	capUnits    = 1 << 30
+	maxLoadU    = 1 << 40
+	slackMargin = 1e-9
+)
+
 // Network is a flow-level network over directed links. Concurrent flows
 // share each link by weighted max-min fairness with per-member rate caps.
 // Rates are recomputed once per instant at which flows start or end (a late
-// event, so all starts and ends of one picosecond share one recompute), and
-// a single completion event is kept for the earliest finishing flow;
+// event, so all starts and ends of one picosecond share one recompute) unless
+// that instant's changes can move no rate (see Slack links below), and a
+// single completion event is kept for the earliest finishing flow;
 // completion times are rounded up to whole picoseconds.
 //
 // # Cost per event is what changed
@@ -103,6 +120,18 @@ const levelTol = 1e-10
 // levelTol above a level of S), which moves rates by at most levelTol
 // relative.
 //
+// Slack links. Each link keeps the sum of the caps of the flows that cross
+// it (capUnits) and the count of classes whose recorded bottleneck it is
+// (lBotN). A link whose capped flows cannot fill it is slack: it
+// bottlenecks nobody once an instant's changes are in, so a new class whose
+// links are all slack gets its cap at once (fastStart), with no recompute
+// queued for it; and a departure from links that bottleneck no class moves
+// no rate, so it queues none either (only the next completion event). A
+// recompute starts its affected set from the changed links that bottleneck
+// some class, and from the new classes without a rate. These skip work,
+// never change a rate: the recompute they skip would find an empty
+// affected set, or fill a new class at its cap.
+//
 // Lazy progress. A class's remaining bytes are stored as of the instant its
 // rate last changed, with that instant; nothing is advanced per event. Two
 // indexed heaps hold every class's completion event time (remaining - absTol/2
@@ -148,6 +177,7 @@ type Network struct {
 	cHead  []int32      // first member (in flow-ID order)
 	cTail  []int32      // last member
 	cIdx   []int32      // index in act
+	cLoadU []int64      // per-flow capped load in capUnits (Weight x cap, rounded up), -1 if uncapped
 	free   []int32
 	act    []int32 // active class slots
 
@@ -169,8 +199,13 @@ type Network struct {
 	lBot   []uint64  // stamp of the last fill in which the link froze a class
 	lLvl   []float64 // the level at which it did
 	lDirty []bool
+	lCapU  []int64 // sum of the capped loads of the capped traversals, in capUnits
+	lUncap []int32 // traversals by uncapped classes
+	lSlack []int64 // the most lCapU may be for the link to be slack
+	lBotN  []int32 // filled classes whose recorded bottleneck is the link
 
 	dirtyLinks []int32 // links whose traversals changed since the last recompute
+	newCls     []int32 // classes created since the last recompute
 	comp       []int32 // affected classes
 	compLinks  []int32 // affected links (the search queue)
 	lh         []level
@@ -194,6 +229,8 @@ type Network struct {
 	active     int
 	recomputes int64
 	classes    int64 // classes created
+	fastStarts int64 // classes given their cap at their start (fastStart)
+	quietEnds  int64 // completion events that queued no recompute
 	noJoin     bool  // never join flows into classes (for measurements)
 	scanFill   int   // fill by scanning when S has at most this many classes + links
 }
@@ -212,6 +249,9 @@ type classHot struct {
 	bot    int32   // the link that froze the class in its last fill, -1 for its cap
 	filled bool    // has a rate and is in the heaps
 	frozen bool    // fill scratch
+	botN   bool    // bot >= 0 is counted in lBotN
+	fast   bool    // given its cap at its start, on slack links (see capUnits): it may take joins this instant
+	refill bool    // a join left a fast class's links not all slack: the next recompute fills it
 }
 
 // linkRef is one traversal of a link by a class: class slot c, route index k.
@@ -267,8 +307,15 @@ func NewNetwork(eng *Engine, capacity []float64) (*Network, error) {
 		lBot:     make([]uint64, nl),
 		lLvl:     make([]float64, nl),
 		lDirty:   make([]bool, nl),
+		lCapU:    make([]int64, nl),
+		lUncap:   make([]int32, nl),
+		lSlack:   make([]int64, nl),
+		lBotN:    make([]int32, nl),
 		last:     eng.Now(),
 		scanFill: scanFillMax,
+	}
+	for l, c := range capacity {
+		n.lSlack[l] = int64(math.Min(math.Floor(c*(1-slackMargin)*capUnits), maxLoadU))
 	}
 	return n, nil
 }
@@ -283,7 +330,8 @@ func (n *Network) Active() int { return n.active }
 // more of the Active flows). O(1).
 func (n *Network) Classes() int { return len(n.act) }
 
-// Recomputes returns how many times rates were recomputed. O(1).
+// Recomputes returns how many times rates were recomputed (instants whose
+// changes could move no rate are not counted: see Network). O(1).
 func (n *Network) Recomputes() int64 { return n.recomputes }
 
 // LinkBytes returns a new slice with the bytes each link has carried for
@@ -320,6 +368,42 @@ func (n *Network) Rate(id FlowID) (float64, bool) {
 }
 
 func tolerance(size float64) float64 { return max(relTol*size, absTol) }
+
+// loadUnits is a flow's capped load w x cp in capUnits, rounded up, or -1
+// if it is uncapped (cp infinite) or too large to sum (maxLoadU).
+func loadUnits(w, cp float64) int64 {
+	u := math.Ceil(w * cp * capUnits)
+	if !(u < maxLoadU) {
+		return -1
+	}
+	return int64(u)
+}
+
+// addLoad adds k flows of class c to the capped loads of its route's links
+// (k < 0 takes them off). O(len(route)).
+func (n *Network) addLoad(c int32, k int64) {
+	u := n.cLoadU[c]
+	if u < 0 {
+		return
+	}
+	for _, l := range n.cRoute[c] {
+		n.lCapU[l] += k * u
+	}
+}
+
+// slackRoute reports whether every link of class c's route is slack (see
+// capUnits). O(len(route)).
+func (n *Network) slackRoute(c int32) bool {
+	if n.cLoadU[c] < 0 {
+		return false
+	}
+	for _, l := range n.cRoute[c] {
+		if n.lUncap[l] > 0 || n.lCapU[l] > n.lSlack[l] {
+			return false
+		}
+	}
+	return true
+}
 
 // Start begins flow f at the current engine time and returns its ID. It
 // fails, starting nothing, if a route link is out of range or has zero
@@ -379,11 +463,19 @@ func (n *Network) start(f *Flow) FlowID {
 	}
 	if cl >= 0 {
 		// Same instant, route, weight, cap and size as class cl, which has
-		// no rate yet: the flow joins it.
+		// no rate yet or runs at its cap on slack links: the flow joins it.
 		n.mNext[n.cTail[cl]] = m
 		n.cTail[cl] = m
 		n.cN[cl]++
 		n.ch[cl].nw = n.cW[cl] * float64(n.cN[cl])
+		n.addLoad(cl, 1)
+		if h := &n.ch[cl]; h.fast {
+			if n.slackRoute(cl) {
+				return id // still slack: the same rate, the same completion
+			}
+			h.fast, h.refill = false, true
+			n.newCls = append(n.newCls, cl)
+		}
 		for _, l := range f.Route {
 			n.markLink(int32(l))
 		}
@@ -399,22 +491,74 @@ func (n *Network) start(f *Flow) FlowID {
 	n.ch[cl].rate, n.ch[cl].nw = 0, w
 	n.cRem[cl], n.cAt[cl], n.cStart[cl] = f.Bytes, now, now
 	n.cHead[cl], n.cTail[cl] = m, m
-	n.ch[cl].filled = false
+	h := &n.ch[cl]
+	h.filled, h.botN, h.fast, h.refill = false, false, false, false
+	n.cLoadU[cl] = loadUnits(w, c)
 	n.cIdx[cl] = int32(len(n.act))
 	n.act = append(n.act, cl)
+	n.addLoad(cl, 1)
 	pos := n.cPos[cl][:0]
 	for k, l := range f.Route {
+		if n.cLoadU[cl] < 0 {
+			n.lUncap[l]++
+		}
 		fl := n.lFlows[l]
 		if len(fl) == 0 {
 			n.lSince[l] = now
 		}
 		pos = append(pos, int32(len(fl)))
 		n.lFlows[l] = append(fl, linkRef{cl, int32(k)})
-		n.markLink(int32(l))
 	}
 	n.cPos[cl] = pos
+	if n.fastStart(cl, now) {
+		return id
+	}
+	for _, l := range f.Route {
+		n.markLink(int32(l))
+	}
+	n.newCls = append(n.newCls, cl)
 	n.markDirty()
 	return id
+}
+
+// fastStart gives new class c its cap at once when every link of its route
+// is slack (see capUnits), and reports whether it did. No other class's
+// rate changes: a slack link bottlenecks nobody once the instant's
+// changes are in (the last fill froze classes only on saturated links, and
+// any class on a link whose load then fell was filled again), and a class
+// that the instant's other changes take below its cap is brought in by the
+// recompute they queue, as any class outside its affected set is. So
+// neither the links nor a recompute are queued for c; its completion event
+// is, unless a recompute is already due this instant.
+func (n *Network) fastStart(c int32, now model.Time) bool {
+	cp := n.cCap[c]
+	if !n.slackRoute(c) || !((n.cRem[c]-absTol/2)/cp < float64(math.MaxInt64/2)) {
+		return false
+	}
+	n.ch[c].bot = -1
+	if err := n.setRate(c, cp, now); err != nil {
+		// Unreachable: cp > 0 and the time was checked above.
+		panic(err)
+	}
+	n.ch[c].fast = true
+	n.fastStarts++
+	if !n.dirty {
+		n.arm()
+	}
+	return true
+}
+
+// arm queues the completion event of the earliest-finishing class unless
+// it is queued already. There must be a class in the heaps.
+func (n *Network) arm() {
+	at := n.hFin.k[0]
+	if n.pending && n.pendingAt == at {
+		return
+	}
+	n.gen++
+	n.pending = true
+	n.pendingAt = at
+	n.eng.ScheduleActor(at, (*netComplete)(n), n.gen)
 }
 
 // newMember takes a member slot for flow id.
@@ -458,6 +602,7 @@ func (n *Network) newClass() int32 {
 	n.cHead = append(n.cHead, -1)
 	n.cTail = append(n.cTail, -1)
 	n.cIdx = append(n.cIdx, 0)
+	n.cLoadU = append(n.cLoadU, 0)
 	n.hFin.pos = append(n.hFin.pos, -1)
 	n.hTol.pos = append(n.hTol.pos, -1)
 	return c
@@ -486,8 +631,17 @@ func (n *Network) removeClass(c int32) {
 	n.act[i] = last
 	n.cIdx[last] = i
 	n.act = n.act[:len(n.act)-1]
+	if h := &n.ch[c]; h.botN {
+		n.lBotN[h.bot]--
+		h.botN = false
+	}
+	n.addLoad(c, -int64(n.cN[c]))
+	uncapped := n.cLoadU[c] < 0
 	pos := n.cPos[c]
 	for k, l := range n.cRoute[c] {
+		if uncapped {
+			n.lUncap[l]--
+		}
 		fl := n.lFlows[l]
 		j := pos[k]
 		mv := fl[len(fl)-1]
@@ -532,9 +686,20 @@ func (n *Network) recompute(now model.Time) error {
 			n.lDirty[l] = false
 		}
 		n.dirtyLinks = n.dirtyLinks[:0]
+		n.newCls = n.newCls[:0]
 		n.gen++
 		n.pending = false
 		return nil
+	}
+	// A new class whose links are all slack runs at its cap (see
+	// capUnits), whatever the other classes do.
+	for _, c := range n.newCls {
+		if n.slackRoute(c) {
+			n.ch[c].bot = -1
+			if err := n.setRate(c, n.cCap[c], now); err != nil {
+				return err
+			}
+		}
 	}
 	if err := n.affected(); err != nil {
 		return err
@@ -544,14 +709,7 @@ func (n *Network) recompute(now model.Time) error {
 			return err
 		}
 	}
-	at := n.hFin.k[0]
-	if n.pending && n.pendingAt == at {
-		return nil // the queued completion event is still right
-	}
-	n.gen++
-	n.pending = true
-	n.pendingAt = at
-	n.eng.ScheduleActor(at, (*netComplete)(n), n.gen)
+	n.arm()
 	return nil
 }
 
@@ -569,7 +727,7 @@ func (n *Network) setRate(c int32, r float64, now model.Time) error {
 		return fmt.Errorf("sim: flow %d gets no bandwidth (rate %v)", n.mID[n.cHead[c]], r)
 	}
 	n.cAt[c] = now
-	n.ch[c].rate = r
+	n.ch[c].rate, n.ch[c].fast = r, false
 	rem := n.cRem[c]
 	// Aim absTol/2 bytes short of done: a transfer whose exact time is a
 	// whole picosecond then finishes on it rather than one late through
@@ -611,22 +769,37 @@ func (n *Network) affected() error {
 	n.stamp++
 	st := n.stamp
 	n.comp = n.comp[:0]
+	// A changed link matters only through the classes it bottlenecks: a
+	// link that bottlenecks nobody (lBotN) can only take load from the
+	// classes of S, which bring it in themselves.
 	q := n.compLinks[:0]
 	for _, l := range n.dirtyLinks {
 		n.lDirty[l] = false
-		if len(n.lFlows[l]) > 0 && n.lSeen[l] != st {
+		if n.lBotN[l] > 0 && n.lSeen[l] != st {
 			n.lSeen[l] = st
 			q = append(q, l)
 		}
 	}
 	n.dirtyLinks = n.dirtyLinks[:0]
 	n.compLinks = q
+	// New classes the slack test left without a rate, and fast classes
+	// whose joins took their links out of slack.
+	for _, c := range n.newCls {
+		if h := &n.ch[c]; (!h.filled || h.refill) && h.seen != st {
+			h.refill = false
+			n.addAffected(c, st)
+		}
+	}
+	n.newCls = n.newCls[:0]
 	done := 0 // links of compLinks already scanned for bottlenecked classes
 	for {
 		for ; done < len(n.compLinks); done++ {
 			l := n.compLinks[done]
+			if n.lBotN[l] == 0 {
+				continue
+			}
 			for _, e := range n.lFlows[l] {
-				if c := e.c; n.ch[c].seen != st && (!n.ch[c].filled || n.ch[c].bot == l) {
+				if c := e.c; n.ch[c].seen != st && n.ch[c].bot == l {
 					n.addAffected(c, st)
 				}
 			}
@@ -963,10 +1136,17 @@ func popLevel(h []level) []level {
 // freeze fixes class c's member rate at x, records what froze it (link
 // bot, or -1 for its cap) and takes its load off its links.
 func (n *Network) freeze(c int32, x float64, bot int32) {
-	n.ch[c].frozen = true
+	h := &n.ch[c]
+	h.frozen = true
 	n.cNew[c] = x
-	n.ch[c].bot = bot
-	w := n.ch[c].nw
+	if h.botN {
+		n.lBotN[h.bot]--
+	}
+	h.bot, h.botN = bot, bot >= 0
+	if bot >= 0 {
+		n.lBotN[bot]++
+	}
+	w := h.nw
 	wx := w * x
 	for _, l := range n.cRoute[c] {
 		n.lRes[l] = max(n.lRes[l]-wx, 0)
@@ -1004,7 +1184,31 @@ func (n *Network) complete(now model.Time, gen int64) error {
 		n.ch[c].filled = false
 		n.removeClass(c)
 	}
-	n.markDirty()
+	need := false // a departed class crossed a link that still bottlenecks a class
+	for _, r := range n.doneRuns {
+		for _, l := range n.done[r.pos].route {
+			need = need || n.lBotN[l] > 0
+		}
+	}
+	// A departure from links that bottleneck nobody moves no other rate:
+	// the classes left keep their rates and completion times, and only
+	// the completion event is queued again (after the callbacks, which
+	// may start flows). Otherwise the recompute of the instant refills
+	// those the departures affect.
+	if need {
+		n.markDirty()
+	} else if !n.dirty {
+		n.quietEnds++
+		for _, l := range n.dirtyLinks {
+			n.lDirty[l] = false
+		}
+		n.dirtyLinks = n.dirtyLinks[:0]
+	}
+	defer func() {
+		if !n.dirty && len(n.hFin.c) > 0 {
+			n.arm()
+		}
+	}()
 	if len(n.done) == 0 {
 		return nil
 	}

@@ -156,7 +156,7 @@ func (j *joinTable) find(n *Network, now model.Time, route []model.LinkID, w, cp
 			continue
 		}
 		c := e.c
-		if !n.ch[c].filled && n.cSize[c] == size && n.cW[c] == w && n.cCap[c] == cp && sameRoute(n.cRoute[c], route) {
+		if (!n.ch[c].filled || n.ch[c].fast) && n.cSize[c] == size && n.cW[c] == w && n.cCap[c] == cp && sameRoute(n.cRoute[c], route) {
 			return c, i
 		}
 	}

@@ -124,6 +124,8 @@ type propRun struct {
 	linkBytes  []float64
 	linkBusy   []model.Time
 	maxShared  int // largest Active - Classes seen (Network only)
+	fastStarts int64
+	quietEnds  int64
 }
 
 type propDriver struct {
@@ -177,6 +179,20 @@ func (d *propDriver) Act(now model.Time, arg int64) error {
 
 // probe runs late, after the network's recompute of the instant.
 func (d *propDriver) probe(now model.Time) error {
+	pending := false
+	switch nw := d.net.(type) {
+	case *Network:
+		pending = nw.dirty
+	case *refNetwork:
+		pending = nw.dirty
+	}
+	if pending {
+		// The instant's recompute was queued after this probe (by a start
+		// after the probe's event, or in a completion callback): read the
+		// rates after it.
+		d.eng.ScheduleLate(now, d.probe)
+		return nil
+	}
 	var rs []float64
 	var ids []int
 	for i, ok := range d.live {
@@ -243,6 +259,9 @@ func runScenario(sc *propScenario, mk func(*Engine, []float64) (flowNet, error))
 	}
 	d.run.recomputes, d.run.events = net.Recomputes(), e.Events()
 	d.run.linkBytes, d.run.linkBusy = net.LinkBytes(), net.LinkBusy()
+	if nw, ok := net.(*Network); ok {
+		d.run.fastStarts, d.run.quietEnds = nw.fastStarts, nw.quietEnds
+	}
 	return d.run, nil
 }
 
@@ -278,8 +297,11 @@ func comparePropRuns(got, want *propRun) error {
 			return fmt.Errorf("link %d bytes %v busy %v, reference %v %v", l, got.linkBytes[l], got.linkBusy[l], want.linkBytes[l], want.linkBusy[l])
 		}
 	}
-	if got.recomputes != want.recomputes || got.events != want.events {
-		return fmt.Errorf("recomputes %d events %d, reference %d %d", got.recomputes, got.events, want.recomputes, want.events)
+	// The reference recomputes at every instant a flow starts or ends; the
+	// Network skips the instants whose changes move no rate (slack links,
+	// departures from links that bottleneck nobody), never adds one.
+	if got.recomputes > want.recomputes {
+		return fmt.Errorf("recomputes %d, reference %d", got.recomputes, want.recomputes)
 	}
 	return nil
 }
@@ -290,7 +312,7 @@ func comparePropRuns(got, want *propRun) error {
 // incremental Network and the reference that progressive-fills every flow
 // at every instant, and requires the same rates at every recompute, the
 // same completion times and order, link bytes and busy time within 1e-9
-// relative, and the same recompute and event counts.
+// relative, and no more recomputes.
 func TestNetworkMatchesReference(t *testing.T) {
 	trials := 4000
 	if testing.Short() {
@@ -306,7 +328,7 @@ func TestNetworkMatchesReference(t *testing.T) {
 		return n, err
 	}
 	mkRef := func(e *Engine, c []float64) (flowNet, error) { return newRefNetwork(e, c) }
-	shared, multiProbe := 0, 0
+	shared, multiProbe, fast, quiet := 0, 0, 0, 0
 	for trial := range trials {
 		sc := randomScenario(rng)
 		want, err := runScenario(&sc, mkRef)
@@ -333,10 +355,21 @@ func TestNetworkMatchesReference(t *testing.T) {
 		if len(got.probes) > 2 {
 			multiProbe++
 		}
+		if got.fastStarts > 0 {
+			fast++
+		}
+		if got.quietEnds > 0 {
+			quiet++
+		}
 	}
 	// The scenarios must exercise classes and changing flow sets, or the
 	// comparison proves little.
 	if shared < trials/10 || multiProbe < trials/2 {
 		t.Errorf("only %d of %d trials formed a class and %d had more than 2 recomputes", shared, trials, multiProbe)
+	}
+	// And the paths that skip work: a start on slack links, a departure
+	// from links that bottleneck nobody.
+	if fast < trials/10 || quiet < trials/10 {
+		t.Errorf("only %d of %d trials started a flow on slack links and %d ended one without a recompute", fast, trials, quiet)
 	}
 }
