@@ -62,6 +62,12 @@ func PerChMaxRingLL128BW(arch int) float64 { return perChMaxRingLL128BW[arch] }
 // perChMaxTreeBw).
 func PerChMaxTreeBW(arch, nodes int) float64 { return perChMaxTreeBW[arch][nodes] }
 
+// PerChMaxNVLSTreeBW is NCCL's per-channel NVLSTree bus bandwidth ceiling
+// in GB/s by architecture index and node class (1: two nodes, 2: three or
+// more; tuning.cc perChMaxNVLSTreeBws, from 2.28; 0 for one node, where
+// NVLSTree is not run).
+func PerChMaxNVLSTreeBW(arch, nodes int) float64 { return perChMaxNVLSTreeBW[arch][nodes] }
+
 // NVLS efficiency factors of NCCL >= 2.28's NVLS bandwidth (tuning.cc:
 // 0.85 on Hopper, 0.74 on Blackwell; nccl-facts §2.3).
 const (
@@ -194,6 +200,33 @@ const NVLSMaxArity = 32
 
 // NVLSHeads is the number of NVLS head GPUs of an NVLink domain of g GPUs.
 func NVLSHeads(g int) int { return max(min(g, NVLSMaxArity), 1) }
+
+// NVLSCTAWarps is the warps of one NVLS or NVLSTree CTA: NCCL_MAX_NTHREADS
+// (640) over the warp size (include/device.h).
+const NVLSCTAWarps = 640 / 32
+
+// NVLSWarps is how NCCL's NVLS and NVLSTree AllReduce kernels split a
+// CTA's NVLSCTAWarps warps by role when the user buffers are not
+// registered (device/all_reduce.h, the same from v2.19.3-1 to v2.30.7-1:
+// v2.26.5-1 lines 393-397 for NVLS, 531-535 for NVLSTree). A CTA whose
+// rank has a parent in the NVLSTree's inter-node tree (hasUp) gives 4
+// warps to receiving from the network and multicasting, 5 to the reduce
+// that feeds the network, and halves the other 11 between scatter (6) and
+// gather (5); the tree's root, and single-node NVLS, give 5 to the reduce
+// (7 when the communicator has at most 6 ranks) and split the rest: 8
+// scatter and 7 gather of 20. The scatter warps copy a GPU's input into
+// the NVLS buffers, the gather warps the multicast result out of them.
+func NVLSWarps(hasUp bool, nRanks int) (scatter, gather, reduce, bcast int) {
+	reduce = 5
+	switch {
+	case hasUp:
+		bcast = 4
+	case nRanks <= 6:
+		reduce = 7
+	}
+	rest := NVLSCTAWarps - reduce - bcast
+	return (rest + 1) / 2, rest / 2, reduce, bcast
+}
 
 // NVLSChunk is NCCL's NVLS AllReduce chunk for a call of nBytes over nc
 // channels with nHeads heads (enqueue.cc, the same since 2.18): start from

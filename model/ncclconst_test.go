@@ -128,3 +128,29 @@ func TestNVLSChunk(t *testing.T) {
 		t.Errorf("heads: 8 GPUs %d, 72 GPUs %d; want 8, 32", NVLSHeads(8), NVLSHeads(72))
 	}
 }
+
+// TestNVLSWarps: the role split of device/all_reduce.h (v2.19.3-1 ..
+// v2.30.7-1) without registered buffers: a rank with a tree parent keeps
+// 6 scatter, 5 gather, 5 reduce and 4 network-receive warps; the root and
+// one-node NVLS 8, 7 and 5, or 7, 6 and 7 on at most 6 ranks; all 20.
+func TestNVLSWarps(t *testing.T) {
+	for _, c := range []struct {
+		hasUp                          bool
+		nRanks                         int
+		scatter, gather, reduce, bcast int
+	}{
+		{true, 16, 6, 5, 5, 4},
+		{true, 4, 6, 5, 5, 4},
+		{false, 16, 8, 7, 5, 0},
+		{false, 8, 8, 7, 5, 0},
+		{false, 6, 7, 6, 7, 0},
+	} {
+		s, g, r, b := NVLSWarps(c.hasUp, c.nRanks)
+		if s != c.scatter || g != c.gather || r != c.reduce || b != c.bcast {
+			t.Errorf("NVLSWarps(%v, %d) = %d/%d/%d/%d, want %d/%d/%d/%d", c.hasUp, c.nRanks, s, g, r, b, c.scatter, c.gather, c.reduce, c.bcast)
+		}
+		if s+g+r+b != NVLSCTAWarps || NVLSCTAWarps != 20 {
+			t.Errorf("NVLSWarps(%v, %d): %d warps of %d", c.hasUp, c.nRanks, s+g+r+b, NVLSCTAWarps)
+		}
+	}
+}

@@ -354,6 +354,17 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 	if G > 1 && call.Coll != model.AllGather {
 		red = e.nvlsReduce() * e.capsOf(f)[ups[0]] * float64(G) / float64(G-1) / float64(nc)
 	}
+	// AllReduce's CTA copies the loop in with its scatter warps and out
+	// with its gather warps (nvlsWarpCaps).
+	upKind := ceilNVLSReduce
+	var gather float64
+	if call.Coll == model.AllReduce {
+		scatter, g := e.nvlsWarpCaps(false)
+		if scatter > 0 && (red <= 0 || scatter < red) {
+			red, upKind = scatter, ceilNVLSWarps
+		}
+		gather = g
+	}
 	// What a GPU moves: AllReduce the loop each way (a head its chunk
 	// more), ReduceScatter the loop up and its share down, AllGather its
 	// share up and the loop down.
@@ -372,9 +383,13 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 		f.perMemb = math.Max(f.perMemb, math.Max(bu, bd))
 		up := demand{ups[i : i+1], bu, int32(nc), ceiling{}}
 		if red > 0 {
-			up.ceil = ceiling{rate: red * bu / D, kind: ceilNVLSReduce}
+			up.ceil = ceiling{rate: red * bu / D, kind: upKind}
 		}
-		f.demands = append(f.demands, up, demand{downs[i : i+1], bd, int32(nc), ceiling{}})
+		down := demand{downs[i : i+1], bd, int32(nc), ceiling{}}
+		if gather > 0 {
+			down.ceil = ceiling{rate: gather * bd / D, kind: ceilNVLSWarps}
+		}
+		f.demands = append(f.demands, up, down)
 	}
 	return f, nil
 }
@@ -388,7 +403,10 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 // (formNVLS): the kernel's scatter, gather and reduce warps run the same
 // loops (device/all_reduce.h, NVLS_TREE: loopCount = nHeads x chunkCount),
 // so the pull's rate is the switch's reduction rate with one NVLink step
-// per loop in series.
+// per loop in series. The CTAs' scatter and gather warps bound the pull
+// and the multicast delivery too, at the node's slowest role
+// (nvlsTreeWarpCaps): the DES runs each tree's CTAs at their own role, and
+// the call ends with its slowest CTAs.
 func (e *Env) formNVLSTree(call Call) (*form, error) {
 	c := e.Cluster
 	N, G := c.NumNodes(), c.GPUsPerNode()
@@ -411,19 +429,30 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The node's slowest CTA sets its pace: where it has a parent in
+		// either tree its CTAs keep fewer copy warps (nvlsWarpCaps).
+		scatter, gather := e.nvlsTreeWarpCaps(trees, half, v)
 		var red ceiling
 		if G > 1 {
 			// The operand pull (D of the bytes) at the switch's reduction
-			// rate, each loop's pull then its synchronisation.
-			r := e.nvlsReduce() * e.capsOf(f)[ups[0]] * float64(G) / float64(G-1) / float64(nc)
+			// rate, or as fast as the scatter warps feed it, each loop's
+			// pull then its synchronisation.
+			r, kind := e.nvlsReduce()*e.capsOf(f)[ups[0]]*float64(G)/float64(G-1)/float64(nc), ceilNVLSReduce
+			if scatter > 0 && scatter < r {
+				r, kind = scatter, ceilNVLSWarps
+			}
 			r = D / (D/r + float64(len(f.units))*float64(nvLat))
-			red = ceiling{rate: r * f.perMemb / D, kind: ceilNVLSReduce}
+			red = ceiling{rate: r * f.perMemb / D, kind: kind}
+		}
+		var out ceiling
+		if gather > 0 {
+			out = ceiling{rate: gather * f.perMemb / D, kind: ceilNVLSWarps}
 		}
 		if v == 0 {
 			up, down = len(f.demands), len(f.demands)+1
 		}
 		for i := range ups {
-			f.demands = append(f.demands, demand{ups[i : i+1], f.perMemb, int32(nc), red}, demand{downs[i : i+1], f.perMemb, int32(nc), ceiling{}})
+			f.demands = append(f.demands, demand{ups[i : i+1], f.perMemb, int32(nc), red}, demand{downs[i : i+1], f.perMemb, int32(nc), out})
 		}
 		for tr := 0; tr < 2; tr++ {
 			p := trees[tr][v]
@@ -731,12 +760,14 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 
 // mcastTimes are the times one member's bytes of an NVLS call take up and
 // down the GPUs' NVSwitch ports (ps): the slowest port each way at the
-// call's link loads, up with the reduction ceiling.
+// call's link loads, up with the reduction or scatter-warp ceiling, down
+// with the gather-warp ceiling.
 func (e *Env) mcastTimes(f *form, loads, caps []float64) (up, down float64) {
 	ups, downs, err := e.nvlsLinks(0)
 	if err != nil {
 		return 0, 0
 	}
+	isDown := make(map[model.LinkID]bool, len(downs))
 	for i := range ups {
 		if l := ups[i]; caps[l] > 0 {
 			up = math.Max(up, loads[l]/caps[l])
@@ -744,9 +775,15 @@ func (e *Env) mcastTimes(f *form, loads, caps []float64) (up, down float64) {
 		if l := downs[i]; caps[l] > 0 {
 			down = math.Max(down, loads[l]/caps[l])
 		}
+		isDown[downs[i]] = true
 	}
 	for _, d := range f.demands {
-		if d.ceil.kind == ceilNVLSReduce && d.ceil.rate > 0 {
+		if d.ceil.rate <= 0 || (d.ceil.kind != ceilNVLSReduce && d.ceil.kind != ceilNVLSWarps) || len(d.route) == 0 {
+			continue
+		}
+		if isDown[d.route[0]] {
+			down = math.Max(down, d.bytes/d.ceil.rate)
+		} else {
 			up = math.Max(up, d.bytes/d.ceil.rate)
 		}
 	}

@@ -369,10 +369,11 @@ type nvlsEdge struct {
 
 // nvlsLanes sorts the G GPUs (shards) of NVLSTree into lanes: every GPU in
 // one lane when their hops have one shape and the fabric treats their flows
-// alike (equitable), else every GPU on its own. pull is the rate cap of
-// the NVLS pull; ups and downs are each node's NVLS links per GPU, edges
-// its tree edges per tree and GPU.
-func (b *builder) nvlsLanes(G int, half [2]int32, pull float64, ups, downs [][]model.LinkID, edges [][2][]nvlsEdge) [][]int {
+// alike (equitable), else every GPU on its own. pull and out are the rate
+// caps of the NVLS pull and of the multicast delivery per tree and node;
+// ups and downs are each node's NVLS links per GPU, edges its tree edges
+// per tree and GPU.
+func (b *builder) nvlsLanes(G int, half [2]int32, pull, out [2][]float64, ups, downs [][]model.LinkID, edges [][2][]nvlsEdge) [][]int {
 	single := make([][]int, G)
 	for i := range single {
 		single[i] = []int{i}
@@ -381,12 +382,12 @@ func (b *builder) nvlsLanes(G int, half [2]int32, pull float64, ups, downs [][]m
 		return single
 	}
 	return b.cachedBundles(bundleKey{model.AlgoNVLSTree, b.call.Choice.Channels, b.call.Choice.Proto}, func() [][]int {
-		return nvlsLanesOf(G, half, pull, b.e.qps(), b.bundleCaps, ups, downs, edges, single)
+		return nvlsLanesOf(G, half, pull, out, b.e.qps(), b.bundleCaps, ups, downs, edges, single)
 	})
 }
 
 // nvlsLanesOf is nvlsLanes' decision, computed once per bundleKey.
-func nvlsLanesOf(G int, half [2]int32, pull float64, qps int, caps []float64, ups, downs [][]model.LinkID, edges [][2][]nvlsEdge, single [][]int) [][]int {
+func nvlsLanesOf(G int, half [2]int32, pull, out [2][]float64, qps int, caps []float64, ups, downs [][]model.LinkID, edges [][2][]nvlsEdge, single [][]int) [][]int {
 	// One shape: the same hops exist, with the same ceilings, latencies
 	// and split routes, for every GPU.
 	hop := func(a, c hopInfo) bool {
@@ -427,12 +428,15 @@ func nvlsLanesOf(G int, half [2]int32, pull float64, qps int, caps []float64, up
 			continue
 		}
 		for v := range edges {
-			// The reduce pull (capped), its push, the multicast's pull and
-			// push (uncapped).
+			// The reduce pull (capped), its push, the multicast's pull
+			// (uncapped) and push (capped).
 			for j, links := range [][]model.LinkID{ups[v], downs[v], ups[v], downs[v]} {
 				c := math.Inf(1)
-				if j == 0 {
-					c = capLoad(pull, w)
+				switch j {
+				case 0:
+					c = capLoad(pull[tr][v], w)
+				case 3:
+					c = capLoad(out[tr][v], w)
 				}
 				for i := 0; i < G; i++ {
 					s.add(cell, links[i:i+1], c)

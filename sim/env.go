@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -348,6 +349,7 @@ const (
 	ceilPeerChannels             // the p2p channels of one peer pair (p2p.chan.share)
 	ceilNetChannel               // one channel's network connection (net.chan.gbps)
 	ceilNVLSReduce               // the NVSwitch's in-switch reduction (nvls.reduce.*)
+	ceilNVLSWarps                // an NVLS CTA's scatter or gather warps (nvls.warp.gbps.*)
 )
 
 // ceiling is a per-member rate cap in bytes/ps (0 = none) and what it is.
@@ -370,6 +372,17 @@ func minCeiling(a, b ceiling) ceiling {
 	return a
 }
 
+// minRate is the tighter of two rate caps, where 0 means none.
+func minRate(a, b float64) float64 {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return math.Min(a, b)
+}
+
 // capLabel explains the ceiling that bounds a call, for bottleneck reports.
 func (e *Env) capLabel(c ceiling, p model.Proto) string {
 	switch c.kind {
@@ -383,6 +396,8 @@ func (e *Env) capLabel(c ceiling, p model.Proto) string {
 		return fmt.Sprintf("p2p channels of one peer operation (%.3g GB/s in all)", c.rate*1e3)
 	case ceilNVLSReduce:
 		return "the NVSwitch's in-switch reduction (nvls.reduce.*)"
+	case ceilNVLSWarps:
+		return "the scatter or gather warps of each NVLS CTA (nvls.warp.gbps.*)"
 	case ceilNetChannel:
 		return fmt.Sprintf("network connections of one peer operation (%.3g GB/s per channel, net.chan.gbps)", e.params.NetChanGBps)
 	}

@@ -30,7 +30,10 @@ func (nvlsAlgo) build(b *builder) (*prog, error) { return b.nvls() }
 // store and then synchronise with the scatter and gather warps of every
 // GPU before the next loop: that per-loop synchronisation (one NVLink step
 // latency) is paid in series with the pull, where the multicast delivery
-// of a loop overlaps the pull of the next.
+// of a loop overlaps the pull of the next. AllReduce's CTA also copies
+// each loop in with its scatter warps and out with its gather warps
+// (nvlsWarpCaps), which bound the pull and the delivery; on one 8-GPU
+// node neither binds before the switch does.
 func (b *builder) nvls() (*prog, error) {
 	e, call := b.e, b.call
 	c := e.Cluster
@@ -57,9 +60,16 @@ func (b *builder) nvls() (*prog, error) {
 	if err := b.reserve(nops, int64(len(sim))*int64(4*G)); err != nil {
 		return nil, err
 	}
-	var rcap float64
+	var rcap, gcap float64
 	if call.Coll != model.AllGather {
 		rcap = e.nvlsReduceCap(nc, G)
+	}
+	if call.Coll == model.AllReduce {
+		// The CTA's copy warps (nvlsWarpCaps): the scatter feeds the
+		// pull, the gather empties what the multicast delivers.
+		var scap float64
+		scap, gcap = e.nvlsWarpCaps(false)
+		rcap = minRate(rcap, scap)
 	}
 	gate := b.base
 	prevD := fill(G, b.base)
@@ -76,7 +86,7 @@ func (b *builder) nvls() (*prog, error) {
 		gate = b.add(Op{Kind: OpDelay, Latency: lat, Rank: -1}, up...)
 		for i := 0; i < G; i++ {
 			_, bytes := nvlsPortBytes(call.Coll, u, i, heads, G)
-			prevD[i] = b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: bytes / eff, Weight: w, Rank: int32(i)}, gate, prevD[i])
+			prevD[i] = b.add(Op{Kind: OpTransfer, Route: downs[i : i+1], Bytes: bytes / eff, Weight: w, RateCap: gcap * bytes / eff / u, Rank: int32(i)}, gate, prevD[i])
 		}
 	}
 	return pr, nil
@@ -159,6 +169,39 @@ func (e *Env) nvlsEff() float64 {
 		return e.params.NVLSEff[1]
 	}
 	return e.params.NVLSEff[0]
+}
+
+// nvlsWarpCaps returns the per-channel payload rates (bytes/ps) at which
+// one AllReduce CTA's scatter warps feed the NVLS buffers and its gather
+// warps empty them: nvls.warp.gbps.* per warp, times the warps NCCL gives
+// each role (model.NVLSWarps); hasUp for an NVLSTree rank with a parent in
+// the inter-node tree, false for the tree's root and for one-node NVLS.
+func (e *Env) nvlsWarpCaps(hasUp bool) (scatter, gather float64) {
+	s, g, _, _ := model.NVLSWarps(hasUp, e.Cluster.NumRanks())
+	w := e.params.NVLSWarpGBps[0]
+	if e.Cluster.GPUModel().Arch == model.Blackwell {
+		w = e.params.NVLSWarpGBps[1]
+	}
+	return float64(s) * w * 1e-3, float64(g) * w * 1e-3
+}
+
+// nvlsTreeWarpCaps returns nvlsWarpCaps for NVLSTree on node v: the
+// tighter of its CTAs' roles over the trees that have channels (a node is
+// the root of at most one tree).
+func (e *Env) nvlsTreeWarpCaps(trees [2][]int, half [2]int32, v int) (scatter, gather float64) {
+	for tr := 0; tr < 2; tr++ {
+		if half[tr] == 0 {
+			continue
+		}
+		s, g := e.nvlsWarpCaps(trees[tr][v] >= 0)
+		if scatter == 0 || s < scatter {
+			scatter = s
+		}
+		if gather == 0 || g < gather {
+			gather = g
+		}
+	}
+	return scatter, gather
 }
 
 // nvlsReduce returns the in-switch reduction rate term for the cluster's

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/collsim/collsim/model"
@@ -180,6 +181,47 @@ func TestNVLSTreeNotAboveNVLS(t *testing.T) {
 		tr := predict(t, two, model.AllReduce, eng, "nvlstree", 8<<30)
 		if tr.AlgBW > n.AlgBW*1.005 {
 			t.Errorf("%v: NVLSTree algbw %.1f on 2 nodes above NVLS %.1f on one", eng, tr.AlgBW, n.AlgBW)
+		}
+	}
+}
+
+// TestNVLSTreeCopyWarps: on 2 nodes of 8x H100 every GPU runs CTAs whose
+// rank has a parent in the inter-node tree, which keep 5 gather warps of
+// 20 where one-node NVLS keeps 7 (device/all_reduce.h), so NVLSTree runs
+// at what those warps copy: NCCL's own 2-node figure, 8 heads x 57.7 GB/s
+// busbw (tuning.cc perChMaxNVLSTreeBws) = 461.6, algbw 246.2, in both
+// engines at 8 GiB; one node's NVLS is still held by its switch (~480
+// busbw, the xxrjun file), and without the warps' bound NVLSTree would
+// reach one node's algbw (TestNVLSTreeNotAboveNVLS).
+func TestNVLSTreeCopyWarps(t *testing.T) {
+	one := newEnv(t, scenarios.Overrides{Node: "dgx-h100"})
+	two := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib"})
+	p := sim.DefaultParams()
+	p.NVLSWarpGBps[0] = 50
+	c, err := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib"}).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, err := sim.NewEnv(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 8 * model.PerChMaxNVLSTreeBW(model.ArchHopper, 1) // busbw
+	for _, eng := range []sim.EngineKind{sim.EngineDES, sim.EngineAnalytic} {
+		tr := predict(t, two, model.AllReduce, eng, "nvlstree", 8<<30)
+		if rel := tr.BusBW/want - 1; math.Abs(rel) > 0.01 {
+			t.Errorf("%v: NVLSTree on 2 nodes %.1f GB/s busbw, NCCL's figure %.1f (%+.1f%%)", eng, tr.BusBW, want, 100*rel)
+		}
+		if !strings.Contains(tr.Bottleneck, "nvls.warp.gbps") {
+			t.Errorf("%v: bottleneck %q does not name the copy warps", eng, tr.Bottleneck)
+		}
+		n := predict(t, one, model.AllReduce, eng, "nvls", 8<<30)
+		if math.Abs(n.BusBW/481.4-1) > 0.01 || strings.Contains(n.Bottleneck, "nvls.warp.gbps") {
+			t.Errorf("%v: one-node NVLS %.1f GB/s (%s), want ~481 held by the switch", eng, n.BusBW, n.Bottleneck)
+		}
+		f := predict(t, free, model.AllReduce, eng, "nvlstree", 8<<30)
+		if f.AlgBW < 1.05*tr.AlgBW || f.AlgBW > 1.005*n.AlgBW {
+			t.Errorf("%v: without the warps' bound NVLSTree %.1f GB/s algbw, want above %.1f and at most one node's %.1f", eng, f.AlgBW, 1.05*tr.AlgBW, n.AlgBW)
 		}
 	}
 }

@@ -22,7 +22,10 @@ func (nvlsTreeAlgo) build(b *builder) (*prog, error) { return b.nvlsTree() }
 // shard i is reduced up and broadcast down NCCL's double binary tree over
 // the nodes through GPU i's own NIC (rail i); an NVLS multicast then gives
 // every GPU the whole result (nccl-facts §4.4: NVLS inside the node plus
-// the tree between nodes). Half the channels use each tree.
+// the tree between nodes). Half the channels use each tree. Each CTA
+// copies its channel's input in with its scatter warps and the result out
+// with its gather warps, as many as NCCL leaves them in the CTA's role on
+// that tree (nvlsWarpCaps): fewer where the node has a parent.
 func (b *builder) nvlsTree() (*prog, error) {
 	e, call := b.e, b.call
 	c := e.Cluster
@@ -95,11 +98,23 @@ func (b *builder) nvlsTree() (*prog, error) {
 	}
 	sim, skipped := b.simUnits(pr.units)
 	pr.skipped = skipped
+	// Per tree and node, the operand pull's cap (the switch's reduction
+	// rate, or the scatter warps' if lower) and the multicast delivery's
+	// (the gather warps'), both per channel on the ops' bytes: a CTA whose
+	// rank has a parent in the tree keeps fewer copy warps (nvlsWarpCaps).
+	rcap := e.nvlsReduceCap(nc, G)
+	var pull, out [2][]float64
+	for tr := 0; tr < 2; tr++ {
+		pull[tr], out[tr] = make([]float64, N), make([]float64, N)
+		for v := 0; v < N; v++ {
+			scap, gcap := e.nvlsWarpCaps(trees[tr][v] >= 0)
+			pull[tr][v], out[tr][v] = minRate(rcap, scap)/eff, gcap/eff
+		}
+	}
 	// The node's GPUs (shards) that the fabric treats alike run as one
 	// lane (bundle.go): its ops stand for each of them, its flows cross
 	// all their links. Without bundling every GPU is its own lane.
-	rcap := e.nvlsReduceCap(nc, G)
-	lanes := b.nvlsLanes(G, half, rcap/eff, ups, downs, edges)
+	lanes := b.nvlsLanes(G, half, pull, out, ups, downs, edges)
 	nl := len(lanes)
 	laneUp, laneDown, edges := mergeLanes(lanes, ups, downs, edges)
 	// Per unit and tree, per node: the NVLS stages (4G transfers and two
@@ -116,7 +131,8 @@ func (b *builder) nvlsTree() (*prog, error) {
 		return nil, err
 	}
 	// The operand pull is bounded by the switch's reduction rate, as in
-	// single-node NVLS (nvlsReduceCap).
+	// single-node NVLS (nvlsReduceCap), and by the scatter warps; the
+	// multicast delivery by the gather warps.
 	for tr := 0; tr < 2; tr++ {
 		w := half[tr]
 		if w == 0 {
@@ -160,7 +176,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 			sh := u / float64(G)
 			for v := 0; v < N; v++ {
 				for i := 0; i < nl; i++ {
-					u1[i] = b.add(Op{Kind: OpTransfer, Route: laneUp[v][i], Bytes: full, Weight: w, RateCap: rcap / eff, Channel: int32(tr), Rank: rank(v, i)}, prevU1[v][i], gate[v])
+					u1[i] = b.add(Op{Kind: OpTransfer, Route: laneUp[v][i], Bytes: full, Weight: w, RateCap: pull[tr][v], Channel: int32(tr), Rank: rank(v, i)}, prevU1[v][i], gate[v])
 					prevU1[v][i] = u1[i]
 				}
 				// The loop's pull, then its synchronisation, before the
@@ -211,7 +227,7 @@ func (b *builder) nvlsTree() (*prog, error) {
 				}
 				mc := b.add(Op{Kind: OpDelay, Latency: nvLat, Channel: int32(tr), Rank: -1}, u2...)
 				for i := 0; i < nl; i++ {
-					prevD2[v][i] = b.add(Op{Kind: OpTransfer, Route: laneDown[v][i], Bytes: full, Weight: w, Channel: int32(tr), Rank: rank(v, i)}, mc, prevD2[v][i])
+					prevD2[v][i] = b.add(Op{Kind: OpTransfer, Route: laneDown[v][i], Bytes: full, Weight: w, RateCap: out[tr][v], Channel: int32(tr), Rank: rank(v, i)}, mc, prevD2[v][i])
 				}
 			}
 		}

@@ -35,6 +35,12 @@ type Params struct {
 	// as a fraction of the ring-effective rate of those ports, on Hopper
 	// [0] and Blackwell [1].
 	NVLSReduce [2]float64
+	// NVLSWarpGBps is the payload rate in GB/s one scatter or gather warp
+	// of an NVLS or NVLSTree AllReduce CTA copies, on Hopper [0] and
+	// Blackwell [1]: a CTA's scatter warps bound how fast its channel's
+	// input enters the NVLS buffers, its gather warps how fast the result
+	// leaves them (model.NVLSWarps says how many of each a CTA has).
+	NVLSWarpGBps [2]float64
 	// HostReadGBps caps each channel's traffic that a GPU reads from host
 	// memory where a NIC put it (NET without GPUDirect RDMA): SM loads
 	// across PCIe are latency-bound.
@@ -248,6 +254,11 @@ func buildTermTable() []termDef {
 		model.Cite("nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt; nccl-tests#212", fmt.Sprintf("fitted on one run, 8x H100 AllReduce 1-16 GiB (NVLS, 128 KiB chunks: 60.8 us per 16 MiB loop of which 3.4 are the step synchronisation) needs an operand pull of 292 GB/s per GPU = %.3f x 370 x 8/7; it gives the ~480 GB/s busbw NVIDIA quotes; the Blackwell/Hopper ratio %.3f/%.3f = %.2f is that of NCCL's own NVLS factors, %.2f", nvlsReduceHopper, nvlsReduceBlackwell, nvlsReduceHopper, nvlsReduceBlackwell/nvlsReduceHopper, model.NVLSEff(model.ArchBlackwell)/model.NVLSEff(model.ArchHopper))), false})
 	add(termDef{"nvls.reduce.blackwell", func(p *Params) *float64 { return &p.NVLSReduce[1] }, nvlsReduceBlackwell, 0.1, 1.2, "fraction", "NVSwitch in-switch reduction rate per GPU relative to its ring-effective NVLink rate on Blackwell",
 		model.Cite("coreweave/nccl-tests#43; nccl#1807; nccl#2140", fmt.Sprintf("fitted on 72x GB200 NVL72 AllReduce 4-8 GiB, busbw 835-847 (algbw 423-429): operand pull 439 GB/s per GPU = %.3f x 720 x 72/71; the same term gives 8x B200/B300 806 GB/s, 3%% and 5%% under their 830 and 845", nvlsReduceBlackwell)), false})
+	add(termDef{"nvls.warp.gbps.hopper", func(p *Params) *float64 { return &p.NVLSWarpGBps[0] }, nvlsWarpGBpsHopper(), 0.5, 50, "GB/s", "payload rate of one scatter or gather warp of an NVLS or NVLSTree AllReduce CTA on Hopper",
+		model.Cite("tuning.cc perChMaxNVLSTreeBws (v2.28.3-1 .. v2.30.7-1); device/all_reduce.h (v2.19.3-1 .. v2.30.7-1)", nvlsWarpWhy()), true})
+	add(termDef{"nvls.warp.gbps.blackwell", func(p *Params) *float64 { return &p.NVLSWarpGBps[1] }, nvlsWarpGBpsBlackwell(), 0.5, 50, "GB/s", "payload rate of one scatter or gather warp of an NVLS or NVLSTree AllReduce CTA on Blackwell",
+		model.Assume(fmt.Sprintf("Hopper's rate (nvls.warp.gbps.hopper) times the ratio of NCCL's one-node per-CTA Simple ceilings, perChMaxTreeBw %g/%g (tuning.cc): NCCL's own 2-node NVLSTree figure on Blackwell, %g GB/s per head, equals its doubled network figure (2 x 48) and says nothing of the kernel, and no Blackwell NVLSTree run is in the data; at this rate the copy warps bind no Blackwell call the data holds (8x B200 NVLS: 24 CTAs x 7 gather warps x %.2f = %.0f GB/s algbw, above the ~460 its switch allows)",
+			model.PerChMaxTreeBW(model.ArchBlackwell, 0), model.PerChMaxTreeBW(model.ArchHopper, 0), model.PerChMaxNVLSTreeBW(model.ArchBlackwell, 1), nvlsWarpGBpsBlackwell(), 24*7*nvlsWarpGBpsBlackwell())), true})
 	for i, k := range model.NICKinds() {
 		d := termDef{"lat.net." + string(k), func(p *Params) *float64 { return &p.NetLatUs[i] }, 0, 0, 500, "us", "extra latency per network step over " + string(k) + " NICs",
 			model.Cite("tuning.cc hwLat; nccl-facts §2.4", "0: NCCL's network hop latency (lat.step.net) covers "+string(k)), false}
@@ -326,6 +337,50 @@ const (
 	nvlsReduceHopper    = 0.691
 	nvlsReduceBlackwell = 0.601
 )
+
+// nvlsTreeRef is the configuration NCCL's Hopper NVLSTree ceiling is read
+// on: 2 nodes of 8 GPUs, one NVLS head per GPU, 16 CTAs (NVLS channels on
+// SM90, transport/nvls.cc).
+const nvlsTreeRefGPUs, nvlsTreeRefNodes, nvlsTreeRefCTAs = 8, 2, 16
+
+// nvlsWarpGBpsHopper is NCCL's own 2-node NVLSTree ceiling on Hopper read
+// as a copy rate per warp: nHeads x perChMaxNVLSTreeBw of bus bandwidth on
+// 2 x 8 GPUs, as algbw, over the gather warps of the 16 CTAs of a rank
+// with a parent in the inter-node tree (model.NVLSWarps).
+func nvlsWarpGBpsHopper() float64 {
+	n := float64(nvlsTreeRefGPUs * nvlsTreeRefNodes)
+	busbw := float64(model.NVLSHeads(nvlsTreeRefGPUs)) * model.PerChMaxNVLSTreeBW(model.ArchHopper, 1)
+	_, gather, _, _ := model.NVLSWarps(true, nvlsTreeRefGPUs*nvlsTreeRefNodes)
+	return busbw * n / (2 * (n - 1)) / float64(nvlsTreeRefCTAs*gather)
+}
+
+// nvlsWarpGBpsBlackwell scales Hopper's per-warp rate by NCCL's one-node
+// per-CTA Simple ceilings (its source says why).
+func nvlsWarpGBpsBlackwell() float64 {
+	return nvlsWarpGBpsHopper() * model.PerChMaxTreeBW(model.ArchBlackwell, 0) / model.PerChMaxTreeBW(model.ArchHopper, 0)
+}
+
+// nvlsWarpWhy is nvls.warp.gbps.hopper's source: NCCL's figure, why it is
+// the kernel's, and the attribution to the copy warps, which is assumed.
+func nvlsWarpWhy() string {
+	h := model.ArchHopper
+	ch := model.PerChMaxNVLSTreeBW(h, 1)
+	heads := float64(model.NVLSHeads(nvlsTreeRefGPUs))
+	n := float64(nvlsTreeRefGPUs * nvlsTreeRefNodes)
+	busbw := heads * ch
+	algbw := busbw * n / (2 * (n - 1))
+	sUp, gUp, _, _ := model.NVLSWarps(true, int(n))
+	sRoot, gRoot, _, _ := model.NVLSWarps(false, int(n))
+	w := nvlsWarpGBpsHopper()
+	return fmt.Sprintf("NCCL's own NVLSTree ceiling on Hopper at 2 nodes, %g GB/s of busbw per NVLS head, lies below both its NVLink figure (40 x %.2f x 7/8 x 2 = %.1f) and its network figure (2 x 48 = 96), so it is the kernel's own: %g heads x %g = %.1f GB/s busbw, %.1f GB/s algbw on 2 x 8 GPUs. "+
+		"Without registered buffers a CTA whose rank has a parent in the inter-node tree keeps %d scatter and %d gather warps of %d, where the tree's root and one-node NVLS keep %d and %d (the rest reduce and forward); "+
+		"over the %d CTAs of such a rank that is %.1f / (%d x %d) = %.2f GB/s per warp. Assumption: the copy warps are what NCCL's figure measures (the root's reduce warps, which also add the child's data, are taken to keep up). "+
+		"One-node NVLS on 8x H100 then allows %d x %d x %.2f = %.0f GB/s algbw, above the ~274 its switch gives, so it is unchanged",
+		ch, model.NVLSEff(h), 40*model.NVLSEff(h)*7/8*2, heads, ch, busbw, algbw,
+		sUp, gUp, model.NVLSCTAWarps, sRoot, gRoot,
+		nvlsTreeRefCTAs, algbw, nvlsTreeRefCTAs, gUp, w,
+		nvlsTreeRefCTAs, gRoot, w, float64(nvlsTreeRefCTAs*gRoot)*w)
+}
 
 // netEffRoCE is RoCE's default achieved fraction of NIC line rate.
 const netEffRoCE = 0.95
