@@ -240,75 +240,52 @@ func (e *Env) formTree(call Call) (*form, error) {
 	depth := int(math.Ceil(math.Log2(float64(N))))
 	f := &form{shape: shape{kind: "tree", slices: 1, steps: 2 * (G - 1 + depth), units: chunked(D, treeChunk(proto, call.Bytes, nc, N, c.NumRanks())), stepSync: treeStepSync(proto)}}
 	f.perMemb = treeWire(D, proto, e.params.TreeEff)
-	upCap, downCap := e.treeCeilings(proto) // the CTA's split (treeSplit)
-	trees := model.DoubleBinaryTree(N)
-	chans, _ := channelGroups(e.Tuner.Graphs.Tree, nc)
+	// The edges are the DES's (Env.treeEdges): per group, each node's
+	// chain edges up and down in turn, then its tree edge up and down.
+	te, err := e.treeEdges(nc, proto)
+	if err != nil {
+		return nil, err
+	}
 	var intra, inter model.Time
 	upChain, netEdge := -1, -1 // first intra and inter demand of group 0
-	// add adds the edge x -> y; up: a reduce-up edge (child to parent),
-	// else broadcast-down.
-	add := func(x, y model.ElemID, ch model.GraphChannel, members []int, up bool) error {
-		w := int32(len(members))
-		ccap := downCap
-		if up {
-			ccap = upCap
-		}
-		route, ceil, err := e.gpuHop(x, y, ch.NetOut, ch.NetIn)
-		if err != nil {
-			return err
-		}
-		lat := e.treeHopLat(e.routeClass(route), proto)
-		f.latHop = max(f.latHop, lat)
-		if e.routeClass(route) == model.LatNet {
-			inter = max(inter, lat)
+	// add adds an edge of a group of w members; split are its routes when
+	// its members take several (edgeFlows).
+	add := func(ed hopInfo, split []pathShare, w int32) {
+		f.latHop = max(f.latHop, ed.lat)
+		if e.routeClass(ed.route) == model.LatNet {
+			inter = max(inter, ed.lat)
 			if netEdge < 0 {
 				netEdge = len(f.demands)
 			}
 		} else {
-			intra = max(intra, lat)
+			intra = max(intra, ed.lat)
 			if upChain < 0 {
 				upChain = len(f.demands)
 			}
 		}
-		if c.Topo.Elem(x).Node != c.Topo.Elem(y).Node {
-			split, err := e.edgeFlows(x, ch.NetOut, y, ch.NetIn, members)
-			if err != nil {
-				return err
-			}
-			if split != nil {
-				f.demands = append(f.demands, e.splitDemands(split, f.perMemb, minCeiling(ceil, ccap))...)
-				return nil
-			}
+		if split != nil {
+			f.demands = append(f.demands, e.splitDemands(split, f.perMemb, ed.cap)...)
+			return
 		}
-		f.demands = append(f.demands, demand{route, f.perMemb, w, minCeiling(ceil, ccap)})
-		return nil
+		f.demands = append(f.demands, demand{ed.route, f.perMemb, w, ed.cap})
 	}
-	members := channelMembers(e.Tuner.Graphs.Tree, nc)
-	for i, ch := range chans {
-		for tr, m := range treeMembers(members[i], N) {
-			if len(m) == 0 {
-				continue
+	n := 0
+	for _, h := range te.hops {
+		for v := range h.up {
+			n += 2*len(h.up[v]) + max(len(h.splitUp[v]), 1) + max(len(h.splitDown[v]), 1)
+		}
+	}
+	f.demands = make([]demand, 0, n)
+	for gi, h := range te.hops {
+		w := te.groups[gi].w
+		for v := range h.up {
+			for k := range h.up[v] {
+				add(h.up[v][k], nil, w)
+				add(h.down[v][k], nil, w)
 			}
-			for v := 0; v < N; v++ {
-				gpus := c.Nodes[v].GPUs
-				for k := G - 1; k >= 1; k-- {
-					a, b := gpus[ch.GPUs[k]], gpus[ch.GPUs[k-1]]
-					if err := add(a, b, ch, m, true); err != nil {
-						return nil, err
-					}
-					if err := add(b, a, ch, m, false); err != nil {
-						return nil, err
-					}
-				}
-				if p := trees[tr][v]; p >= 0 {
-					hv, hp := gpus[ch.GPUs[0]], c.Nodes[p].GPUs[ch.GPUs[0]]
-					if err := add(hv, hp, ch, m, true); err != nil {
-						return nil, err
-					}
-					if err := add(hp, hv, ch, m, false); err != nil {
-						return nil, err
-					}
-				}
+			if h.netUp[v].route != nil {
+				add(h.netUp[v], h.splitUp[v], w)
+				add(h.netDown[v], h.splitDown[v], w)
 			}
 		}
 	}

@@ -189,25 +189,38 @@ func (h *treeHops) flows(w int32, qps float64, f func(route []model.LinkID, load
 	}
 }
 
-// intern interns every hop's route in s once (hopInfo.rid), in place, so
-// that the ops of every unit skip the lookup. The hops must be this
-// build's (a bundle's merged hops, or the group's own).
-func (h *treeHops) intern(s *Schedule) {
-	one := func(ed *hopInfo) {
-		if ed.route != nil {
-			ed.rid = s.routeID(ed.route)
+// treeRIDs are the route IDs (Op.rid) of a bundle's hops in the schedule
+// being built: up and down per node and chain edge, node v's edge k at
+// v*(G-1)+k; netUp and netDown per node (0 at the root).
+type treeRIDs struct {
+	up, down       []int32
+	netUp, netDown []int32
+}
+
+// intern interns every hop's route in s once and returns their IDs, so
+// that the ops of every unit skip the lookup. The hops are left as they
+// are (a sweep's sizes share them, Env.treeEdges).
+func (h *treeHops) intern(s *Schedule) treeRIDs {
+	one := func(ed *hopInfo) int32 {
+		if ed.route == nil {
+			return 0
 		}
+		return s.routeID(ed.route)
 	}
+	N := len(h.up)
+	var r treeRIDs
+	r.netUp, r.netDown = make([]int32, N), make([]int32, N)
 	for v := range h.up {
 		for k := range h.up[v] {
-			one(&h.up[v][k])
+			r.up = append(r.up, one(&h.up[v][k]))
 		}
 		for k := range h.down[v] {
-			one(&h.down[v][k])
+			r.down = append(r.down, one(&h.down[v][k]))
 		}
-		one(&h.netUp[v])
-		one(&h.netDown[v])
+		r.netUp[v] = one(&h.netUp[v])
+		r.netDown[v] = one(&h.netDown[v])
 	}
+	return r
 }
 
 // shape is what groups must share, besides their tree and weight, to be
@@ -255,21 +268,35 @@ type treeBundle struct {
 // same tree, weight and shape whose flows the fabric treats alike
 // (equitable), every other group on its own. Without bundle capacities
 // (b.bundleCaps nil: a full simulation, a recorded timeline, background
-// traffic or congestion physics) every group is its own bundle.
-func (b *builder) treeBundles(treeOf func(int) int, wOf func(int) int32, hops []treeHops) []treeBundle {
-	var orbits [][]int
-	if b.bundleCaps == nil || b.full || len(hops) < 2 {
-		for gi := range hops {
-			orbits = append(orbits, []int{gi})
+// traffic or congestion physics) every group is its own bundle. Under the
+// Env's own capacities the bundles, merged hops included, are found once
+// per set of edges and shared; callers only read them.
+func (b *builder) treeBundles(te *treeEdges) []treeBundle {
+	if b.bundleCaps == nil || b.full || len(te.hops) < 2 {
+		out := make([]treeBundle, len(te.hops))
+		for gi := range te.hops {
+			out[gi] = treeBundle{[]int{gi}, te.hops[gi]}
 		}
-	} else {
-		orbits = b.cachedBundles(bundleKey{model.AlgoTree, b.call.Choice.Channels, b.call.Choice.Proto}, func() [][]int {
-			cands := groupBy(len(hops), func(gi int) string {
-				return string(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, uint32(wOf(gi))), uint64(treeOf(gi)))) + hops[gi].shape()
-			})
-			return b.equitableOrbits(cands, wOf, hops)
-		})
+		return out
 	}
+	if b.envCaps() {
+		te.bundleOnce.Do(func() { te.bundled = b.mergeBundles(te) })
+		return te.bundled
+	}
+	return b.mergeBundles(te)
+}
+
+// mergeBundles finds the bundles of te's groups (treeBundles) and merges
+// each bundle's hops.
+func (b *builder) mergeBundles(te *treeEdges) []treeBundle {
+	hops := te.hops
+	wOf := func(gi int) int32 { return te.groups[gi].w }
+	orbits := b.cachedBundles(bundleKey{model.AlgoTree, b.call.Choice.Channels, b.call.Choice.Proto}, func() [][]int {
+		cands := groupBy(len(hops), func(gi int) string {
+			return string(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, uint32(wOf(gi))), uint64(te.groups[gi].tree))) + hops[gi].shape()
+		})
+		return b.equitableOrbits(cands, wOf, hops)
+	})
 	out := make([]treeBundle, 0, len(orbits))
 	for _, orb := range orbits {
 		h := hops[orb[0]]
@@ -551,6 +578,14 @@ func mergeSplit(lane []int, get func(i int) []pathShare) []pathShare {
 	return out
 }
 
+// envCaps reports whether the bundle capacities are the Env's own (not a
+// call's, from its physics), so that a bundling decision holds for every
+// call with its key.
+func (b *builder) envCaps() bool {
+	e := b.e
+	return len(e.caps) > 0 && len(b.bundleCaps) == len(e.caps) && &b.bundleCaps[0] == &e.caps[0]
+}
+
 // bundleKey names a bundling decision: for one algorithm, channel count
 // and protocol the hops of a call, and so the bundles, are the same at
 // every size.
@@ -566,7 +601,7 @@ type bundleKey struct {
 // Callers only read the result.
 func (b *builder) cachedBundles(k bundleKey, compute func() [][]int) [][]int {
 	e := b.e
-	if len(e.caps) == 0 || len(b.bundleCaps) != len(e.caps) || &b.bundleCaps[0] != &e.caps[0] {
+	if !b.envCaps() {
 		return compute()
 	}
 	if v, ok := e.bundles.Load(k); ok {

@@ -50,6 +50,8 @@ type Env struct {
 	// bundles keeps the channel bundles found per bundleKey (bundle.go),
 	// for the sizes of a sweep and its parallel runs.
 	bundles sync.Map
+	// treeCache keeps the latest tree edges (Env.treeEdges).
+	treeCache treeEdgeCache
 }
 
 // NewEnv resolves the cluster as NCCL would and prepares link capacities.

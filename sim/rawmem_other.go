@@ -2,6 +2,8 @@
 
 package sim
 
+import "unsafe"
+
 // rawHeapFactor is how many times its bytes an array from rawAlloc holds
 // at its peak: without anonymous mappings it is on the Go heap, which
 // grows to about twice its live data (see bytesPerOp).
@@ -12,3 +14,6 @@ const rawHeapFactor = 2
 func rawAlloc(n int) ([]byte, error) { return make([]byte, n), nil }
 
 func rawFree([]byte) error { return nil }
+
+// adviseHugeRange leaves the pages as the system gives them.
+func adviseHugeRange(unsafe.Pointer, uintptr) {}

@@ -13,7 +13,12 @@ const rawHeapFactor = 1
 // memory); rawFree unmaps them. The memory must only hold data without
 // pointers.
 func rawAlloc(n int) ([]byte, error) {
-	return syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, err
+	}
+	adviseHuge(b)
+	return b, nil
 }
 
 func rawFree(b []byte) error { return syscall.Munmap(b) }

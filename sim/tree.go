@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"sync"
 
 	"github.com/collsim/collsim/model"
 )
@@ -33,25 +34,11 @@ func (b *builder) tree() (*prog, error) {
 		return pr, nil
 	}
 	trees := model.DoubleBinaryTree(N)
-	type group struct {
-		ch      model.GraphChannel
-		tree    int
-		w       int32
-		members []int // its runtime channels
+	te, err := e.treeEdges(nc, proto)
+	if err != nil {
+		return nil, err
 	}
-	var groups []group
-	{
-		chans, _ := channelGroups(e.Tuner.Graphs.Tree, nc)
-		members := channelMembers(e.Tuner.Graphs.Tree, nc)
-		// Split each group's channels over the two trees.
-		for i, ch := range chans {
-			for tr, m := range treeMembers(members[i], N) {
-				if len(m) > 0 {
-					groups = append(groups, group{ch, tr, int32(len(m)), m})
-				}
-			}
-		}
-	}
+	groups := te.groups
 	chunk := treeChunk(proto, call.Bytes, nc, N, c.NumRanks())
 	sync := treeStepSync(proto)
 	D := float64(call.Bytes) / float64(nc)
@@ -59,61 +46,17 @@ func (b *builder) tree() (*prog, error) {
 	for u := 0; u < nChunks; u++ {
 		pr.units = append(pr.units, math.Min(chunk, D-float64(u)*chunk))
 	}
-	// Reduce-up and broadcast-down edges each run on their share of the
-	// CTA (treeSplit).
-	upCap, downCap := e.treeCeilings(proto)
-	mkWith := func(route []model.LinkID, ccap ceiling) hopInfo {
-		r, capv := e.decorate(route)
-		return hopInfo{route: r, cap: minCeiling(capv, ccap), lat: e.treeHopLat(e.routeClass(r), proto)}
-	}
-	mkUp := func(route []model.LinkID) hopInfo { return mkWith(route, upCap) }
-	mkDown := func(route []model.LinkID) hopInfo { return mkWith(route, downCap) }
 	var sim []float64
 	if b.des {
 		var skipped int
 		sim, skipped = b.simUnits(pr.units)
 		pr.skipped = skipped
 	}
-	hops := make([]treeHops, len(groups))
-	for gi, g := range groups {
-		// Chain edges per node (up: chain[i] -> chain[i-1]; down reverse) and tree edges.
-		h := treeHops{up: make([][]hopInfo, N), down: make([][]hopInfo, N), netUp: make([]hopInfo, N), netDown: make([]hopInfo, N),
-			splitUp: make([][]pathShare, N), splitDown: make([][]pathShare, N)}
-		up, down, netUp, netDown, splitUp, splitDown := h.up, h.down, h.netUp, h.netDown, h.splitUp, h.splitDown
-		for v := 0; v < N; v++ {
-			gpus := c.Nodes[v].GPUs
-			for i := G - 1; i >= 1; i-- {
-				a, bb := gpus[g.ch.GPUs[i]], gpus[g.ch.GPUs[i-1]]
-				up[v] = append(up[v], mkUp(e.Res.GPU(a, bb).Route))
-				down[v] = append(down[v], mkDown(e.Res.GPU(bb, a).Route))
-			}
-			if p := trees[g.tree][v]; p >= 0 {
-				hv := gpus[g.ch.GPUs[0]]
-				hp := c.Nodes[p].GPUs[g.ch.GPUs[0]]
-				ru, err := e.netRoute(hv, g.ch.NetOut, hp, g.ch.NetIn)
-				if err != nil {
-					return nil, err
-				}
-				rd, err := e.netRoute(hp, g.ch.NetOut, hv, g.ch.NetIn)
-				if err != nil {
-					return nil, err
-				}
-				netUp[v], netDown[v] = mkUp(ru), mkDown(rd)
-				if splitUp[v], err = e.edgeFlows(hv, g.ch.NetOut, hp, g.ch.NetIn, g.members); err != nil {
-					return nil, err
-				}
-				if splitDown[v], err = e.edgeFlows(hp, g.ch.NetOut, hv, g.ch.NetIn, g.members); err != nil {
-					return nil, err
-				}
-			}
-		}
-		hops[gi] = h
-	}
 	if !b.des {
 		return pr, nil
 	}
 	// Groups the fabric treats alike run as one bundle (bundle.go).
-	bundles := b.treeBundles(func(gi int) int { return groups[gi].tree }, func(gi int) int32 { return groups[gi].w }, hops)
+	bundles := b.treeBundles(te)
 	{
 		// Per unit and bundle (whose ops are one group's): two ops per
 		// chain edge each way, two per tree edge each way, one for the
@@ -148,7 +91,7 @@ func (b *builder) tree() (*prog, error) {
 	}
 	for _, bu := range bundles {
 		gi, g := bu.groups[0], groups[bu.groups[0]]
-		bu.hops.intern(b.sched)
+		rid := bu.hops.intern(b.sched)
 		up, down, netUp, netDown, splitUp, splitDown := bu.hops.up, bu.hops.down, bu.hops.netUp, bu.hops.netDown, bu.hops.splitUp, bu.hops.splitDown
 		// Children lists in node order (deterministic).
 		children := make([][]int, N)
@@ -217,6 +160,7 @@ func (b *builder) tree() (*prog, error) {
 				v := order[i]
 				arr := b.base
 				for k, ed := range up[v] {
+					ed.rid = rid.up[v*(G-1)+k]
 					deps := b.depList(prevUp[v][k])
 					if k > 0 {
 						b.deps = append(deps, arr) // keep the scratch if it grew
@@ -228,7 +172,9 @@ func (b *builder) tree() (*prog, error) {
 				}
 				ready := b.depList(arr, arrivedUp[v]...)
 				if p := trees[g.tree][v]; p >= 0 {
-					a := mkSplitT(netUp[v], splitUp[v], prevNetUp[v], rankOf(v, 0), rankOf(p, 0), ready...)
+					ed := netUp[v]
+					ed.rid = rid.netUp[v]
+					a := mkSplitT(ed, splitUp[v], prevNetUp[v], rankOf(v, 0), rankOf(p, 0), ready...)
 					arrivedUp[p] = append(arrivedUp[p], a)
 				} else {
 					have[v] = b.add(Op{Kind: OpDelay, Channel: int32(gi), Rank: rankOf(v, 0)}, ready...) // the root holds the sum
@@ -237,18 +183,151 @@ func (b *builder) tree() (*prog, error) {
 			// Broadcast: root first (have[root] was set above).
 			for _, v := range order {
 				for _, ch := range children[v] {
-					have[ch] = mkSplitT(netDown[ch], splitDown[ch], prevNetDown[ch], rankOf(v, 0), rankOf(ch, 0), have[v])
+					ed := netDown[ch]
+					ed.rid = rid.netDown[ch]
+					have[ch] = mkSplitT(ed, splitDown[ch], prevNetDown[ch], rankOf(v, 0), rankOf(ch, 0), have[v])
 				}
 				arr := have[v]
 				for k := len(down[v]) - 1; k >= 0; k-- {
 					var t OpID
-					t, arr = mkT(down[v][k], rankOf(v, G-2-k), rankOf(v, G-1-k), arr, prevDown[v][k])
+					ed := down[v][k]
+					ed.rid = rid.down[v*(G-1)+k]
+					t, arr = mkT(ed, rankOf(v, G-2-k), rankOf(v, G-1-k), arr, prevDown[v][k])
 					prevDown[v][k] = t
 				}
 			}
 		}
 	}
 	return pr, nil
+}
+
+// treeGroup is one channel group of a tree AllReduce on one tree of the
+// double binary tree: its graph channel, the tree, and its runtime
+// channels (members) and their count.
+type treeGroup struct {
+	ch      model.GraphChannel
+	tree    int
+	w       int32
+	members []int
+}
+
+// treeEdges are the channel groups of a tree AllReduce on nc channels of
+// one protocol and every group's hops: routes, ceilings and latencies that
+// do not depend on the size, so that the sizes of a sweep, their DES
+// schedules and analytic forms alike, compute them once (Env.treeEdges).
+// Read-only once built, but for bundled, set once.
+type treeEdges struct {
+	groups []treeGroup
+	hops   []treeHops
+	// bundled are the groups' bundles under the Env's own capacities
+	// (treeBundles), found on first use.
+	bundleOnce sync.Once
+	bundled    []treeBundle
+}
+
+// treeEdgesKey names the edges of a tree: they depend on the channel
+// count and the protocol alone.
+type treeEdgesKey struct {
+	nc    int
+	proto model.Proto
+}
+
+// treeEdgeCache keeps the tree edges of the latest channel count and
+// protocol asked for: the sizes of a sweep ask in order, so consecutive
+// sizes share a key, and one entry bounds what the Env holds (at 4,096
+// nodes and 16 channels some 60 MB).
+type treeEdgeCache struct {
+	mu  sync.Mutex
+	key treeEdgesKey
+	te  *treeEdges
+}
+
+// treeEdges returns the tree edges of nc channels of protocol proto, from
+// the cache when its entry is theirs. Callers only read them.
+func (e *Env) treeEdges(nc int, proto model.Proto) (*treeEdges, error) {
+	k := treeEdgesKey{nc, proto}
+	c := &e.treeCache
+	c.mu.Lock()
+	if c.te != nil && c.key == k {
+		te := c.te
+		c.mu.Unlock()
+		return te, nil
+	}
+	c.mu.Unlock()
+	te, err := e.buildTreeEdges(nc, proto)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.key, c.te = k, te
+	c.mu.Unlock()
+	return te, nil
+}
+
+// buildTreeEdges computes the tree edges of nc channels of protocol
+// proto: the channel groups split over the two trees (half the channels
+// each), and per group and node its chain edges (up: chain[i] ->
+// chain[i-1], down the reverse) and its tree edges to the node's parent,
+// each on its share of the CTA (treeSplit).
+func (e *Env) buildTreeEdges(nc int, proto model.Proto) (*treeEdges, error) {
+	c := e.Cluster
+	N, G := c.NumNodes(), c.GPUsPerNode()
+	trees := model.DoubleBinaryTree(N)
+	te := &treeEdges{}
+	chans, _ := channelGroups(e.Tuner.Graphs.Tree, nc)
+	members := channelMembers(e.Tuner.Graphs.Tree, nc)
+	for i, ch := range chans {
+		for tr, m := range treeMembers(members[i], N) {
+			if len(m) > 0 {
+				te.groups = append(te.groups, treeGroup{ch, tr, int32(len(m)), m})
+			}
+		}
+	}
+	upCap, downCap := e.treeCeilings(proto)
+	mkWith := func(route []model.LinkID, ccap ceiling) hopInfo {
+		r, capv := e.decorate(route)
+		return hopInfo{route: r, cap: minCeiling(capv, ccap), lat: e.treeHopLat(e.routeClass(r), proto)}
+	}
+	mkUp := func(route []model.LinkID) hopInfo { return mkWith(route, upCap) }
+	mkDown := func(route []model.LinkID) hopInfo { return mkWith(route, downCap) }
+	te.hops = make([]treeHops, len(te.groups))
+	for gi, g := range te.groups {
+		h := treeHops{up: make([][]hopInfo, N), down: make([][]hopInfo, N), netUp: make([]hopInfo, N), netDown: make([]hopInfo, N),
+			splitUp: make([][]pathShare, N), splitDown: make([][]pathShare, N)}
+		// One backing array for every node's chain edges each way.
+		chainUp, chainDown := make([]hopInfo, 0, N*max(G-1, 0)), make([]hopInfo, 0, N*max(G-1, 0))
+		for v := 0; v < N; v++ {
+			gpus := c.Nodes[v].GPUs
+			lo := len(chainUp)
+			for i := G - 1; i >= 1; i-- {
+				a, bb := gpus[g.ch.GPUs[i]], gpus[g.ch.GPUs[i-1]]
+				chainUp = append(chainUp, mkUp(e.Res.GPU(a, bb).Route))
+				chainDown = append(chainDown, mkDown(e.Res.GPU(bb, a).Route))
+			}
+			h.up[v], h.down[v] = chainUp[lo:len(chainUp):len(chainUp)], chainDown[lo:len(chainDown):len(chainDown)]
+			if p := trees[g.tree][v]; p >= 0 {
+				hv := gpus[g.ch.GPUs[0]]
+				hp := c.Nodes[p].GPUs[g.ch.GPUs[0]]
+				ru, err := e.netRoute(hv, g.ch.NetOut, hp, g.ch.NetIn)
+				if err != nil {
+					return nil, err
+				}
+				rd, err := e.netRoute(hp, g.ch.NetOut, hv, g.ch.NetIn)
+				if err != nil {
+					return nil, err
+				}
+				h.netUp[v], h.netDown[v] = mkUp(ru), mkDown(rd)
+				if h.splitUp[v], err = e.edgeFlows(hv, g.ch.NetOut, hp, g.ch.NetIn, g.members); err != nil {
+					return nil, err
+				}
+				if h.splitDown[v], err = e.edgeFlows(hp, g.ch.NetOut, hv, g.ch.NetIn, g.members); err != nil {
+					return nil, err
+				}
+			}
+		}
+		te.hops[gi] = h
+	}
+	return te, nil
 }
 
 // treeChunk is the payload of one pipeline unit of a tree AllReduce of
