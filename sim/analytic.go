@@ -44,6 +44,9 @@ type shape struct {
 	// pathShare is, per entry of path, the fraction of a unit's member
 	// bytes that crosses that hop (nil = all of it on every hop).
 	pathShare []float64
+	// pathFan is, per entry of path, how many of the first unit's edges
+	// cross the hop's links at the same moment (nil or 0 = the hop alone).
+	pathFan []float64
 }
 
 // form is a call as the analytic engine sees it.
@@ -463,14 +466,73 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 	// shard (1/G of the loop's payload) over 2 x depth tree hops, its
 	// multicast down the ports.
 	if net >= 0 {
-		f.path, f.pathShare = []int{up}, []float64{1}
+		fans := treePathFans(trees, half, depth)
+		f.path, f.pathShare, f.pathFan = []int{up}, []float64{1}, []float64{1}
 		for k := 0; k < 2*depth; k++ {
 			f.path = append(f.path, net)
 			f.pathShare = append(f.pathShare, shard/f.perMemb)
+			f.pathFan = append(f.pathFan, fans[k])
 		}
-		f.path, f.pathShare = append(f.path, down), append(f.pathShare, 1)
+		f.path, f.pathShare, f.pathFan = append(f.path, down), append(f.pathShare, 1), append(f.pathFan, 1)
 	}
 	return f, nil
+}
+
+// treePathFans returns how many edges of the first pipeline unit share
+// each network hop of its critical path through NCCL's double binary tree
+// (trees; a tree counts where half[tr] > 0), 2 x depth entries: up from
+// the tree's deepest leaf to the root, then back down. Going up, a hop
+// ends in a parent's NIC together with the partial sums of the parent's
+// other children whose subtrees are as deep (they are ready at the same
+// moment); going down, a parent sends the result to all its children at
+// once. Entries past the deepest chain (shorter than depth) are 1.
+func treePathFans(trees [2][]int, half [2]int32, depth int) []float64 {
+	out := make([]float64, 2*depth)
+	for i := range out {
+		out[i] = 1
+	}
+	for tr, parent := range trees {
+		if half[tr] == 0 {
+			continue
+		}
+		n := len(parent)
+		height := make([]int, n) // hops from a node down to its deepest leaf
+		for v := range parent {
+			for u, h := v, 0; u >= 0; u, h = parent[u], h+1 {
+				height[u] = max(height[u], h)
+			}
+		}
+		leaf := 0 // the deepest node
+		for v := range parent {
+			if hopsToRoot(parent, v) > hopsToRoot(parent, leaf) {
+				leaf = v
+			}
+		}
+		for i, u := 0, leaf; parent[u] >= 0 && i < depth; i, u = i+1, parent[u] {
+			p := parent[u]
+			var same, all float64
+			for c := range parent {
+				if parent[c] == p {
+					all++
+					if height[c] == height[u] {
+						same++
+					}
+				}
+			}
+			out[i] = math.Max(out[i], same)
+			out[2*depth-1-i] = math.Max(out[2*depth-1-i], all)
+		}
+	}
+	return out
+}
+
+// hopsToRoot is the number of tree edges from v up to its tree's root.
+func hopsToRoot(parent []int, v int) int {
+	h := 0
+	for u := v; parent[u] >= 0; u = parent[u] {
+		h++
+	}
+	return h
 }
 
 // railOf is the index, among its node's usable NICs, of the NIC closest to
@@ -668,17 +730,19 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 	case "chain", "tree":
 		// Steady state at the bottleneck rate for all but the first unit;
 		// the first unit fills the pipeline hop by hop, each hop at the
-		// rate one channel group gets on it while the hop is otherwise idle.
-		// alone is in the demand's bytes; share is the fraction of a
-		// member's bytes the demand carries, so the steady rate it is
-		// never below is rate x share.
-		alone := func(d *demand, share float64) float64 {
+		// rate one channel group gets on it while the hop carries nothing
+		// but the first unit's edges that cross it at the same moment (fan
+		// of them, pathFan; one where the path does not say). alone is in
+		// the demand's bytes; share is the fraction of a member's bytes the
+		// demand carries, so the steady rate it is never below is rate x
+		// share.
+		alone := func(d *demand, share, fan float64) float64 {
 			r := math.Inf(1)
 			if d.ceil.rate > 0 {
 				r = d.ceil.rate
 			}
 			for _, l := range d.route {
-				r = math.Min(r, caps[l]/float64(max(d.weight, 1)))
+				r = math.Min(r, caps[l]/float64(max(d.weight, 1))/math.Max(fan, 1))
 			}
 			return math.Max(r, rate*share)
 		}
@@ -686,16 +750,19 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 		var fill float64
 		if f.path != nil {
 			for k, i := range f.path {
-				share := 1.0
+				share, fan := 1.0, 1.0
 				if k < len(f.pathShare) {
 					share = f.pathShare[k]
 				}
-				fill += first * share / alone(&f.demands[i], share)
+				if k < len(f.pathFan) {
+					fan = f.pathFan[k]
+				}
+				fill += first * share / alone(&f.demands[i], share, fan)
 			}
 		} else {
 			slow := math.Inf(1)
 			for i := range f.demands {
-				slow = math.Min(slow, alone(&f.demands[i], 1))
+				slow = math.Min(slow, alone(&f.demands[i], 1, 1))
 			}
 			fill = float64(f.steps) * first / slow
 		}
