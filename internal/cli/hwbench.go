@@ -44,7 +44,7 @@ func hwbenchCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "validate-against", Usage: "after measuring, compare the nccl sweeps with the model of cluster YAML `FILE` and diagnose (as collsim validate)"},
 			&cli.StringFlag{Name: "tolerance", Value: "10%", Usage: "with --validate-against: largest |model/measured busbw - 1| a bandwidth-regime point may have"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
-			&cli.BoolFlag{Name: "fake", Hidden: true, Usage: "measure a simulated machine (tests, demos)"},
+			&cli.BoolFlag{Name: "fake", Hidden: true, Usage: "measure a simulated machine (tests, demos; it holds the bytes of the NCCL data check in host memory, a few times --maxbytes per rank)"},
 			reportFlag(),
 		},
 		Action: func(c *cli.Context) error {
