@@ -97,6 +97,11 @@ type Request struct {
 	// default) runs GOMAXPROCS, 1 runs them one after another. The points
 	// are the same either way.
 	Workers int
+	// Group, when set, is the worker slots and memory budget this sweep
+	// shares with the other sweeps that run beside it (see SweepGroup);
+	// Workers and Budget.MaxMemory are then the group's. The points are
+	// the same as without it.
+	Group *SweepGroup
 }
 
 // Sweep predicts every size of req. Sizes are adjusted as nccl-tests does
@@ -131,6 +136,10 @@ func (e *Env) Sweep(ctx context.Context, req Request) ([]Point, error) {
 func (e *Env) SweepEach(ctx context.Context, req Request, each func(i int, p Point) error) error {
 	if req.ElemSize <= 0 {
 		req.ElemSize = 4
+	}
+	if req.Group != nil {
+		req.Budget.MaxMemory = req.Group.pool.limit
+		return e.sweepParallel(ctx, req, 0, each)
 	}
 	workers := req.Workers
 	if workers <= 0 {

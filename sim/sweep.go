@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -229,7 +230,35 @@ func (e *Env) resolveAll() {
 	}
 }
 
-// sweepParallel is SweepEach on workers goroutines (workers >= 2).
+// SweepGroup is the worker slots and the memory budget that sweeps running
+// at once share, as the sizes of one parallel sweep share them: the seeds
+// of one fabric (predict --seeds), each a sweep of its own Env. A size runs
+// only while it holds one of the group's slots and lends it while it waits;
+// the runs in flight, whatever their sweep, reserve their memory in the
+// group's one budget (memPool), so runs that fit the budget alone never
+// fail for running beside others. What each sweep shares with its own sizes
+// (the runs a size may take from another, the order the points are handed
+// over in) stays its own, so every sweep's points are the ones it gives
+// alone. A SweepGroup is safe for concurrent use.
+type SweepGroup struct {
+	pool  *memPool
+	cores chan struct{}
+}
+
+// NewSweepGroup returns a group of workers slots (GOMAXPROCS when 0 or
+// less) and maxMemory bytes of budget (DefaultMaxMemory when 0 or less).
+func NewSweepGroup(workers int, maxMemory int64) *SweepGroup {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return &SweepGroup{pool: newMemPool(Budget{MaxMemory: maxMemory}.memory()), cores: make(chan struct{}, workers)}
+}
+
+// Workers is the group's number of slots.
+func (g *SweepGroup) Workers() int { return cap(g.cores) }
+
+// sweepParallel is SweepEach on workers goroutines (workers >= 2), or on
+// the slots of req.Group when it is set.
 func (e *Env) sweepParallel(ctx context.Context, req Request, workers int, each func(int, Point) error) error {
 	e.resolveAll()
 	parent := ctx
@@ -237,8 +266,13 @@ func (e *Env) sweepParallel(ctx context.Context, req Request, workers int, each 
 	defer cancelAll()
 	n := len(req.Sizes)
 	runs := &sweepRuns{}
-	pool := newMemPool(req.Budget.memory())
-	cores := make(chan struct{}, workers)
+	var pool *memPool
+	var cores chan struct{}
+	if g := req.Group; g != nil {
+		pool, cores = g.pool, g.cores
+	} else {
+		pool, cores = newMemPool(req.Budget.memory()), make(chan struct{}, workers)
+	}
 	type result struct {
 		pt       Point
 		err      error

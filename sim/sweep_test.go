@@ -222,3 +222,56 @@ func TestParallelSweepCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepGroupMatchesAlone: sweeps of three ECMP seeds run at once on one
+// SweepGroup of two slots (and a budget that holds one large run at a
+// time, beside nothing else) give each seed's points of its sweep alone, bit for bit, and the
+// seeds differ; a size beyond the group's budget is refused as it is alone.
+func TestSweepGroupMatchesAlone(t *testing.T) {
+	sizes := []model.Bytes{8, 1 << 20, 64 << 20, 256 << 20}
+	envs := make([]*sim.Env, 3)
+	alone := make([][]sim.Point, 3)
+	for i := range envs {
+		spec := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 4, NICs: "8x400G-roce", Set: []string{"NCCL_ALGO=Ring"}})
+		spec.Fabric = model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, Oversubscription: 2, Routing: "ecmp"}
+		spec.Seed = uint64(i)
+		envs[i] = specEnv(t, spec)
+		var err error
+		if alone[i], err = envs[i].Sweep(context.Background(), sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: sizes, Workers: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reflect.DeepEqual(alone[0], alone[1]) && reflect.DeepEqual(alone[1], alone[2]) {
+		t.Fatal("three ECMP seeds gave the same points: the test cannot tell the sweeps apart")
+	}
+	// 16 MiB of budget: a run reserves twice its estimate (4.1 MB here,
+	// 6.8 for 256 MiB), so the 256 MiB runs go one at a time and wait for
+	// the runs beside them.
+	g := sim.NewSweepGroup(2, 16<<20)
+	got := make([][]sim.Point, 3)
+	errs := make([]error, 3)
+	done := make(chan int)
+	for i := range envs {
+		go func() {
+			got[i], errs[i] = envs[i].Sweep(context.Background(), sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: sizes, Group: g})
+			done <- i
+		}()
+	}
+	for range envs {
+		<-done
+	}
+	for i := range envs {
+		if errs[i] != nil {
+			t.Fatalf("seed %d in the group: %v", i, errs[i])
+		}
+		if !reflect.DeepEqual(got[i], alone[i]) {
+			t.Errorf("seed %d: in the group\n %+v\nalone\n %+v", i, got[i], alone[i])
+		}
+	}
+	// A budget below one run: refused with the budget's error, as alone.
+	_, err := envs[0].Sweep(context.Background(), sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: sizes, Group: sim.NewSweepGroup(2, 1<<20)})
+	var be *sim.BudgetError
+	if !errors.As(err, &be) || be.Budget != "memory" || be.Limit != 1<<20 {
+		t.Errorf("1 MiB group budget: %v, want the memory budget's error", err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
@@ -97,7 +99,7 @@ func predictFlags() []cli.Flag {
 		formatFlag(),
 		datatypeFlag(),
 		reportFlag(),
-		&cli.StringFlag{Name: "max-memory", Usage: "memory `BYTES` the DES may use (K/M/G suffixes; default 8G): a call beyond it is refused before it is built; the sizes running at once (--jobs) share it, each reserving twice its estimate (the Go heap's headroom) and waiting until that fits beside the others, so large runs go one at a time"},
+		&cli.StringFlag{Name: "max-memory", Usage: "memory `BYTES` the DES may use (K/M/G suffixes; default 8G): a call beyond it is refused before it is built; the runs in flight at once (--jobs; with --seeds, every seed's) share it, each reserving twice its estimate (the Go heap's headroom) and waiting until that fits beside the others, so large runs go one at a time"},
 		&cli.Int64Flag{Name: "max-events", Usage: "engine `EVENTS` one DES call may process (default 2e9)"},
 		jobsFlag(),
 	)
@@ -105,12 +107,12 @@ func predictFlags() []cli.Flag {
 
 // jobsFlag is --jobs, read by requestBase.
 func jobsFlag() cli.Flag {
-	return &cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "run `N` sizes of the sweep at once (default: every core, GOMAXPROCS; 1: one after another); the results and the order of the rows are the same for every N"}
+	return &cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "run `N` sizes of the sweep at once, and with --seeds N runs of the seeds' sweeps (default: every core, GOMAXPROCS; 1: one after another); the results and the order of the rows are the same for every N"}
 }
 
 // seedsFlag is predict's --seeds.
 func seedsFlag() cli.Flag {
-	return &cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds of the fabric's randomness (--seed, --seed+1, ...) and report the expected (mean time) and the worst case per size"}
+	return &cli.IntFlag{Name: "seeds", Value: 1, Usage: "run `K` seeds of the fabric's randomness (--seed, --seed+1, ...), --jobs at once, and report the expected (mean time) and the worst case per size"}
 }
 
 func predictCommand(e *env) *cli.Command {
@@ -393,7 +395,11 @@ type seededPoint struct {
 
 // seededSweep runs the request for --seeds K seeds from --seed: with K = 1
 // the plain sweep; otherwise every seed's sweep, the expected point per
-// size (mean time; bandwidths from it) and the worst seed's point.
+// size (mean time; bandwidths from it) and the worst seed's point. The
+// seeds' sweeps run at once on the --jobs slots and the --max-memory budget
+// they share (sim.SweepGroup), at most one seed per slot building its Env
+// at a time; the expected and worst points are combined in seed order, so
+// the output is the same for every --jobs.
 func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seededPoint, error) {
 	k := c.Int("seeds")
 	if k < 1 || k > 1000 {
@@ -403,35 +409,76 @@ func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seed
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var first *sim.Env
-	var mean []sim.Point
-	var worst []seededPoint
-	for i := 0; i < k; i++ {
-		spec.Seed = c.Uint64("seed") + uint64(i)
-		envr, err := envFromSpec(c, spec)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		pts, err := envr.Sweep(c.Context, req)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if i == 0 {
-			first, mean = envr, pts
-			for _, p := range pts {
-				worst = append(worst, seededPoint{p, spec.Seed})
+	group := sim.NewSweepGroup(req.Workers, req.Budget.MaxMemory)
+	req.Group = group
+	envs := make([]*sim.Env, k) // the first seed's, kept for the output
+	pts := make([][]sim.Point, k)
+	errs := make([]error, k)
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(k, group.Workers()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= k || ctx.Err() != nil {
+					return
+				}
+				sp := spec
+				sp.Seed = c.Uint64("seed") + uint64(i)
+				envr, err := envFromSpec(c, sp)
+				if err == nil {
+					pts[i], err = envr.Sweep(ctx, req)
+				}
+				if err != nil {
+					errs[i] = err
+					cancel()
+					return
+				}
+				if i == 0 {
+					envs[0] = envr
+				}
 			}
-			continue
-		}
-		for j, p := range pts {
-			mean[j].TimeUs += p.TimeUs
-			if p.TimeUs > worst[j].TimeUs {
-				worst[j] = seededPoint{p, spec.Seed}
-			}
+		}()
+	}
+	wg.Wait()
+	// The first failure in seed order; a seed stopped because a later one
+	// failed says only that it was cancelled.
+	var cancelled error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled) && c.Context.Err() == nil:
+			cancelled = err
+		default:
+			return nil, nil, nil, err
 		}
 	}
+	if cancelled != nil {
+		return nil, nil, nil, cancelled
+	}
+	if err := c.Context.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	mean := pts[0]
 	if k == 1 {
-		return first, mean, nil, nil
+		return envs[0], mean, nil, nil
+	}
+	worst := make([]seededPoint, len(mean))
+	for j, p := range mean {
+		worst[j] = seededPoint{p, c.Uint64("seed")}
+	}
+	for i := 1; i < k; i++ {
+		seed := c.Uint64("seed") + uint64(i)
+		for j, p := range pts[i] {
+			mean[j].TimeUs += p.TimeUs
+			if p.TimeUs > worst[j].TimeUs {
+				worst[j] = seededPoint{p, seed}
+			}
+		}
 	}
 	for j := range mean {
 		t0 := worst[j].Point
@@ -440,7 +487,7 @@ func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seed
 		scale := t0.TimeUs / m
 		mean[j].TimeUs, mean[j].AlgBW, mean[j].BusBW = m, t0.AlgBW*scale, t0.BusBW*scale
 	}
-	return first, mean, worst, nil
+	return envs[0], mean, worst, nil
 }
 
 func newPrediction(e *sim.Env, req sim.Request, pts []sim.Point, dtype string) *prediction {

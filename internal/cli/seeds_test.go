@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -46,4 +48,46 @@ func TestPredictSeeds(t *testing.T) {
 	if code, _, _ := runCLI(t, append(args, "--seeds", "0")...); code != 2 {
 		t.Errorf("--seeds 0: exit %d, want 2", code)
 	}
+}
+
+// TestPredictSeedsJobs: the seeds' sweeps run --jobs at once and the output
+// is the same, byte for byte, for every --jobs, on the DES of an ECMP
+// fabric whose seeds differ.
+func TestPredictSeedsJobs(t *testing.T) {
+	args := []string{"predict", "--cluster", "../../examples/fabrics/roce-2to1.yaml", "--nodes", "8", "-b", "1M", "-e", "64M", "-f", "8",
+		"--set", "NCCL_ALGO=Ring", "--seeds", "3", "--format", "json"}
+	var first string
+	for _, jobs := range []string{"1", "2", "5"} {
+		code, out, errs := runCLI(t, append(args, "--jobs", jobs)...)
+		if code != 0 {
+			t.Fatalf("--jobs %s: exit %d: %s", jobs, code, errs)
+		}
+		if first == "" {
+			first = out
+			if !strings.Contains(out, `"engine": "des"`) {
+				t.Fatalf("--jobs %s: no DES rows:\n%s", jobs, out)
+			}
+			var d struct {
+				Results []seedRow `json:"results"`
+			}
+			if err := json.Unmarshal([]byte(out), &d); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(d.Results, func(r seedRow) bool { return r.Worst.TimeUs > r.TimeUs }) {
+				t.Fatalf("the seeds gave the same times, so their order cannot show: %+v", d.Results)
+			}
+			continue
+		}
+		if out != first {
+			t.Errorf("--jobs %s gave other output than --jobs 1", jobs)
+		}
+	}
+}
+
+// seedRow is what TestPredictSeedsJobs reads of a --seeds row.
+type seedRow struct {
+	TimeUs float64 `json:"time_us"`
+	Worst  struct {
+		TimeUs float64 `json:"time_us"`
+	} `json:"worst"`
 }
