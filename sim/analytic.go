@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/collsim/collsim/model"
 )
@@ -330,20 +331,16 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 	}
 	// Per GPU port, the switch's reduction rate (per channel) over the
 	// G-1 additions of each of its operands' elements, spread over G ports.
-	var red float64
+	var red, gather ceiling // per channel, on a member's payload
 	if G > 1 && call.Coll != model.AllGather {
-		red = e.nvlsReduce() * e.capsOf(f)[ups[0]] * float64(G) / float64(G-1) / float64(nc)
+		red = ceiling{rate: e.nvlsReduce() * e.capsOf(f)[ups[0]] * float64(G) / float64(G-1) / float64(nc), kind: ceilNVLSReduce}
 	}
 	// AllReduce's CTA copies the loop in with its scatter warps and out
 	// with its gather warps (nvlsWarpCaps).
-	upKind := ceilNVLSReduce
-	var gather float64
 	if call.Coll == model.AllReduce {
 		scatter, g := e.nvlsWarpCaps(false)
-		if scatter > 0 && (red <= 0 || scatter < red) {
-			red, upKind = scatter, ceilNVLSWarps
-		}
-		gather = g
+		red = minCeiling(red, ceiling{rate: scatter, kind: ceilNVLSWarps})
+		gather = ceiling{rate: g, kind: ceilNVLSWarps}
 	}
 	// What a GPU moves: AllReduce the loop each way (a head its chunk
 	// more), ReduceScatter the loop up and its share down, AllGather its
@@ -361,15 +358,7 @@ func (e *Env) formNVLS(call Call) (*form, error) {
 		}
 		bu, bd = bu/eff, bd/eff
 		f.perMemb = math.Max(f.perMemb, math.Max(bu, bd))
-		up := demand{ups[i : i+1], bu, int32(nc), ceiling{}}
-		if red > 0 {
-			up.ceil = ceiling{rate: red * bu / D, kind: upKind}
-		}
-		down := demand{downs[i : i+1], bd, int32(nc), ceiling{}}
-		if gather > 0 {
-			down.ceil = ceiling{rate: gather * bd / D, kind: ceilNVLSWarps}
-		}
-		f.demands = append(f.demands, up, down)
+		f.demands = append(f.demands, demand{ups[i : i+1], bu, int32(nc), red.scaled(bu / D)}, demand{downs[i : i+1], bd, int32(nc), gather.scaled(bd / D)})
 	}
 	return f, nil
 }
@@ -417,17 +406,12 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 			// The operand pull (D of the bytes) at the switch's reduction
 			// rate, or as fast as the scatter warps feed it, each loop's
 			// pull then its synchronisation.
-			r, kind := e.nvlsReduce()*e.capsOf(f)[ups[0]]*float64(G)/float64(G-1)/float64(nc), ceilNVLSReduce
-			if scatter > 0 && scatter < r {
-				r, kind = scatter, ceilNVLSWarps
-			}
-			r = D / (D/r + float64(len(f.units))*float64(nvLat))
-			red = ceiling{rate: r * f.perMemb / D, kind: kind}
+			c := minCeiling(ceiling{rate: e.nvlsReduce() * e.capsOf(f)[ups[0]] * float64(G) / float64(G-1) / float64(nc), kind: ceilNVLSReduce},
+				ceiling{rate: scatter, kind: ceilNVLSWarps})
+			r := D / (D/c.rate + float64(len(f.units))*float64(nvLat))
+			red = ceiling{rate: r * f.perMemb / D, kind: c.kind}
 		}
-		var out ceiling
-		if gather > 0 {
-			out = ceiling{rate: gather * f.perMemb / D, kind: ceilNVLSWarps}
-		}
+		out := ceiling{rate: gather, kind: ceilNVLSWarps}.scaled(f.perMemb / D)
 		if v == 0 {
 			up, down = len(f.demands), len(f.demands)+1
 		}
@@ -811,7 +795,6 @@ func (e *Env) mcastTimes(f *form, loads, caps []float64) (up, down float64) {
 	if err != nil {
 		return 0, 0
 	}
-	isDown := make(map[model.LinkID]bool, len(downs))
 	for i := range ups {
 		if l := ups[i]; caps[l] > 0 {
 			up = math.Max(up, loads[l]/caps[l])
@@ -819,13 +802,12 @@ func (e *Env) mcastTimes(f *form, loads, caps []float64) (up, down float64) {
 		if l := downs[i]; caps[l] > 0 {
 			down = math.Max(down, loads[l]/caps[l])
 		}
-		isDown[downs[i]] = true
 	}
 	for _, d := range f.demands {
 		if d.ceil.rate <= 0 || (d.ceil.kind != ceilNVLSReduce && d.ceil.kind != ceilNVLSWarps) || len(d.route) == 0 {
 			continue
 		}
-		if isDown[d.route[0]] {
+		if slices.Contains(downs, d.route[0]) {
 			down = math.Max(down, d.bytes/d.ceil.rate)
 		} else {
 			up = math.Max(up, d.bytes/d.ceil.rate)

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 
@@ -374,15 +373,17 @@ func minCeiling(a, b ceiling) ceiling {
 	return a
 }
 
-// minRate is the tighter of two rate caps, where 0 means none.
+// minRate is the tighter of two rate caps, where 0 means none
+// (minCeiling's rule).
 func minRate(a, b float64) float64 {
-	switch {
-	case a <= 0:
-		return b
-	case b <= 0:
-		return a
-	}
-	return math.Min(a, b)
+	return minCeiling(ceiling{rate: a}, ceiling{rate: b}).rate
+}
+
+// scaled is c with its rate times k (a per-payload ceiling on a demand
+// that carries k times the payload); no ceiling stays none.
+func (c ceiling) scaled(k float64) ceiling {
+	c.rate *= k
+	return c
 }
 
 // capLabel explains the ceiling that bounds a call, for bottleneck reports.

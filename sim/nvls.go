@@ -194,12 +194,7 @@ func (e *Env) nvlsTreeWarpCaps(trees [2][]int, half [2]int32, v int) (scatter, g
 			continue
 		}
 		s, g := e.nvlsWarpCaps(trees[tr][v] >= 0)
-		if scatter == 0 || s < scatter {
-			scatter = s
-		}
-		if gather == 0 || g < gather {
-			gather = g
-		}
+		scatter, gather = minRate(scatter, s), minRate(gather, g)
 	}
 	return scatter, gather
 }
