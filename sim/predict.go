@@ -137,16 +137,16 @@ func (e *Env) SweepEach(ctx context.Context, req Request, each func(i int, p Poi
 	if req.ElemSize <= 0 {
 		req.ElemSize = 4
 	}
-	if req.Group != nil {
-		req.Budget.MaxMemory = req.Group.pool.limit
-		return e.sweepParallel(ctx, req, 0, each)
+	if g := req.Group; g != nil {
+		req.Budget.MaxMemory = g.pool.limit
+		return e.sweepParallel(ctx, req, g, each)
 	}
 	workers := req.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if workers = min(workers, len(req.Sizes)); workers > 1 {
-		return e.sweepParallel(ctx, req, workers, each)
+		return e.sweepParallel(ctx, req, NewSweepGroup(workers, req.Budget.MaxMemory), each)
 	}
 	sw := e.Sweeper()
 	for i, s := range req.Sizes {

@@ -257,22 +257,17 @@ func NewSweepGroup(workers int, maxMemory int64) *SweepGroup {
 // Workers is the group's number of slots.
 func (g *SweepGroup) Workers() int { return cap(g.cores) }
 
-// sweepParallel is SweepEach on workers goroutines (workers >= 2), or on
-// the slots of req.Group when it is set.
-func (e *Env) sweepParallel(ctx context.Context, req Request, workers int, each func(int, Point) error) error {
+// sweepParallel is SweepEach on the slots and memory budget of g: the
+// sweep's own (SweepEach, two or more slots) or the group it shares with
+// other sweeps (Request.Group).
+func (e *Env) sweepParallel(ctx context.Context, req Request, g *SweepGroup, each func(int, Point) error) error {
 	e.resolveAll()
 	parent := ctx
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
 	n := len(req.Sizes)
 	runs := &sweepRuns{}
-	var pool *memPool
-	var cores chan struct{}
-	if g := req.Group; g != nil {
-		pool, cores = g.pool, g.cores
-	} else {
-		pool, cores = newMemPool(req.Budget.memory()), make(chan struct{}, workers)
-	}
+	pool, cores := g.pool, g.cores
 	type result struct {
 		pt       Point
 		err      error

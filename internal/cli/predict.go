@@ -411,7 +411,8 @@ func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seed
 	}
 	group := sim.NewSweepGroup(req.Workers, req.Budget.MaxMemory)
 	req.Group = group
-	envs := make([]*sim.Env, k) // the first seed's, kept for the output
+	seed0 := c.Uint64("seed")
+	var first *sim.Env // the first seed's, kept for the output
 	pts := make([][]sim.Point, k)
 	errs := make([]error, k)
 	ctx, cancel := context.WithCancel(c.Context)
@@ -428,7 +429,7 @@ func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seed
 					return
 				}
 				sp := spec
-				sp.Seed = c.Uint64("seed") + uint64(i)
+				sp.Seed = seed0 + uint64(i)
 				envr, err := envFromSpec(c, sp)
 				if err == nil {
 					pts[i], err = envr.Sweep(ctx, req)
@@ -439,7 +440,7 @@ func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seed
 					return
 				}
 				if i == 0 {
-					envs[0] = envr
+					first = envr
 				}
 			}
 		}()
@@ -465,14 +466,14 @@ func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seed
 	}
 	mean := pts[0]
 	if k == 1 {
-		return envs[0], mean, nil, nil
+		return first, mean, nil, nil
 	}
 	worst := make([]seededPoint, len(mean))
 	for j, p := range mean {
-		worst[j] = seededPoint{p, c.Uint64("seed")}
+		worst[j] = seededPoint{p, seed0}
 	}
 	for i := 1; i < k; i++ {
-		seed := c.Uint64("seed") + uint64(i)
+		seed := seed0 + uint64(i)
 		for j, p := range pts[i] {
 			mean[j].TimeUs += p.TimeUs
 			if p.TimeUs > worst[j].TimeUs {
@@ -487,7 +488,7 @@ func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seed
 		scale := t0.TimeUs / m
 		mean[j].TimeUs, mean[j].AlgBW, mean[j].BusBW = m, t0.AlgBW*scale, t0.BusBW*scale
 	}
-	return envs[0], mean, worst, nil
+	return first, mean, worst, nil
 }
 
 func newPrediction(e *sim.Env, req sim.Request, pts []sim.Point, dtype string) *prediction {
