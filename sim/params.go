@@ -343,6 +343,14 @@ const (
 // SM90, transport/nvls.cc).
 const nvlsTreeRefGPUs, nvlsTreeRefNodes, nvlsTreeRefCTAs = 8, 2, 16
 
+// The NVLS graph NCCL's search finds on that configuration (2 x DGX H100,
+// 8x NDR400; graph/search.cc, as model.Resolution runs it): 8 graph
+// channels of 40 GB/s inside the node and 48 GB/s across it, the figures
+// tuning.cc's NVLSTree bandwidth starts from (model.Tuner.nvlsBusBW).
+// nvlsWarpWhy compares NCCL's per-channel ceiling with them;
+// TestNVLSTreeRefGraph holds them to the search.
+const nvlsTreeRefGraphCh, nvlsTreeRefBWIntra, nvlsTreeRefBWInter = 8, 40.0, 48.0
+
 // nvlsWarpGBpsHopper is NCCL's own 2-node NVLSTree ceiling on Hopper read
 // as a copy rate per warp: nHeads x perChMaxNVLSTreeBw of bus bandwidth on
 // 2 x 8 GPUs, as algbw, over the gather warps of the 16 CTAs of a rank
@@ -372,11 +380,12 @@ func nvlsWarpWhy() string {
 	sUp, gUp, _, _ := model.NVLSWarps(true, int(n))
 	sRoot, gRoot, _, _ := model.NVLSWarps(false, int(n))
 	w := nvlsWarpGBpsHopper()
-	return fmt.Sprintf("NCCL's own NVLSTree ceiling on Hopper at 2 nodes, %g GB/s of busbw per NVLS head, lies below both its NVLink figure (40 x %.2f x 7/8 x 2 = %.1f) and its network figure (2 x 48 = 96), so it is the kernel's own: %g heads x %g = %.1f GB/s busbw, %.1f GB/s algbw on 2 x 8 GPUs. "+
+	return fmt.Sprintf("NCCL's own NVLSTree ceiling on Hopper at 2 nodes, %g GB/s of busbw per NVLS head, lies below both its NVLink figure (%g x %.2f x %d/%d x 2 = %.1f) and its network figure (2 x %g = %g) for the NVLS graph its search finds on 2 x DGX H100, so it is the kernel's own: %g heads x %g = %.1f GB/s busbw, %.1f GB/s algbw on 2 x 8 GPUs. "+
 		"Without registered buffers a CTA whose rank has a parent in the inter-node tree keeps %d scatter and %d gather warps of %d, where the tree's root and one-node NVLS keep %d and %d (the rest reduce and forward); "+
 		"over the %d CTAs of such a rank that is %.1f / (%d x %d) = %.2f GB/s per warp. Assumption: the copy warps are what NCCL's figure measures (the root's reduce warps, which also add the child's data, are taken to keep up). "+
 		"One-node NVLS on 8x H100 then allows %d x %d x %.2f = %.0f GB/s algbw, above the ~274 its switch gives, so it is unchanged",
-		ch, model.NVLSEff(h), 40*model.NVLSEff(h)*7/8*2, heads, ch, busbw, algbw,
+		ch, nvlsTreeRefBWIntra, model.NVLSEff(h), nvlsTreeRefGraphCh-1, nvlsTreeRefGraphCh, nvlsTreeRefBWIntra*model.NVLSEff(h)*(nvlsTreeRefGraphCh-1)/nvlsTreeRefGraphCh*2,
+		nvlsTreeRefBWInter, 2*nvlsTreeRefBWInter, heads, ch, busbw, algbw,
 		sUp, gUp, model.NVLSCTAWarps, sRoot, gRoot,
 		nvlsTreeRefCTAs, algbw, nvlsTreeRefCTAs, gUp, w,
 		nvlsTreeRefCTAs, gRoot, w, float64(nvlsTreeRefCTAs*gRoot)*w)

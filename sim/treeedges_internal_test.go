@@ -83,3 +83,28 @@ func TestTreeEdgesShared(t *testing.T) {
 		}
 	}
 }
+
+// TestNVLSTreeRefGraph: the NVLS graph nvls.warp.gbps.hopper's source
+// compares NCCL's NVLSTree ceiling with (nvlsTreeRef*) is the one the
+// model's NCCL search finds on 2 x DGX H100 with 8x NDR400.
+func TestNVLSTreeRefGraph(t *testing.T) {
+	spec, err := scenarios.Overrides{Node: "dgx-h100", Nodes: nvlsTreeRefNodes, NICs: "8x400G-ib"}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEnv(c, DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.Tuner.Graphs.NVLS
+	if g == nil || g.NChannels != nvlsTreeRefGraphCh || float64(g.BWIntra) != nvlsTreeRefBWIntra || float64(g.BWInter) != nvlsTreeRefBWInter {
+		t.Fatalf("NVLS graph %+v, the term's source says %d channels of %g/%g GB/s", g, nvlsTreeRefGraphCh, nvlsTreeRefBWIntra, nvlsTreeRefBWInter)
+	}
+	if c.GPUsPerNode() != nvlsTreeRefGPUs {
+		t.Fatalf("%d GPUs per node, the source says %d", c.GPUsPerNode(), nvlsTreeRefGPUs)
+	}
+}
