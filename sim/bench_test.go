@@ -143,3 +143,30 @@ func BenchmarkRingNetwork8192GPUs(b *testing.B) { benchRingNetwork(b, 1024, true
 // own: the difference is what flow classes buy.
 func BenchmarkRingNetwork64GPUsNoClasses(b *testing.B)   { benchRingNetwork(b, 8, false) }
 func BenchmarkRingNetwork1024GPUsNoClasses(b *testing.B) { benchRingNetwork(b, 128, false) }
+
+// BenchmarkTreeLL128At8192GPUs times the costliest size of the 8,192-GPU
+// sweep: AllReduce 8 MiB, NCCL's choice (tree LL128 on 16 channels), on
+// 1,024 x dgx-h100 on the leaf-spine of benchSweep, one DES run; it
+// reports the run's engine events and ops.
+func BenchmarkTreeLL128At8192GPUs(b *testing.B) {
+	const nodes = 1024
+	spec := resolve(b, scenarios.Overrides{Node: "dgx-h100", Nodes: nodes, NICs: "8x400G-ib"})
+	spec.Fabric = model.FabricSpec{Kind: "leaf-spine", NodesPerLeaf: 16, Radix: 256, Oversubscription: 1}
+	e := specEnv(b, spec)
+	req := sim.Request{Coll: model.AllReduce, Engine: sim.EngineDES, ElemSize: 4, Sizes: []model.Bytes{8 << 20}, Workers: 1}
+	var events, ops int64
+	b.ResetTimer()
+	for b.Loop() {
+		pts, err := e.Sweep(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p := pts[0]; p.Engine != sim.EngineDES || p.Choice.Algo != model.AlgoTree {
+			b.Fatalf("8 MiB timed by %s with %s, want the DES with tree", p.Engine, p.Choice.Algo)
+		}
+		events += pts[0].Events
+		ops += int64(pts[0].Ops)
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(ops)/float64(b.N), "ops/run")
+}
