@@ -214,8 +214,8 @@ func buildTermTable() []termDef {
 	}{
 		{0.95, model.Cite("nccl-tests#290; nccl-tests#160", "46-48 of 50 GB/s per NDR NIC; ~24 of 25 per HDR")},
 		{netEffRoCE, model.Assume(roceEffReasoning)},
-		{0.88, model.Cite("aws_p4d_a100_2x8_efa case", "43.8 GB/s on 2x p4d with 4x 100G EFA")},
-		{0.77, model.Cite("bcm_v100_2x1_tcp_socket case", "0.96 GB/s over ~10GbE (the link speed is assumed)")},
+		{0.88, model.Cite("aws_p4d_a100_2x8_efa case", "fitted on one run: 43.8 GB/s on 2x p4d with 4x 100G EFA (NCCL 2.9.9, the 2021 aws-ofi-nccl stack; no second public EFA run with numbers in text is in the data)")},
+		{0.77, model.Cite("bcm_v100_2x1_tcp_socket case", "fitted on one run: 0.96 GB/s over ~10GbE (the link speed is assumed)")},
 	}
 	for i, k := range model.NICKinds() {
 		add(termDef{"net.eff." + string(k), func(p *Params) *float64 { return &p.NetEff[i] }, net[i].def, 0.05, 1, "fraction",
@@ -239,7 +239,7 @@ func buildTermTable() []termDef {
 		model.Cite("nccl-tests#293", "6.4 GB/s peak with GPUDirect RDMA forced across sockets"), false})
 	nvlsLat := model.HWLatUs(model.LatNVLink, model.AlgoNVLS, model.ProtoSimple)
 	add(termDef{"nvls.lat.us", func(p *Params) *float64 { return &p.NVLSLatUs }, nvlsLat + launchOverheadUs, 1, 200, "us", "latency of one NVLS call",
-		model.Cite("tuning.cc hwLat; snellius_h100_1x4 case", fmt.Sprintf("NCCL's NVLS latency (%g us) plus ~%d us of launch overhead", nvlsLat, launchOverheadUs)), false})
+		model.Cite("tuning.cc hwLat; snellius_h100_1x4 case", fmt.Sprintf("NCCL's NVLS latency (%g us) plus ~%d us of launch overhead (that of lat.base.*)", nvlsLat, launchOverheadUs)), false})
 	// NVLS's loads and stores cross the GPU's NVSwitch ports like ring's
 	// copies; what holds NVLS below them is the switch's reduction.
 	for a, arch := range [2]string{"Hopper", "Blackwell"} {
@@ -264,7 +264,7 @@ func buildTermTable() []termDef {
 			model.Cite("tuning.cc hwLat; nccl-facts §2.4", "0: NCCL's network hop latency (lat.step.net) covers "+string(k)), false}
 		if k == model.NICEFA {
 			d.def = 70
-			d.src = model.Cite("aws_p4d_a100_2x8_efa case", "175 us for 8 B on 2x p4d with NCCL 2.9.9 and the 2021 aws-ofi-nccl stack where the IB model gives ~27 us over a tree with two network steps: ~70 us per step (newer EFA stacks are faster; calibrate from a current run)")
+			d.src = model.Cite("aws_p4d_a100_2x8_efa case", "fitted on one run: 175 us for 8 B on 2x p4d with NCCL 2.9.9 and the 2021 aws-ofi-nccl stack where the IB model gives ~27 us over a tree with two network steps: ~70 us per step (newer EFA stacks are faster; calibrate from a current run)")
 		}
 		add(d)
 	}
@@ -277,7 +277,7 @@ func buildTermTable() []termDef {
 	for pr := model.Proto(0); pr < model.NumProtos; pr++ {
 		base := model.BaseLatUs(model.AlgoRing, pr)
 		add(termDef{"lat.base." + protoKeys[pr], func(p *Params) *float64 { return &p.BaseLatUs[pr] }, base + launchOverheadUs, 0, 500, "us", "fixed latency of one call",
-			model.Cite("tuning.cc baseLat; snellius_h100_1x4 case", fmt.Sprintf("NCCL's ring base latency for %s (%g us) plus ~%d us of launch and loop overhead: 17 us measured for 8 B on 4x H100 where NCCL's model gives 10.2", pr, base, launchOverheadUs)), false})
+			model.Cite("tuning.cc baseLat; snellius_h100_1x4 case; thanos_a100sxm80_1x8_mpi case", fmt.Sprintf("NCCL's ring base latency for %s (%g us) plus ~%d us of launch and loop overhead, fitted on one run: 17 us measured for 8 B on 4x H100 where NCCL's model gives 10.2; a second run agrees: 8x A100 under mpirun measures 22.3-26.2 us at 64 B-16 KiB, the model 22.0-24.9 with the overhead and 15.0-17.9 without", pr, base, launchOverheadUs)), false})
 		for c := model.LatClass(0); c < model.NumLatClasses; c++ {
 			add(termDef{"lat.step." + classKeys[c] + "." + protoKeys[pr], func(p *Params) *float64 { return &p.StepLatUs[c][pr] }, model.HWLatUs(c, model.AlgoRing, pr), 0, 200, "us", "latency of one pipeline step over " + classKeys[c],
 				model.Cite("tuning.cc hwLat; nccl-facts §2.4", "NCCL's per-hop Ring latency for "+classKeys[c]+" and "+pr.String()), false})
