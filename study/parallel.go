@@ -18,14 +18,54 @@ func forEach(ctx context.Context, n int, fn func(i int) error) error {
 
 // forEachN is forEach on at most workers goroutines (0: GOMAXPROCS).
 func forEachN(ctx context.Context, n, workers int, fn func(i int) error) error {
+	return ForEach(ctx, n, workers, func(_ context.Context, i int) error { return fn(i) })
+}
+
+// ForEach runs fn(ctx_i, i) for i = 0 .. n-1 on at most workers goroutines
+// (0: GOMAXPROCS), taking indices in increasing order, and returns the
+// error of the lowest index that failed, so that the error does not
+// depend on the scheduling. After a failure at i no index above i is
+// started, and the contexts of those above i already running are
+// cancelled (their results would not be used); the indices below i run
+// on, as one of them may fail too and its error comes first. It stops
+// early when ctx is cancelled and returns ctx's error.
+func ForEach(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, n)
 	errs := make([]error, n)
 	var next atomic.Int64
-	var failedAt atomic.Int64
-	failedAt.Store(int64(n))
+	var mu sync.Mutex // guards failedAt and running
+	failedAt := n     // the lowest index that failed so far (n: none)
+	running := make([]context.CancelFunc, n)
+	// start registers index i as running, unless an index below it failed.
+	start := func(i int) (context.Context, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if i > failedAt {
+			return nil, false
+		}
+		c, cancel := context.WithCancel(ctx)
+		running[i] = cancel
+		return c, true
+	}
+	// end unregisters i; a failure cancels the running indices above it.
+	end := func(i int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		running[i]()
+		running[i] = nil
+		if err == nil || i >= failedAt {
+			return
+		}
+		failedAt = i
+		for j := i + 1; j < n; j++ {
+			if running[j] != nil {
+				running[j]()
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -33,22 +73,19 @@ func forEachN(ctx context.Context, n, workers int, fn func(i int) error) error {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= n || int64(i) > failedAt.Load() {
+				if i >= n {
+					return
+				}
+				c, ok := start(i)
+				if !ok {
 					return
 				}
 				if err := ctx.Err(); err != nil {
 					errs[i] = err
 				} else {
-					errs[i] = fn(i)
+					errs[i] = fn(c, i)
 				}
-				if errs[i] != nil {
-					for {
-						cur := failedAt.Load()
-						if int64(i) >= cur || failedAt.CompareAndSwap(cur, int64(i)) {
-							break
-						}
-					}
-				}
+				end(i, errs[i])
 			}
 		}()
 	}

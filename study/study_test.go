@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/scenarios"
@@ -43,6 +44,36 @@ func TestForEach(t *testing.T) {
 	cancel()
 	if err := forEach(ctx, 3, func(int) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestForEachCancelsAbove: a failure cancels the indices above it that
+// are running, and the error returned is the failure's, not theirs.
+func TestForEachCancelsAbove(t *testing.T) {
+	started := make(chan struct{})
+	var err2 error
+	err := ForEach(context.Background(), 3, 3, func(ctx context.Context, i int) error {
+		switch i {
+		case 1:
+			<-started
+			return fmt.Errorf("item 1")
+		case 2:
+			close(started)
+			select {
+			case <-ctx.Done():
+				err2 = ctx.Err()
+			case <-time.After(10 * time.Second):
+				err2 = fmt.Errorf("not cancelled in 10 s")
+			}
+			return err2
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "item 1" {
+		t.Fatalf("got %v, want item 1's error", err)
+	}
+	if !errors.Is(err2, context.Canceled) {
+		t.Errorf("item 2, running above the failure: %v, want its context cancelled", err2)
 	}
 }
 

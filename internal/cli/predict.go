@@ -9,12 +9,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/sim"
+	"github.com/collsim/collsim/study"
 	"github.com/urfave/cli/v2"
 )
 
@@ -414,54 +413,22 @@ func seededSweep(c *cli.Context, req sim.Request) (*sim.Env, []sim.Point, []seed
 	seed0 := c.Uint64("seed")
 	var first *sim.Env // the first seed's, kept for the output
 	pts := make([][]sim.Point, k)
-	errs := make([]error, k)
-	ctx, cancel := context.WithCancel(c.Context)
-	defer cancel()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(k, group.Workers()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= k || ctx.Err() != nil {
-					return
-				}
-				sp := spec
-				sp.Seed = seed0 + uint64(i)
-				envr, err := envFromSpec(c, sp)
-				if err == nil {
-					pts[i], err = envr.Sweep(ctx, req)
-				}
-				if err != nil {
-					errs[i] = err
-					cancel()
-					return
-				}
-				if i == 0 {
-					first = envr
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	// The first failure in seed order; a seed stopped because a later one
-	// failed says only that it was cancelled.
-	var cancelled error
-	for _, err := range errs {
-		switch {
-		case err == nil:
-		case errors.Is(err, context.Canceled) && c.Context.Err() == nil:
-			cancelled = err
-		default:
-			return nil, nil, nil, err
+	// The error is the lowest failing seed's, as in a run one seed after
+	// another; a failure cancels the seeds above it that are running.
+	err = study.ForEach(c.Context, k, group.Workers(), func(ctx context.Context, i int) error {
+		sp := spec
+		sp.Seed = seed0 + uint64(i)
+		envr, err := envFromSpec(c, sp)
+		if err != nil {
+			return err
 		}
-	}
-	if cancelled != nil {
-		return nil, nil, nil, cancelled
-	}
-	if err := c.Context.Err(); err != nil {
+		if i == 0 {
+			first = envr
+		}
+		pts[i], err = envr.Sweep(ctx, req)
+		return err
+	})
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	mean := pts[0]
