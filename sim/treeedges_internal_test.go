@@ -24,17 +24,6 @@ func TestTreeEdgesShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := func(spec model.ClusterSpec) *Env {
-		c, err := spec.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := NewEnv(c, DefaultParams())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
 	tree := model.AlgoTree
 	calls := []struct {
 		proto model.Proto
@@ -45,11 +34,11 @@ func TestTreeEdgesShared(t *testing.T) {
 		{model.ProtoLL128, 8, 4 << 20}, {model.ProtoSimple, 4, 16 << 20}, {model.ProtoLL128, 8, 2 << 20},
 	}
 	for name, spec := range map[string]model.ClusterSpec{"ecmp": ecmp, "single switch": single} {
-		warm := env(spec)
+		warm := internalEnv(t, spec)
 		for _, bundled := range []bool{true, false} {
 			for _, c := range calls {
 				call := Call{Coll: model.AllReduce, Bytes: c.size, Choice: model.Choice{Algo: tree, Proto: c.proto, Channels: c.nc}}
-				cold := env(spec)
+				cold := internalEnv(t, spec)
 				opts := func(e *Env) desOpts {
 					o := desOpts{window: 4}
 					if bundled {
@@ -92,6 +81,21 @@ func TestNVLSTreeRefGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e := internalEnv(t, spec)
+	c := e.Cluster
+	g := e.Tuner.Graphs.NVLS
+	if g == nil || g.NChannels != nvlsTreeRefGraphCh || float64(g.BWIntra) != nvlsTreeRefBWIntra || float64(g.BWInter) != nvlsTreeRefBWInter {
+		t.Fatalf("NVLS graph %+v, the term's source says %d channels of %g/%g GB/s", g, nvlsTreeRefGraphCh, nvlsTreeRefBWIntra, nvlsTreeRefBWInter)
+	}
+	if c.GPUsPerNode() != nvlsTreeRefGPUs {
+		t.Fatalf("%d GPUs per node, the source says %d", c.GPUsPerNode(), nvlsTreeRefGPUs)
+	}
+}
+
+// internalEnv builds spec with the default parameters (specEnv for the
+// package's own tests).
+func internalEnv(t *testing.T, spec model.ClusterSpec) *Env {
+	t.Helper()
 	c, err := spec.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -100,11 +104,5 @@ func TestNVLSTreeRefGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := e.Tuner.Graphs.NVLS
-	if g == nil || g.NChannels != nvlsTreeRefGraphCh || float64(g.BWIntra) != nvlsTreeRefBWIntra || float64(g.BWInter) != nvlsTreeRefBWInter {
-		t.Fatalf("NVLS graph %+v, the term's source says %d channels of %g/%g GB/s", g, nvlsTreeRefGraphCh, nvlsTreeRefBWIntra, nvlsTreeRefBWInter)
-	}
-	if c.GPUsPerNode() != nvlsTreeRefGPUs {
-		t.Fatalf("%d GPUs per node, the source says %d", c.GPUsPerNode(), nvlsTreeRefGPUs)
-	}
+	return e
 }
