@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -26,7 +28,7 @@ import (
 func parseYAML(file string, data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, syntaxError(file, err)
+		return nil, syntaxError(file, data, err)
 	}
 	if err := duplicateKeys(file, &doc); err != nil {
 		return nil, err
@@ -37,13 +39,133 @@ func parseYAML(file string, data []byte) (*yaml.Node, error) {
 // syntaxRE is the library's "yaml: line N: message".
 var syntaxRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-// syntaxError is a YAML syntax error as file:line: message.
-func syntaxError(file string, err error) error {
+// syntaxError is a YAML syntax error as file:line: message, the line
+// counted from 1 (SyntaxLine); an invalid character, which the library
+// reports without a place, at its line and column.
+func syntaxError(file string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
 	if m := syntaxRE.FindStringSubmatch(err.Error()); m != nil {
-		return fmt.Errorf("%s:%s: invalid YAML: %s", file, m[1], m[2])
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	if line = SyntaxLine(line, msg); line > 0 {
+		if strings.HasPrefix(msg, "found a tab character") {
+			// The library names the line of the value it was reading;
+			// the tab is in the indentation of that line or one after.
+			line = tabIndentLine(data, line)
+		}
+		if last := lastTextLine(data); line > last && last > 0 {
+			// The library read to the end (an open bracket or quote):
+			// the last line with text, not the empty one after it.
+			line, msg = last, msg+" (at the end of the file)"
+		}
+		return fmt.Errorf("%s:%d: invalid YAML: %s", file, line, msg)
+	}
+	if l, c, ok := badCharAt(data); ok && readerProblem(msg) {
+		return fmt.Errorf("%s:%d:%d: invalid YAML: %s", file, l, c, msg)
 	}
 	return fmt.Errorf("%s: invalid YAML: %s", file, msg)
+}
+
+// tabIndentLine is the first line from line on (counted from 1) whose
+// indentation holds a tab, line itself when none does.
+func tabIndentLine(data []byte, line int) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		if i+1 >= line && strings.Contains(indent, "\t") {
+			return i + 1
+		}
+	}
+	return line
+}
+
+// lastTextLine is the number of the last line of data that holds more than
+// blanks, counted from 1 (0 when none does).
+func lastTextLine(data []byte) int {
+	last := 0
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) != "" {
+			last = i + 1
+		}
+	}
+	return last
+}
+
+// SyntaxLine returns the line, counted from 1, of a syntax error the YAML
+// library (go.yaml.in/yaml/v3) reported as "line N: problem" (line 0: it
+// gave none), or 0 when it cannot say. The library counts the lines of its
+// scanner's errors from 1 but those of its parser's from 0 (decode.go,
+// parser.fail: it adds 1 for scanner errors only), and leaves the line out
+// where the count is 0; so a parser error's line is one more than it
+// says, and one it gives no line is on line 1, as is a scanner error's
+// without one. The line is the start of the construct the library was
+// reading (a flow sequence left open, a block mapping, a quoted scalar)
+// where that is after line 1, else the one where it found the problem.
+func SyntaxLine(line int, problem string) int {
+	switch {
+	case slices.Contains(yamlParserProblems, problem):
+		return line + 1
+	case line > 0:
+		return line
+	case slices.Contains(yamlScannerProblems, problem):
+		return 1
+	}
+	return 0
+}
+
+// yamlParserProblems are the problems the library's parser reports
+// (parserc.go); yamlScannerProblems those of its scanner that can arise
+// without a line (scannerc.go, yaml_parser_set_scanner_error).
+var (
+	yamlParserProblems = []string{
+		"did not find expected <stream-start>", "did not find expected <document start>",
+		"did not find expected node content", "did not find expected '-' indicator",
+		"did not find expected key", "did not find expected ',' or ']'", "did not find expected ',' or '}'",
+		"found undefined tag handle", "found duplicate %YAML directive", "found incompatible YAML document",
+		"found duplicate %TAG directive",
+	}
+	yamlScannerProblems = []string{
+		"found character that cannot start any token", "mapping values are not allowed in this context",
+		"mapping keys are not allowed in this context", "block sequence entries are not allowed in this context",
+		"could not find expected ':'", "found unexpected end of stream", "found unknown escape character",
+		"found a tab character that violates indentation", "found a tab character where an indentation space is expected",
+		"found unexpected document indicator", "did not find expected comment or line break",
+		"did not find expected whitespace or line break", "did not find expected alphabetic or numeric character",
+		"found an indentation indicator equal to 0", "did not find expected hexdecimal number",
+		"found invalid Unicode character escape code",
+	}
+)
+
+// readerProblem reports whether msg is one of the library's reader errors
+// (an invalid byte or character), which carry no line.
+func readerProblem(msg string) bool {
+	return strings.Contains(msg, "UTF-8") || strings.Contains(msg, "UTF-16") ||
+		msg == "control characters are not allowed" || msg == "invalid Unicode character"
+}
+
+// badCharAt finds the first byte of data that YAML does not allow: one
+// that is not valid UTF-8, or a control character other than tab, line
+// feed and carriage return (YAML 1.2, 5.1: the printable set). It returns
+// its line and column (in characters), counted from 1.
+func badCharAt(data []byte) (line, col int, ok bool) {
+	line, col = 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1,
+			r < 0x20 && r != '\t' && r != '\n' && r != '\r',
+			r >= 0x7f && r <= 0x9f && r != 0x85,
+			r == 0xfffe || r == 0xffff:
+			return line, col, true
+		case r == '\n':
+			line, col = line+1, 1
+		default:
+			col++
+		}
+		i += size
+	}
+	return 0, 0, false
 }
 
 // duplicateKeys reports the first key that appears twice in one mapping

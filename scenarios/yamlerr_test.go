@@ -22,7 +22,17 @@ func TestYAMLErrorsInTheFilesTerms(t *testing.T) {
 		{"duplicate nested key", "node: dgx-h100\nnics:\n  count: 4\n  count: 8\n  speed: 400G\n  kind: ib\n", `c.yaml:4:3: duplicate key "count" (first given at line 3:3)`},
 		{"duplicate env key", "node: dgx-h100\nenv:\n  NCCL_ALGO: Ring\n  NCCL_ALGO: Tree\n", `c.yaml:4:3: duplicate key "NCCL_ALGO" (first given at line 3:3)`},
 		{"duplicate key in a node", "node:\n  template: dgx-h100\n  gpu: H100-SXM\n  gpu: H200-SXM\n", `c.yaml:4:3: duplicate key "gpu" (first given at line 3:3)`},
-		{"syntax", "node: [dgx-h100\n", "c.yaml:1: invalid YAML: did not find expected ',' or ']'"},
+		{"syntax", "node: [dgx-h100\n", "c.yaml:1: invalid YAML: did not find expected ',' or ']' (at the end of the file)"},
+		// The library counts its parser's lines from 0: these were
+		// reported one line early, and the first without a line.
+		{"list item after a mapping", "node: dgx-h100\n- nodes: 2\n", "c.yaml:2: invalid YAML: did not find expected key"},
+		{"mapping after list items", "- a\n- b\nnode: dgx-h100\n", "c.yaml:3: invalid YAML: did not find expected '-' indicator"},
+		{"unclosed bracket mid-file", "node: dgx-h100\nnics: [1,\nnodes: 2\n", "c.yaml:2: invalid YAML: did not find expected ',' or ']'"},
+		{"scanner error on line 1", "@node: dgx-h100\n", "c.yaml:1: invalid YAML: found character that cannot start any token"},
+		{"scanner error later", "node: dgx-h100\nnodes: @2\n", "c.yaml:2: invalid YAML: found character that cannot start any token"},
+		{"tab in the indentation", "node: dgx-h100\nnodes: 2\n\tname: x\n", "c.yaml:3: invalid YAML: found a tab character that violates indentation"},
+		{"bad byte", "node: dgx-h100\nnodes: 2\nname: a\xffb\n", "c.yaml:3:8: invalid YAML: invalid leading UTF-8 octet"},
+		{"control character", "node: dgx-h100\nname: a\x01b\n", "c.yaml:2:8: invalid YAML: control characters are not allowed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -63,6 +63,10 @@ func TestUserMessage(t *testing.T) {
 		{"predict", "calibrate: p.yaml: yaml: unmarshal errors:\n  line 3: cannot unmarshal !!map into []calibrate.Param\n  line 7: field x not found in type calibrate.Profile", "p.yaml:3: want a list, got a mapping"},
 		{"accuracy", "calibrate: c.yaml: yaml: unmarshal errors:\n  line 3: field foo not found in type accuracy.Case", `c.yaml:3: unknown key "foo"`},
 		{"predict", "calibrate: p.yaml: yaml: line 2: mapping values are not allowed in this context", "p.yaml:2: invalid YAML: mapping values are not allowed in this context"},
+		// The library counts its parser's lines from 0 and omits line 0.
+		{"predict", "calibrate: p.yaml: yaml: line 2: did not find expected key", "p.yaml:3: invalid YAML: did not find expected key"},
+		{"accuracy", "calibrate: c.yaml: yaml: did not find expected '-' indicator", "c.yaml:1: invalid YAML: did not find expected '-' indicator"},
+		{"accuracy", "calibrate: c.yaml: yaml: unknown anchor 'x' referenced", "c.yaml: invalid YAML: unknown anchor 'x' referenced"},
 		{"predict", "c.yaml:3:3: cannot unmarshal !!seq into model.NICSpec", "c.yaml:3:3: want a mapping, got a list"},
 		{"predict", "c.yaml:3:3: cannot unmarshal !!str `abc` into int", `c.yaml:3:3: want an integer, got text "abc"`},
 		{"predict", "predict: --report: reports: writing r.html: disk full", "predict: --report: writing r.html: disk full"},
