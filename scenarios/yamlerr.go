@@ -36,20 +36,24 @@ func parseYAML(file string, data []byte) (*yaml.Node, error) {
 	return &doc, nil
 }
 
-// syntaxRE is the library's "yaml: line N: message".
-var syntaxRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+// syntaxRE is the library's "yaml: line N: problem" or "yaml: problem".
+var syntaxRE = regexp.MustCompile(`^(?:yaml: )?(?:line (\d+): )?(.*)$`)
+
+// SplitSyntaxError splits what the YAML library says of a syntax error
+// ("yaml: line N: problem", "yaml: problem") into the line, counted from 1
+// (syntaxLine; 0 when it cannot say), and the problem.
+func SplitSyntaxError(msg string) (line int, problem string) {
+	m := syntaxRE.FindStringSubmatch(msg) // matches every string
+	line, _ = strconv.Atoi(m[1])
+	return syntaxLine(line, m[2]), m[2]
+}
 
 // syntaxError is a YAML syntax error as file:line: message, the line
-// counted from 1 (SyntaxLine); an invalid character, which the library
-// reports without a place, at its line and column.
+// counted from 1 (SplitSyntaxError); an invalid character, which the
+// library reports without a place, at its line and column.
 func syntaxError(file string, data []byte, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 0
-	if m := syntaxRE.FindStringSubmatch(err.Error()); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-	}
-	if line = SyntaxLine(line, msg); line > 0 {
+	line, msg := SplitSyntaxError(err.Error())
+	if line > 0 {
 		if strings.HasPrefix(msg, "found a tab character") {
 			// The library names the line of the value it was reading;
 			// the tab is in the indentation of that line or one after.
@@ -92,7 +96,7 @@ func lastTextLine(data []byte) int {
 	return last
 }
 
-// SyntaxLine returns the line, counted from 1, of a syntax error the YAML
+// syntaxLine returns the line, counted from 1, of a syntax error the YAML
 // library (go.yaml.in/yaml/v3) reported as "line N: problem" (line 0: it
 // gave none), or 0 when it cannot say. The library counts the lines of its
 // scanner's errors from 1 but those of its parser's from 0 (decode.go,
@@ -102,7 +106,7 @@ func lastTextLine(data []byte) int {
 // without one. The line is the start of the construct the library was
 // reading (a flow sequence left open, a block mapping, a quoted scalar)
 // where that is after line 1, else the one where it found the problem.
-func SyntaxLine(line int, problem string) int {
+func syntaxLine(line int, problem string) int {
 	switch {
 	case slices.Contains(yamlParserProblems, problem):
 		return line + 1

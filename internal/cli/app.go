@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -295,7 +294,7 @@ var packagePrefixes = map[string]bool{
 
 var (
 	yamlListRE    = regexp.MustCompile(`(?:yaml: )?unmarshal errors:\s*\n\s*line (\d+): ([^\n]*)(?:\n.*)*`)
-	yamlSyntaxRE  = regexp.MustCompile(`: yaml: (?:line (\d+): )?([^\n]*)`)
+	yamlSyntaxRE  = regexp.MustCompile(`: yaml: [^\n]*`)
 	yamlUnmarshal = regexp.MustCompile("cannot unmarshal (!!\\w+)(?: `([^`]*)`)? into (\\S+)")
 	yamlNotFound  = regexp.MustCompile(`field (\S+) not found in type \S+`)
 	yamlAlready   = regexp.MustCompile(`mapping key "([^"]*)" already defined at line (\d+)`)
@@ -319,17 +318,13 @@ func userMessage(cmd, msg string) string {
 		msg = head + ":" + line + ": " + first + msg[m[1]:]
 	}
 	// "FILE: yaml: line 2: did not find expected key" -> "FILE:3: invalid
-	// YAML: ..." (the line counted from 1, scenarios.SyntaxLine)
+	// YAML: ..." (the line counted from 1, scenarios.SplitSyntaxError)
 	msg = yamlSyntaxRE.ReplaceAllStringFunc(msg, func(s string) string {
-		m := yamlSyntaxRE.FindStringSubmatch(s)
-		n, _ := strconv.Atoi(m[1])
-		if line := scenarios.SyntaxLine(n, m[2]); line > 0 {
-			return fmt.Sprintf(":%d: invalid YAML: %s", line, m[2])
+		line, problem := scenarios.SplitSyntaxError(strings.TrimPrefix(s, ": "))
+		if line > 0 {
+			return fmt.Sprintf(":%d: invalid YAML: %s", line, problem)
 		}
-		if m[1] != "" {
-			return ":" + m[1] + ": invalid YAML: " + m[2]
-		}
-		return ": invalid YAML: " + m[2]
+		return ": invalid YAML: " + problem
 	})
 	msg = yamlUnmarshal.ReplaceAllStringFunc(msg, func(s string) string {
 		m := yamlUnmarshal.FindStringSubmatch(s)
