@@ -48,6 +48,7 @@ func (g *garbage) Read(p []byte) (int, error) {
 func TestBadInput(t *testing.T) {
 	header := "# nThread 1 nGpus 2 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n" +
 		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+	row8 := "           8             2     float     sum      -1    17.08    0.00    0.00      0    16.76    0.00    0.00      0\n"
 	tests := []struct {
 		name string
 		in   io.Reader
@@ -60,6 +61,11 @@ func TestBadInput(t *testing.T) {
 		{"prose", strings.NewReader("hello world\nnothing to see\n"), "no known format", "bad:1:"},
 		{"header only", strings.NewReader(header), "no complete result row", "bad:2:"},
 		{"truncated table", strings.NewReader(header + "           8             2     float     sum      -1    17.08    0.00"), "incomplete table row: 7 of 13 columns", "bad:3:"},
+		// A file cut after complete rows, inside the next one: refused
+		// (its complete rows would judge the run without the lost sizes),
+		// also when NCCL log lines make it read as a log first.
+		{"cut inside a row", strings.NewReader(header + row8 + "          16             4     float"), "the file ends inside a results row (3 of its 13 columns)", "bad:4:"},
+		{"log cut inside a row", strings.NewReader("host:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n" + header + row8 + "          16             4     float     sum      -1    16.72"), "the log is truncated", "bad:5:"},
 		{"missing columns", strings.NewReader(header + "           8             2     float     sum      -1    17.08    0.00    0.00\n          16             4     float     sum      -1    16.72\n"), "incomplete table row", "bad:3:"},
 		{"bad number", strings.NewReader(header + "           8             2     float     sum      -1    17.08    x.00    0.00      0    16.76    0.00    0.00      0\n"), "column algbw: \"x.00\" is not a number", "bad:3:"},
 		{"bad json", strings.NewReader("{\"results\": [{\"size\": 8, \"out_of_place\": {\"bus_bw\": 1,\n \"alg_bw\": }}]}"), "invalid JSON", "bad:2:"},

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"regexp"
 	"strconv"
@@ -708,11 +709,15 @@ func streamNCCLLog(name string, r io.Reader, head []byte) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a, err := p.tests(name); err == nil {
+	a, err := p.tests(name)
+	if err == nil {
 		attachTopo(name, head, a)
 		return a, nil
 	}
-	a := p.log(name)
+	if te := (*truncatedError)(nil); errors.As(err, &te) {
+		return nil, err
+	}
+	a = p.log(name)
 	if a.Log == nil {
 		return nil, errNoData(name, 1, "no NCCL log line found")
 	}

@@ -107,7 +107,19 @@ type testsParser struct {
 	records    int // rows and device lines kept, at most maxRecords
 	notes      []Note
 	strs       interner
+	cut        *cutRow // the file ends inside this table row
 }
+
+// cutRow is a table row the file ends inside.
+type cutRow struct{ line, got, want int }
+
+// truncatedError refuses a file that ends inside a results row. It wraps
+// ErrUnrecognized like every refusal of the input, and no other reading
+// of the file (as a plain NCCL log) may take its place.
+type truncatedError struct{ msg string }
+
+func (e *truncatedError) Error() string { return e.msg }
+func (e *truncatedError) Unwrap() error { return ErrUnrecognized }
 
 // Plausibility limits on measured values; a row beyond them is refused
 // with a note. Assumptions, chosen far outside anything real: the fastest
@@ -496,6 +508,12 @@ func parseGroup(tab *table, g []string) (Result, string) {
 
 // finish completes the runs: collective, ranks, dtype, hosts.
 func (p *testsParser) finish(log *NCCLLog) []*Run {
+	if c := p.cur; c != nil && c.pending != nil && c.tab != nil && !c.closed {
+		// The file ends inside a table row: the log was cut (a copy
+		// interrupted, a job killed while writing). Its last complete rows
+		// would judge the run without the sizes that were lost.
+		p.cut = &cutRow{line: c.pendingLine, got: len(c.pending), want: c.tab.width()}
+	}
 	p.flushPending()
 	var out []*Run
 	for _, rs := range p.runs {
@@ -760,6 +778,9 @@ func (p *textPass) tests(name string) (*Artifact, error) {
 			return nil, errNoData(name, a.Skipped[0].Line, "%s (line %d: %s)", why, a.Skipped[0].Line, a.Skipped[0].Reason)
 		}
 		return nil, errNoData(name, line, "%s", why)
+	}
+	if c := tp.cut; c != nil {
+		return nil, &truncatedError{fmt.Sprintf("calibrate: %s:%d: the file ends inside a results row (%d of its %d columns), before the table's closing summary: the log is truncated; give the whole log", name, c.line, c.got, c.want)}
 	}
 	a.Kind = KindNCCLTests
 	a.Notes = tp.notes
