@@ -702,6 +702,55 @@ func (r *Resolution) LocalNICs(g ElemID) []*NetPath {
 	return out
 }
 
+// LocalNet returns the NIC NCCL gives GPU g's point-to-point operations
+// on channel ch, as ncclTopoGetLocalNet does (src/graph/topo.cc, NCCL 2.19
+// on): among the NICs tied closest to g (its local nets), the one at g's
+// device index, its low bits mirrored when their count is a power of two,
+// moved on by the channel when there are more local nets than GPUs that
+// share the first of them. On a DGX A100 with 8 NICs, GPUs 0 and 1 sit on
+// one PCIe switch with NICs 0 and 1 and get one each; nil when g's node
+// has no usable NIC.
+func (r *Resolution) LocalNet(g ElemID, ch int) *NetPath {
+	best := r.LocalNICs(g)
+	if len(best) == 0 {
+		return nil
+	}
+	tied := func(a, b *NetPath) bool { return a.DirectType == b.DirectType && a.NCCLBW == b.NCCLBW }
+	nets := 1
+	for nets < len(best) && tied(best[nets], best[0]) {
+		nets++
+	}
+	// The GPUs that share the first local net: those it is closest to.
+	node := r.c.Topo.Elem(g).Node
+	var near *NetPath
+	gpus := 0
+	for _, h := range r.c.Nodes[node].GPUs {
+		r.ensure(h)
+		np := r.nets[[2]ElemID{h, best[0].NIC}]
+		if np == nil {
+			continue
+		}
+		switch {
+		case near == nil || netLess(np, near) && !tied(np, near):
+			near, gpus = np, 1
+		case tied(np, near):
+			gpus++
+		}
+	}
+	net := r.LocalIndex(g)
+	if nets&(nets-1) == 0 {
+		mirror := 0
+		for b, mb := 1, nets>>1; b < nets; b, mb = b<<1, mb>>1 {
+			if net&b != 0 {
+				mirror |= mb
+			}
+		}
+		net = mirror
+	}
+	net += ch % ((nets + max(gpus, 1) - 1) / max(gpus, 1))
+	return best[net%nets]
+}
+
 func netLess(a, b *NetPath) bool {
 	if a.DirectType != b.DirectType {
 		return a.DirectType < b.DirectType

@@ -582,13 +582,13 @@ func (e *Env) formDirect(call Call, every bool) (*form, error) {
 			if d/G == s/G {
 				route, ceil = e.decorate(e.Res.GPU(src, dst).Route)
 			} else {
-				in, err := e.railOf(dst)
+				in, err := e.p2pRail(dst)
 				if err != nil {
 					return nil, err
 				}
 				out := in % len(e.Res.NICUsable[s/G])
 				if c.Knobs.PXNDisable {
-					if out, err = e.railOf(src); err != nil {
+					if out, err = e.p2pRail(src); err != nil {
 						return nil, err
 					}
 				}

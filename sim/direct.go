@@ -139,32 +139,43 @@ func (b *builder) direct() (*prog, error) {
 }
 
 // directNet routes a point-to-point block from src (node sn) to local GPU dg
-// of node dn through the destination rail's NIC.
+// of node dn through the NIC NCCL gives the destination GPU (PXN: the
+// sender reaches it over NVLink through the GPU at that index of its own
+// node), or the sender's own with PXN disabled.
 func (b *builder) directNet(src model.ElemID, sn, dn, dg int, usable [][]model.ElemID) ([]model.LinkID, error) {
 	e := b.e
-	c := e.Cluster
-	dst := c.Nodes[dn].GPUs[dg]
-	// The NIC closest to the destination GPU, same index on the source node (rails).
-	best := e.Res.LocalNICs(dst)
-	if len(best) == 0 {
-		return nil, fmt.Errorf("sim: %s has no usable NIC", c.Topo.Elem(dst).Name)
-	}
-	inIdx := 0
-	for i, nic := range usable[dn] {
-		if nic == best[0].NIC {
-			inIdx = i
-		}
+	dst := e.Cluster.Nodes[dn].GPUs[dg]
+	inIdx, err := e.p2pRail(dst)
+	if err != nil {
+		return nil, err
 	}
 	outIdx := inIdx % len(usable[sn])
 	if e.Cluster.Knobs.PXNDisable {
-		own := e.Res.LocalNICs(src)
-		for i, nic := range usable[sn] {
-			if nic == own[0].NIC {
-				outIdx = i
-			}
+		if outIdx, err = e.p2pRail(src); err != nil {
+			return nil, err
 		}
 	}
 	return e.netRoute(src, outIdx, dst, inIdx)
+}
+
+// p2pRail is the index, among its node's usable NICs, of the NIC NCCL
+// gives GPU g's point-to-point operations (model.Resolution.LocalNet on
+// channel 0): the same index on every node, so a block crosses the fabric
+// on one rail. Among NICs tied closest to g NCCL spreads the GPUs over
+// them by device index; taking the first of them for every GPU left half
+// a DGX A100's eight NICs idle in AlltoAll.
+func (e *Env) p2pRail(g model.ElemID) (int, error) {
+	np := e.Res.LocalNet(g, 0)
+	if np == nil {
+		return 0, fmt.Errorf("sim: %s has no usable NIC", e.Cluster.Topo.Elem(g).Name)
+	}
+	node := e.Cluster.Topo.Elem(g).Node
+	for j, nic := range e.Res.NICUsable[node] {
+		if nic == np.NIC {
+			return j, nil
+		}
+	}
+	return 0, nil
 }
 
 // p2pTail is the time the receiver of a point-to-point part still needs

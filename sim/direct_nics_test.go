@@ -1,0 +1,65 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
+	"github.com/collsim/collsim/sim"
+)
+
+// TestP2PSpreadsTiedNICs: NCCL gives a GPU's point-to-point operations
+// the NIC at its device index among the NICs tied closest to it
+// (ncclTopoGetLocalNet, src/graph/topo.cc). On a DGX A100, GPUs 0 and 1
+// share one PCIe complex with NICs 0 and 1, and so on: with 8 NICs every
+// GPU has its own, with 4 two GPUs share one. AlltoAll then crosses all 8
+// NICs; taking the first tied NIC for every GPU left NICs 1, 3, 5 and 7
+// idle and gave 8 NICs the 4-NIC result (22.25 GB/s busbw at 1 GiB).
+func TestP2PSpreadsTiedNICs(t *testing.T) {
+	ctx := context.Background()
+	busbw := map[string]float64{}
+	for _, tc := range []struct {
+		nics     string
+		distinct int
+	}{{"4x200G-ib", 4}, {"8x200G-ib", 8}} {
+		e := newEnv(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: tc.nics})
+		seen := map[model.ElemID]bool{}
+		for _, g := range e.Cluster.Nodes[0].GPUs {
+			np := e.Res.LocalNet(g, 0)
+			if np == nil {
+				t.Fatalf("%s: GPU %d has no local net", tc.nics, g)
+			}
+			if best := e.Res.LocalNICs(g)[0]; np.DirectType != best.DirectType || np.NCCLBW != best.NCCLBW {
+				t.Errorf("%s: GPU %d given a NIC farther than its closest", tc.nics, g)
+			}
+			seen[np.NIC] = true
+		}
+		if len(seen) != tc.distinct {
+			t.Errorf("%s: the 8 GPUs' p2p operations use %d NICs, want %d", tc.nics, len(seen), tc.distinct)
+		}
+		for _, eng := range []sim.EngineKind{sim.EngineAnalytic, sim.EngineDES} {
+			pts, err := e.Sweep(ctx, sim.Request{Coll: model.AlltoAll, Engine: eng, ElemSize: 4, Sizes: []model.Bytes{1 << 30}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			busbw[tc.nics+" "+string(eng)] = pts[0].BusBW
+		}
+	}
+	for _, eng := range []string{"analytic", "des"} {
+		four, eight := busbw["4x200G-ib "+eng], busbw["8x200G-ib "+eng]
+		if eight < 1.15*four {
+			t.Errorf("%s: AlltoAll 1 GiB on 2x dgx-a100: %.2f GB/s busbw with 8 NICs against %.2f with 4: the extra NICs carry nothing", eng, eight, four)
+		}
+	}
+	if a, d := busbw["8x200G-ib analytic"], busbw["8x200G-ib des"]; a/d > 1.001 || d/a > 1.001 {
+		t.Errorf("8 NICs: analytic %.3f GB/s, DES %.3f: the engines route p2p blocks apart", a, d)
+	}
+	// One NIC per GPU on its own switch (DGX H100): GPU i keeps NIC i.
+	e := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2})
+	for i, g := range e.Cluster.Nodes[0].GPUs {
+		if np := e.Res.LocalNet(g, 0); np == nil || np.NIC != e.Res.LocalNICs(g)[0].NIC {
+			t.Errorf("dgx-h100 GPU %d: p2p NIC is not its own PIX NIC", i)
+		}
+	}
+}
