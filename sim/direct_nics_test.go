@@ -63,3 +63,24 @@ func TestP2PSpreadsTiedNICs(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroElementRowsNameEngine: sizes that nccl-tests rounds down to 0
+// elements per rank (AlltoAll below ranks x element size) are rows of
+// their own, and like every row they say which engine gave them.
+func TestZeroElementRowsNameEngine(t *testing.T) {
+	e := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2})
+	for _, eng := range []sim.EngineKind{sim.EngineAnalytic, sim.EngineDES} {
+		pts, err := e.Sweep(context.Background(), sim.Request{Coll: model.AlltoAll, Engine: eng, ElemSize: 4, Sizes: []model.Bytes{8, 32, 256}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pts[:2] {
+			if p.Size != 0 || p.TimeUs != 0 || p.Engine != eng || p.Note == "" {
+				t.Errorf("%s: row of 0 elements: size %d, %g us, engine %q, note %q; want 0 B, 0 us, %s and a note", eng, p.Size, p.TimeUs, p.Engine, p.Note, eng)
+			}
+		}
+		if p := pts[2]; p.Size != 256 || p.TimeUs <= 0 || p.Engine != eng {
+			t.Errorf("%s: 256 B on 16 ranks: size %d, %g us, engine %q", eng, p.Size, p.TimeUs, p.Engine)
+		}
+	}
+}
