@@ -48,6 +48,11 @@ type shape struct {
 	// pathFan is, per entry of path, how many of the first unit's edges
 	// cross the hop's links at the same moment (nil or 0 = the hop alone).
 	pathFan []float64
+	// pathMult is, per entry of path and per link of its demand's route,
+	// how many times the hop's own bytes the link carries at that moment
+	// from the hop's node alone (nil or 0 = once): NVLSTree's shards of a
+	// node's GPUs that leave or enter by one NIC (nvlsShardMult).
+	pathMult [][]float64
 }
 
 // form is a call as the analytic engine sees it.
@@ -393,6 +398,10 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 	members := nvlsTreeMembers(nc)
 	shard := D / float64(G)
 	up, down, net := 0, 0, -1 // demand indices of the first loop's path
+	// The demands of the path's network hop's node, tree and direction,
+	// per GPU (its shard's edge): they cross the hop's links together.
+	var shardEdges [][2]int
+	netV, netTr := -1, -1
 	for v := 0; v < N; v++ {
 		ups, downs, err := e.nvlsLinks(v)
 		if err != nil {
@@ -429,17 +438,20 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 				if err != nil {
 					return nil, err
 				}
-				for _, pair := range [2][2]model.ElemID{{hv, hp}, {hp, hv}} {
+				for k, pair := range [2][2]model.ElemID{{hv, hp}, {hp, hv}} {
 					route, ceil, err := e.gpuHop(pair[0], pair[1], rail, rail)
 					if err != nil {
 						return nil, err
 					}
 					if net < 0 {
-						net = len(f.demands)
+						net, netV, netTr = len(f.demands), v, tr
 					}
 					ds, err := e.hopDemands(pair[0], rail, pair[1], rail, members[tr], route, shard, half[tr], ceil)
 					if err != nil {
 						return nil, err
+					}
+					if v == netV && tr == netTr && k == 0 {
+						shardEdges = append(shardEdges, [2]int{len(f.demands), len(f.demands) + len(ds)})
 					}
 					f.demands = append(f.demands, ds...)
 				}
@@ -451,15 +463,56 @@ func (e *Env) formNVLSTree(call Call) (*form, error) {
 	// multicast down the ports.
 	if net >= 0 {
 		fans := treePathFans(trees, half, depth)
-		f.path, f.pathShare, f.pathFan = []int{up}, []float64{1}, []float64{1}
+		mult := nvlsShardMult(f.demands, shardEdges, net)
+		f.path, f.pathShare, f.pathFan, f.pathMult = []int{up}, []float64{1}, []float64{1}, [][]float64{nil}
 		for k := 0; k < 2*depth; k++ {
 			f.path = append(f.path, net)
 			f.pathShare = append(f.pathShare, shard/f.perMemb)
 			f.pathFan = append(f.pathFan, fans[k])
+			f.pathMult = append(f.pathMult, mult)
 		}
-		f.path, f.pathShare, f.pathFan = append(f.path, down), append(f.pathShare, 1), append(f.pathFan, 1)
+		f.path, f.pathShare, f.pathFan, f.pathMult = append(f.path, down), append(f.pathShare, 1), append(f.pathFan, 1), append(f.pathMult, nil)
 	}
 	return f, nil
+}
+
+// nvlsShardMult returns, per link of demand net's route, how many times
+// the bytes of net's own shard edge the link carries from all the shard
+// edges of its node, tree and direction (edges: per GPU, the half-open
+// range of its demands, the first GPU's holding net). Every GPU of a node
+// sends its shard up the tree at the same moment, each through its rail's
+// NIC (railOf, as the DES's nvlsTree routes it): where a node has fewer
+// NICs than GPUs, several shards cross one NIC, and through PXN the
+// NVLink and PCIe links before it, together (G/NICs of them on the
+// NIC's cable). Links only the hop's own shard crosses get 1.
+func nvlsShardMult(ds []demand, edges [][2]int, net int) []float64 {
+	if len(edges) == 0 || net < edges[0][0] || net >= edges[0][1] {
+		return nil
+	}
+	route := ds[net].route
+	on := func(r [2]int, l model.LinkID) float64 {
+		var b float64
+		for _, d := range ds[r[0]:r[1]] {
+			if slices.Contains(d.route, l) {
+				b += d.bytes * float64(max(d.weight, 1))
+			}
+		}
+		return b
+	}
+	out := make([]float64, len(route))
+	for j, l := range route {
+		out[j] = 1
+		own := on(edges[0], l)
+		if own <= 0 {
+			continue
+		}
+		var all float64
+		for _, r := range edges {
+			all += on(r, l)
+		}
+		out[j] = math.Max(all/own, 1)
+	}
+	return out
 }
 
 // treePathFans returns how many edges of the first pipeline unit share
@@ -716,17 +769,23 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 		// the first unit fills the pipeline hop by hop, each hop at the
 		// rate one channel group gets on it while the hop carries nothing
 		// but the first unit's edges that cross it at the same moment (fan
-		// of them, pathFan; one where the path does not say). alone is in
+		// of them, pathFan; one where the path does not say), each link
+		// also carrying the hop's node's other edges that cross it with
+		// the hop (pathMult: NVLSTree's shards through one NIC). alone is in
 		// the demand's bytes; share is the fraction of a member's bytes the
 		// demand carries, so the steady rate it is never below is rate x
 		// share.
-		alone := func(d *demand, share, fan float64) float64 {
+		alone := func(d *demand, share, fan float64, mult []float64) float64 {
 			r := math.Inf(1)
 			if d.ceil.rate > 0 {
 				r = d.ceil.rate
 			}
-			for _, l := range d.route {
-				r = math.Min(r, caps[l]/float64(max(d.weight, 1))/math.Max(fan, 1))
+			for j, l := range d.route {
+				m := 1.0
+				if j < len(mult) {
+					m = math.Max(mult[j], 1)
+				}
+				r = math.Min(r, caps[l]/float64(max(d.weight, 1))/math.Max(fan, 1)/m)
 			}
 			return math.Max(r, rate*share)
 		}
@@ -741,12 +800,16 @@ func (e *Env) analytic(f *form, base model.Time) (model.Time, []float64, ceiling
 				if k < len(f.pathFan) {
 					fan = f.pathFan[k]
 				}
-				fill += first * share / alone(&f.demands[i], share, fan)
+				var mult []float64
+				if k < len(f.pathMult) {
+					mult = f.pathMult[k]
+				}
+				fill += first * share / alone(&f.demands[i], share, fan, mult)
 			}
 		} else {
 			slow := math.Inf(1)
 			for i := range f.demands {
-				slow = math.Min(slow, alone(&f.demands[i], 1, 1))
+				slow = math.Min(slow, alone(&f.demands[i], 1, 1, nil))
 			}
 			fill = float64(f.steps) * first / slow
 		}
