@@ -121,6 +121,9 @@ func calibrateCommand(e *env) *cli.Command {
 			if err := checkOutput("calibrate", "-o", c.String("output")); err != nil {
 				return err
 			}
+			if err := distinctOutputs("calibrate", [2]string{"-o", c.String("output")}, [2]string{"--report", rpath}); err != nil {
+				return err
+			}
 			engine, err := sim.ParseEngine(c.String("engine"))
 			if err != nil {
 				return badInputf("calibrate: --engine: %w", err)

@@ -114,3 +114,39 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
+
+// TestOutputsNameDistinctFiles: two output options of one command that
+// name the same file (the second written would replace the first while the
+// command says it wrote both) are refused before any work: exit 2, one line
+// naming both options, nothing on stdout and no file created. Paths that
+// differ only in spelling (./a/../a/x) are the same file.
+func TestOutputsNameDistinctFiles(t *testing.T) {
+	measured := snellius2x4[1]
+	dir := t.TempDir()
+	same := filepath.Join(dir, "out.md")
+	alias := filepath.Join(dir, "sub", "..", "out.md")
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		flags string // both options, in the message
+	}{
+		{"predict", []string{"predict", "--node", "dgx-h100", "--nodes", "1", "-b", "1M", "-e", "1M", "--trace", same, "--report", alias}, "--report and --trace"},
+		{"calibrate", []string{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", measured, "-o", same, "--report", same}, "-o and --report"},
+		{"hwbench", []string{"hwbench", "--fake", "--quiet", "-e", "1M", "--out", same, "--nccl-text", alias}, "--out and --nccl-text"},
+		{"hwbench-report", []string{"hwbench", "--fake", "--quiet", "-e", "1M", "--out", filepath.Join(dir, "h.json"), "--report", same, "--nccl-text", same}, "--nccl-text and --report"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := listNames(t, dir)
+			code, out, errs := runCLI(t, tc.args...)
+			if code != ExitBadInput || out != "" || !strings.Contains(errs, tc.flags) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2, one line naming %s", code, out, errs, tc.flags)
+			}
+			if after := listNames(t, dir); !slices.Equal(before, after) {
+				t.Errorf("files %v after the refusal, %v before", after, before)
+			}
+		})
+	}
+}

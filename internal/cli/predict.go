@@ -50,7 +50,7 @@ func sizes(c *cli.Context) ([]model.Bytes, error) {
 		return nil, badInputf("-e/--maxbytes: %w", err)
 	}
 	f, err := strconv.ParseFloat(c.String("stepfactor"), 64)
-	if err != nil || f < 1 || math.IsInf(f, 0) {
+	if err != nil || !(f >= 1) || math.IsInf(f, 0) {
 		return nil, badInputf("-f/--stepfactor: want a number >= 1, got %q", c.String("stepfactor"))
 	}
 	switch {
@@ -76,7 +76,13 @@ func sizes(c *cli.Context) ([]model.Bytes, error) {
 		out = append(out, s)
 		next := s + step
 		if step == 0 {
-			next = model.Bytes(math.Ceil(float64(s) * f))
+			// A factor that takes the next size past -e ends the sweep
+			// (converted, a product beyond int64 would wrap).
+			x := math.Ceil(float64(s) * f)
+			if x > float64(hi) {
+				break
+			}
+			next = model.Bytes(x)
 		}
 		if next <= s {
 			next = s + 1
@@ -132,6 +138,11 @@ func predictCommand(e *env) *cli.Command {
 			trace, err := traceOptions(c, req)
 			if err != nil {
 				return err
+			}
+			if trace != nil {
+				if err := distinctOutputs("predict", [2]string{"--report", rpath}, [2]string{"--trace", trace.path}); err != nil {
+					return err
+				}
 			}
 			var out *prediction
 			var envr *sim.Env

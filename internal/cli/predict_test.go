@@ -155,6 +155,16 @@ func TestPredictSizeSteps(t *testing.T) {
 	if code != 2 || out != "" || !strings.Contains(errs, "more than 4096 sizes") {
 		t.Errorf("huge sweep: exit %d, %q", code, errs)
 	}
+	// A factor that is not a number is refused as one; a factor past -e
+	// gives -b alone (it used to wrap around int64 and step by 1 byte).
+	code, out, errs = runCLI(t, "predict", "-b", "1M", "-e", "4M", "-f", "NaN")
+	if code != 2 || out != "" || !strings.Contains(errs, `want a number >= 1, got "NaN"`) {
+		t.Errorf("-f NaN: exit %d, %q", code, errs)
+	}
+	code, out, errs = runCLI(t, "predict", "--engine", "analytic", "-b", "1M", "-e", "4M", "-f", "1e20", "--format", "csv")
+	if n := strings.Count(strings.TrimSpace(out), "\n"); code != 0 || n != 1 {
+		t.Errorf("-f 1e20: exit %d, %d rows, want 1: %s %s", code, n, out, errs)
+	}
 }
 
 // TestPredictSaysWhichProfile: a prediction made with --profile says so,

@@ -62,6 +62,36 @@ func checkOutput(cmd, flag, path string) error {
 	return errors.Join(f.Close(), os.Remove(name))
 }
 
+// distinctOutputs refuses, before any work, two output options that name
+// one file: the second written would replace the first, and the command
+// would say it wrote both. outs are pairs of an option and its path; empty
+// paths are no output. Paths are compared cleaned and absolute, and as
+// files where both exist (links, bind mounts).
+func distinctOutputs(cmd string, outs ...[2]string) error {
+	for i, a := range outs {
+		for _, b := range outs[i+1:] {
+			if a[1] == "" || b[1] == "" || a[1] == "-" || b[1] == "-" {
+				continue
+			}
+			same := filepath.Clean(a[1]) == filepath.Clean(b[1])
+			if x, err := filepath.Abs(a[1]); err == nil {
+				if y, err := filepath.Abs(b[1]); err == nil && x == y {
+					same = true
+				}
+			}
+			if sa, err := os.Stat(a[1]); err == nil {
+				if sb, err := os.Stat(b[1]); err == nil && os.SameFile(sa, sb) {
+					same = true
+				}
+			}
+			if same {
+				return badInputf("%s: %s and %s both name %s: the second would overwrite the first; give each its own file", cmd, a[0], b[0], b[1])
+			}
+		}
+	}
+	return nil
+}
+
 // pathCause is the reason of a file-system error without the path the
 // caller already names ("permission denied", not "open x: permission
 // denied").
