@@ -114,16 +114,72 @@ func LoadProfile(path string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %s: %w", path, err)
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("calibrate: %s:1: empty file: not a collsim profile (want format: %s, as collsim calibrate -o writes)", path, ProfileFormat)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("calibrate: %s: %v", path, err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var pr Profile
 	if err := dec.Decode(&pr); err != nil {
+		if err == io.EOF {
+			return nil, fmt.Errorf("calibrate: %s:1: no YAML document: not a collsim profile (want format: %s)", path, ProfileFormat)
+		}
 		return nil, fmt.Errorf("calibrate: %s: %v", path, err)
 	}
 	if pr.Format != ProfileFormat {
 		return nil, fmt.Errorf("calibrate: %s: not a collsim profile (format %q, want %q)", path, pr.Format, ProfileFormat)
 	}
+	// Each term once, each a term of the model in its range: a term given
+	// twice would let the later value win unseen, and a bad value found
+	// only when the profile is applied would name no line.
+	lines := paramLines(&doc)
+	first := map[string]int{}
+	check := sim.DefaultParams()
+	for i, fp := range pr.Params {
+		line := 0
+		if i < len(lines) {
+			line = lines[i]
+		}
+		if l, ok := first[fp.Name]; ok {
+			return nil, fmt.Errorf("calibrate: %s:%d: params: %s is given twice (lines %d and %d); a profile holds one value per term", path, line, fp.Name, l, line)
+		}
+		first[fp.Name] = line
+		if err := check.Set(fp.Name, fp.Value); err != nil {
+			return nil, fmt.Errorf("calibrate: %s:%d: params: %v", path, line, err)
+		}
+		for _, t := range check.Terms() {
+			if t.Name == fp.Name && !(fp.Value >= t.Lo && fp.Value <= t.Hi) {
+				return nil, fmt.Errorf("calibrate: %s:%d: params: %s = %g is outside its range [%g, %g]", path, line, fp.Name, fp.Value, t.Lo, t.Hi)
+			}
+		}
+	}
 	return &pr, nil
+}
+
+// paramLines returns the line of each entry of a profile document's params
+// list, in order (none when the document has no such list).
+func paramLines(doc *yaml.Node) []int {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "params" && m.Content[i+1].Kind == yaml.SequenceNode {
+			var out []int
+			for _, e := range m.Content[i+1].Content {
+				out = append(out, e.Line)
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // Save writes the profile atomically: a temp file in the same directory,
