@@ -53,8 +53,11 @@ type BridgeSpec struct {
 	GPUs     []int        `yaml:"gpus,omitempty"`
 	NICs     []int        `yaml:"nics,omitempty"`
 	Switches []BridgeSpec `yaml:"switches,omitempty"`
-	// Gen and Width describe a switch's uplink; 0 means the highest
-	// generation below it and x16.
+	// Gen and Width describe a switch's uplink; 0 means x16 at the
+	// platform's generation: a host bridge's Gen (its root ports; 0 means
+	// the GPU's PCIe generation), inherited by the switches below it. The
+	// devices below a switch never raise its generation: a NIC's link
+	// trains at the lower of the adapter's and the switch's generations.
 	Gen   int `yaml:"gen,omitempty"`
 	Width int `yaml:"width,omitempty"`
 }
@@ -330,8 +333,8 @@ func (p RoCEParams) Validate() error {
 // ports of one multi-port adapter (a dual-port ConnectX card appears to
 // NCCL as two devices, mlx5_0 and mlx5_1, on one PCIe function each) and
 // share its host interface. A slot's link is sized by the generation its
-// NICs need (maxGen), so with the single port's generation two 100G ports
-// would share a Gen3 x16 interface (~12 GB/s for 25 GB/s of ports), where
+// NICs need (up to the platform's, nicGen), so with the single port's
+// generation two 100G ports would share a Gen3 x16 interface (~12 GB/s for 25 GB/s of ports), where
 // the dual-port 100GbE adapters that such nodes carry (ConnectX-6 Dx) are
 // PCIe Gen4 x16 (NVIDIA ConnectX-6 Dx product brief). The generation is the
 // one the catalog gives the speed of all k ports together: 2x 100G takes
@@ -520,7 +523,8 @@ func (b *nodeBuilder) build() error {
 			if _, err := t.Connect(b.out.CPUs[si], hb, LinkCPU, localBW, localBW, 0, 0); err != nil {
 				return err
 			}
-			if err := b.attach(hb, si, &s.Sockets[si].HostBridges[hi]); err != nil {
+			br := &s.Sockets[si].HostBridges[hi]
+			if err := b.attach(hb, si, br, b.platformGen(br)); err != nil {
 				return err
 			}
 		}
@@ -537,24 +541,40 @@ func markSocket(br *BridgeSpec, si int, gpuSocket []int) {
 	}
 }
 
-// maxGen returns the highest PCIe generation among the devices below br.
-func (b *nodeBuilder) maxGen(br *BridgeSpec) int {
-	g := 0
-	if len(br.GPUs) > 0 {
-		g = b.r.gpu.PCIeGen
+// platformGen is the PCIe generation of the platform below a host bridge:
+// the generation the layout states for the host bridge (its root ports),
+// else the GPU's, as the presets pair each GPU with the platform that
+// carries it (V100 on Gen3 PLX switches, A100 on Gen4, H100 and later on
+// Gen5). The CPU catalog names no PCIe generation.
+func (b *nodeBuilder) platformGen(hb *BridgeSpec) int {
+	if hb.Gen != 0 {
+		return hb.Gen
 	}
-	for _, sl := range br.NICs {
-		for _, n := range b.slots[sl] {
-			g = max(g, b.r.nics[n].PCIeGen)
-		}
+	return b.r.gpu.PCIeGen
+}
+
+// switchGen is the generation of a PCIe switch below a bridge of generation
+// parent: the one the layout states for it, else its parent's (the
+// platform's). The devices below a switch do not raise it: a PCIe link
+// trains at the highest generation both of its ends support, so a Gen4 NIC
+// under a Gen3 switch runs at Gen3 and leaves the switch and its uplink at
+// Gen3 (see nicGen).
+func switchGen(sw *BridgeSpec, parent int) int {
+	if sw.Gen != 0 {
+		return sw.Gen
 	}
-	for i := range br.Switches {
-		g = max(g, b.maxGen(&br.Switches[i]))
+	return parent
+}
+
+// nicGen is the generation a NIC's x16 link trains at below a bridge of
+// generation parent: the lower of the adapter's (nics.pcie, or the one its
+// speed needs, adapterGen) and the bridge's. A 200G NIC (Gen4) in a DGX-1's
+// Gen3 PLX switch gets ~12 GB/s, not Gen4's ~25.
+func nicGen(nic, parent int) int {
+	if parent > 0 && parent < nic {
+		return parent
 	}
-	if g == 0 {
-		g = b.r.gpu.PCIeGen
-	}
-	return g
+	return nic
 }
 
 func (b *nodeBuilder) pcieLink(a, c ElemID, gen, width int) error {
@@ -566,8 +586,9 @@ func (b *nodeBuilder) pcieLink(a, c ElemID, gen, width int) error {
 	return err
 }
 
-// attach creates the devices and switches below parent (a host bridge or switch).
-func (b *nodeBuilder) attach(parent ElemID, socket int, br *BridgeSpec) error {
+// attach creates the devices and switches below parent (a host bridge or
+// switch) whose PCIe generation is gen.
+func (b *nodeBuilder) attach(parent ElemID, socket int, br *BridgeSpec, gen int) error {
 	t, r := b.t, b.r
 	for _, g := range br.GPUs {
 		if err := b.pcieLink(b.out.GPUs[g], parent, r.gpu.PCIeGen, r.gpu.PCIeWidth); err != nil {
@@ -577,6 +598,7 @@ func (b *nodeBuilder) attach(parent ElemID, socket int, br *BridgeSpec) error {
 	for _, sl := range br.NICs {
 		for _, n := range b.slots[sl] {
 			info := r.nics[n]
+			info.PCIeGen = nicGen(info.PCIeGen, gen)
 			nicGDR := (info.Kind.RDMA() || info.Stack.GPUDirect()) && (b.spec.NICs.GDR == nil || *b.spec.NICs.GDR)
 			id, err := t.Add(Element{Kind: KindNIC, Name: b.name("nic%d", n), Node: b.node, Index: n, Socket: socket, NIC: &info, GDR: nicGDR})
 			if err != nil {
@@ -595,17 +617,14 @@ func (b *nodeBuilder) attach(parent ElemID, socket int, br *BridgeSpec) error {
 			return err
 		}
 		b.nSw++
-		gen, width := sw.Gen, sw.Width
-		if gen == 0 {
-			gen = b.maxGen(sw)
-		}
+		swGen, width := switchGen(sw, gen), sw.Width
 		if width == 0 {
 			width = 16
 		}
-		if err := b.pcieLink(id, parent, gen, width); err != nil {
+		if err := b.pcieLink(id, parent, swGen, width); err != nil {
 			return err
 		}
-		if err := b.attach(id, socket, sw); err != nil {
+		if err := b.attach(id, socket, sw, swGen); err != nil {
 			return err
 		}
 	}
