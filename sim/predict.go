@@ -262,16 +262,13 @@ func (e *Env) predict(ctx context.Context, req Request, requested model.Bytes, m
 		pt.AlgBW = float64(size) / (pt.TimeUs * 1e3)
 		pt.BusBW = pt.AlgBW * req.Coll.BusBWFactor(n)
 	}
-	e.bottleneck(&pt, loads, t)
-	if len(pt.Utilisation) > 0 {
-		// Name the fabric mechanism behind a fabric bottleneck.
-		for l := range loads {
-			if e.LinkName(model.LinkID(l)) == pt.Bottleneck {
-				if m := e.fabricMechanism(f, model.LinkID(l)); m != "" {
-					pt.Bottleneck += " (" + m + ")"
-				}
-				break
-			}
+	if l := e.bottleneck(&pt, loads, t); l >= 0 {
+		// Name the fabric mechanism behind a fabric bottleneck: of the
+		// link itself, not of the first link of its name (a leaf's
+		// parallel cables to one spine share one, and ECMP leaves some
+		// idle).
+		if m := e.fabricMechanism(f, l); m != "" {
+			pt.Bottleneck += " (" + m + ")"
 		}
 	}
 	switch {
@@ -645,10 +642,11 @@ func joinNotes(a, b string) string {
 // whole picoseconds, so identical units may differ by a picosecond each way.
 const periodTol = 2
 
-// bottleneck fills the most loaded links of a call.
-func (e *Env) bottleneck(pt *Point, loads []float64, t model.Time) {
+// bottleneck fills the most loaded links of a call and returns the
+// busiest (-1 when no link carries anything).
+func (e *Env) bottleneck(pt *Point, loads []float64, t model.Time) model.LinkID {
 	if t <= 0 {
-		return
+		return -1
 	}
 	type lu struct {
 		id   int
@@ -672,10 +670,12 @@ func (e *Env) bottleneck(pt *Point, loads []float64, t model.Time) {
 		}
 		pt.Utilisation = append(pt.Utilisation, LinkUse{Link: e.LinkName(model.LinkID(u.id)), Busy: math.Min(u.busy, 1)})
 	}
-	if len(us) > 0 {
-		pt.Bottleneck = e.LinkName(model.LinkID(us[0].id))
-		pt.BottleneckClass = e.linkClassName(model.LinkID(us[0].id))
+	if len(us) == 0 {
+		return -1
 	}
+	pt.Bottleneck = e.LinkName(model.LinkID(us[0].id))
+	pt.BottleneckClass = e.linkClassName(model.LinkID(us[0].id))
+	return model.LinkID(us[0].id)
 }
 
 // linkClassName names the class of a link for summaries: "NVLink",
