@@ -118,7 +118,7 @@ func PointToPointCases(cases []Case, dir string) ([]Case, error) {
 	}
 	var out []Case
 	for _, f := range files {
-		a, err := ingest.ParseFile(filepath.Join(dir, filepath.FromSlash(f)))
+		a, err := ingest.ParseFile(casePath(dir, f))
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: case %s: %w", first[f].ID, err)
 		}
@@ -457,12 +457,21 @@ func (c *Case) ClusterSpec(f NodeFlags) (model.ClusterSpec, error) {
 	return spec, nil
 }
 
+// casePath is a case's raw file: relative to dir (the cases file's
+// directory), or as given when absolute.
+func casePath(dir, file string) string {
+	f := filepath.FromSlash(file)
+	if filepath.IsAbs(f) {
+		return f
+	}
+	return filepath.Join(dir, f)
+}
+
 // Measured returns the case's results table, read from its raw file
 // (relative to dir, the cases file's directory) and checked against the
 // case's collective and rank count.
 func (c *Case) Measured(dir string) (*ingest.Artifact, *ingest.Run, error) {
-	path := filepath.Join(dir, filepath.FromSlash(c.File))
-	a, err := ingest.ParseFile(path)
+	a, err := ingest.ParseFile(casePath(dir, c.File))
 	if err != nil {
 		return nil, nil, fmt.Errorf("calibrate: case %s: %w", c.ID, err)
 	}
