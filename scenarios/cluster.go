@@ -71,7 +71,7 @@ func errAt(file string, n *yaml.Node, format string, a ...any) error {
 //	nccl_version: "2.21"
 //	run: {launch: process-per-gpu|single-process, vm: true|false}
 func Load(file string, data []byte) (model.ClusterSpec, error) {
-	doc, err := parseYAML(file, data)
+	doc, err := parseYAML(file, "cluster file", data)
 	if err != nil {
 		return model.ClusterSpec{}, err
 	}
@@ -103,7 +103,11 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 		seen[k.Value] = true
 		switch k.Value {
 		case "name":
-			spec.Name = v.Value
+			name, err := scalarText(file, v, "name")
+			if err != nil {
+				return spec, err
+			}
+			spec.Name = name
 		case "node":
 			ns, err := decodeNode(file, v)
 			if err != nil {
@@ -123,7 +127,14 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 			}
 			spec.GPUsPerNode = n
 		case "gpu":
-			gpu, gpuNode = v.Value, v
+			g, err := scalarText(file, v, "gpu")
+			if err != nil {
+				return spec, err
+			}
+			if strings.TrimSpace(g) == "" {
+				return spec, errAt(file, v, "gpu: want a GPU model such as H100-SXM, got nothing")
+			}
+			gpu, gpuNode = g, v
 		case "nics":
 			nicsNode = v
 		case "fabric":
@@ -138,16 +149,25 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 			}
 			spec.Env = map[string]string{}
 			for j := 0; j+1 < len(v.Content); j += 2 {
-				spec.Env[v.Content[j].Value] = v.Content[j+1].Value
+				ek := v.Content[j].Value
+				ev, err := scalarText(file, v.Content[j+1], "env."+ek)
+				if err != nil {
+					return spec, err
+				}
+				spec.Env[ek] = ev
 			}
 			if _, err := model.ParseKnobs(spec.Env); err != nil {
 				return spec, errAt(file, v, "env: %v", err)
 			}
 		case "nccl_version":
-			if _, err := model.ParseVersion(v.Value); err != nil {
+			ver, err := scalarText(file, v, "nccl_version")
+			if err != nil {
+				return spec, err
+			}
+			if _, err := model.ParseVersion(ver); err != nil {
 				return spec, errAt(file, v, "nccl_version: %v", err)
 			}
-			spec.NCCLVersion = v.Value
+			spec.NCCLVersion = ver
 		case "run":
 			r, err := decodeRun(file, v)
 			if err != nil {
@@ -198,7 +218,7 @@ func decodeCluster(file string, root *yaml.Node) (model.ClusterSpec, error) {
 func intValue(file string, v *yaml.Node, key string, lo, hi int) (int, error) {
 	n, err := strconv.Atoi(v.Value)
 	if v.Kind != yaml.ScalarNode || err != nil {
-		return 0, errAt(file, v, "%s: want an integer, got %q", key, v.Value)
+		return 0, errAt(file, v, "%s: want an integer, got %s", key, gotWords(v))
 	}
 	if n < lo || n > hi {
 		return 0, errAt(file, v, "%s: %d is outside %d..%d", key, n, lo, hi)
@@ -238,7 +258,11 @@ func decodeNode(file string, v *yaml.Node) (model.NodeSpec, error) {
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := v.Content[i], v.Content[i+1]
 		if k.Value == "template" {
-			p, err := LookupPreset(val.Value)
+			name, err := scalarText(file, val, "node.template")
+			if err != nil {
+				return model.NodeSpec{}, err
+			}
+			p, err := LookupPreset(name)
 			if err != nil {
 				return model.NodeSpec{}, errAt(file, val, "node.template: %v", err)
 			}

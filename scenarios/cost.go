@@ -133,7 +133,7 @@ func LoadPricesFile(path string) (*PriceCatalog, error) {
 //
 // where PRICE is a bare number or {usd: N, source: "...", assumption: true}.
 func LoadPrices(file string, data []byte) (*PriceCatalog, error) {
-	doc, err := parseYAML(file, data)
+	doc, err := parseYAML(file, "price file", data)
 	if err != nil {
 		return nil, err
 	}
@@ -151,11 +151,11 @@ func LoadPrices(file string, data []byte) (*PriceCatalog, error) {
 		case "example":
 			c.Example, err = boolValue(file, v, "example")
 		case "title":
-			c.Title = v.Value
+			c.Title, err = scalarText(file, v, "title")
 		case "currency":
-			c.Currency = v.Value
+			c.Currency, err = scalarText(file, v, "currency")
 		case "date":
-			c.Date = v.Value
+			c.Date, err = scalarText(file, v, "date")
 		case "gpu":
 			c.GPU, err = priceMap(file, v, "gpu", 0, func(s string) (string, error) {
 				g, err := model.LookupGPU(s)
@@ -236,7 +236,7 @@ func nodeKey(s string) (string, error) {
 func boolValue(file string, v *yaml.Node, key string) (bool, error) {
 	b, err := strconv.ParseBool(v.Value)
 	if v.Kind != yaml.ScalarNode || err != nil {
-		return false, errAt(file, v, "%s: want true or false, got %q", key, v.Value)
+		return false, errAt(file, v, "%s: want true or false, got %s", key, gotWords(v))
 	}
 	return b, nil
 }
@@ -273,7 +273,7 @@ func priceValue(file string, v *yaml.Node, key string, lo float64) (Price, error
 	num := func(n *yaml.Node) error {
 		f, err := strconv.ParseFloat(n.Value, 64)
 		if n.Kind != yaml.ScalarNode || err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return errAt(file, n, "%s: want a number, got %q", key, n.Value)
+			return errAt(file, n, "%s: want a number, got %s", key, gotWords(n))
 		}
 		if f < lo {
 			return errAt(file, n, "%s: %g is below %g", key, f, lo)
@@ -287,7 +287,7 @@ func priceValue(file string, v *yaml.Node, key string, lo float64) (Price, error
 		return p, num(v)
 	case yaml.MappingNode:
 	default:
-		return p, errAt(file, v, "%s: want a number or {usd: N, source: ...}", key)
+		return p, errAt(file, v, "%s: want a number or {usd: N, source: ...}, got %s", key, nodeWords(v))
 	}
 	var have bool
 	err := eachKey(file, v, func(k, x *yaml.Node) error {
@@ -299,7 +299,9 @@ func priceValue(file string, v *yaml.Node, key string, lo float64) (Price, error
 			have = true
 			return num(x)
 		case "source":
-			p.Source = strings.TrimSpace(x.Value)
+			src, err := scalarText(file, x, key+".source")
+			p.Source = strings.TrimSpace(src)
+			return err
 		case "assumption":
 			b, err := boolValue(file, x, key+".assumption")
 			p.Assumption = b
@@ -307,7 +309,6 @@ func priceValue(file string, v *yaml.Node, key string, lo float64) (Price, error
 		default:
 			return errAt(file, k, "%s: unknown key %q (known: usd, kw, ports, years, value, source, assumption)", key, k.Value)
 		}
-		return nil
 	})
 	if err != nil {
 		return p, err

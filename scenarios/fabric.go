@@ -159,7 +159,7 @@ func decodeOversub(file string, v *yaml.Node, f *model.FabricSpec) error {
 		s = strings.TrimSuffix(s, ":1")
 		x, err := strconv.ParseFloat(s, 64)
 		if n.Kind != yaml.ScalarNode || err != nil || math.IsNaN(x) {
-			return 0, errAt(file, n, "fabric.oversubscription: want a ratio such as 1, 2 or 3:1, got %q", n.Value)
+			return 0, errAt(file, n, "fabric.oversubscription: want a ratio such as 1, 2 or 3:1, got %s", gotWords(n))
 		}
 		if x < 1 {
 			return 0, errAt(file, n, "fabric.oversubscription: %g is below 1 (down:up; 1 is non-blocking)", x)
@@ -187,16 +187,13 @@ func decodeOversub(file string, v *yaml.Node, f *model.FabricSpec) error {
 }
 
 func scalarString(file string, v *yaml.Node, key string) (string, error) {
-	if v.Kind != yaml.ScalarNode {
-		return "", errAt(file, v, "%s: want a single value", key)
-	}
-	return v.Value, nil
+	return scalarText(file, v, key)
 }
 
 func fabricBool(file string, v *yaml.Node, key string) (bool, error) {
 	var b bool
 	if v.Kind != yaml.ScalarNode || v.Decode(&b) != nil {
-		return false, errAt(file, v, "%s: want true or false, got %q", key, v.Value)
+		return false, errAt(file, v, "%s: want true or false, got %s", key, gotWords(v))
 	}
 	return b, nil
 }
@@ -204,7 +201,7 @@ func fabricBool(file string, v *yaml.Node, key string) (bool, error) {
 func floatValue(file string, v *yaml.Node, key string) (float64, error) {
 	x, err := strconv.ParseFloat(strings.TrimSpace(v.Value), 64)
 	if v.Kind != yaml.ScalarNode || err != nil {
-		return 0, errAt(file, v, "%s: want a number, got %q", key, v.Value)
+		return 0, errAt(file, v, "%s: want a number, got %s", key, gotWords(v))
 	}
 	return x, nil
 }
@@ -232,7 +229,8 @@ func decodeNICMap(file string, v *yaml.Node) (model.NICSpec, error) {
 	if err := strictDecode(file, rest, &ns); err != nil {
 		return ns, err
 	}
-	if ns.Ports < 0 || ns.Ports > 8 {
+	if ns.Ports < 0 || ns.Ports > 8 || (ns.Ports == 0 && valueOf(v, "ports") != nil) {
+		// 0 is how the decoder leaves ports not given; given, it is no port.
 		return ns, errAt(file, valueOrNode(v, "ports"), "nics.ports: %d is outside 1..8", ns.Ports)
 	}
 	if ns.PCIe != "" {

@@ -111,7 +111,7 @@ func LoadSweepFile(path string) (*Sweep, error) {
 //	# metric: {workload: {params: 7e9, compute_ms: 300, ...}}   # ... or a workload (inline or a file)
 //	within: 5%                          # optional: recommendation tolerance
 func LoadSweep(file string, data []byte) (*Sweep, error) {
-	doc, err := parseYAML(file, data)
+	doc, err := parseYAML(file, "sweep file", data)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,11 @@ func LoadSweep(file string, data []byte) (*Sweep, error) {
 	err = eachKey(file, root, func(k, v *yaml.Node) error {
 		switch k.Value {
 		case "name":
-			s.Name = v.Value
+			name, err := scalarText(file, v, "name")
+			if err != nil {
+				return err
+			}
+			s.Name = name
 		case "base":
 			baseNode = v
 		case "axes":
@@ -137,7 +141,7 @@ func LoadSweep(file string, data []byte) (*Sweep, error) {
 		case "within":
 			f, err := ParseFraction(v.Value)
 			if v.Kind != yaml.ScalarNode || err != nil || f <= 0 || f >= 1 {
-				return errAt(file, v, "within: want a fraction between 0 and 1 such as 5%% or 0.05, got %q", v.Value)
+				return errAt(file, v, "within: want a fraction between 0 and 1 such as 5%% or 0.05, got %s", gotWords(v))
 			}
 			s.Within = f
 		default:
@@ -187,9 +191,12 @@ func (s *Sweep) decodeBase(v *yaml.Node) error {
 		return nil
 	case yaml.ScalarNode:
 	default:
-		return errAt(s.File, v, "base: want a preset name, a cluster file or a cluster mapping")
+		return errAt(s.File, v, "base: want a preset name, a cluster file or a cluster mapping, got %s", nodeWords(v))
 	}
 	if ext := strings.ToLower(filepath.Ext(v.Value)); ext == ".yaml" || ext == ".yml" {
+		if err := unreadable(s.relPath(v.Value)); err != nil {
+			return errAt(s.File, v, "base: %v", err)
+		}
 		spec, err := LoadFile(s.relPath(v.Value))
 		if err != nil {
 			return errAt(s.File, v, "base: %v", err)
@@ -232,7 +239,7 @@ func (s *Sweep) decodeAxes(key, v *yaml.Node) error {
 		seen := map[string]bool{}
 		for _, item := range list.Content {
 			if item.Kind != yaml.ScalarNode {
-				return errAt(file, item, "%s: want a single value", name)
+				return errAt(file, item, "%s: want a single value (a scalar), got %s", name, nodeWords(item))
 			}
 			canon, err := s.checkAxisValue(name, item.Value)
 			if err != nil {
@@ -354,7 +361,7 @@ func (s *Sweep) decodeMetric(v *yaml.Node) error {
 	var haveColl, haveWorkload bool
 	err := eachKey(file, v, func(k, x *yaml.Node) error {
 		if k.Value != "workload" && x.Kind != yaml.ScalarNode {
-			return errAt(file, x, "metric.%s: want a single value", k.Value)
+			return errAt(file, x, "metric.%s: want a single value (a scalar), got %s", k.Value, nodeWords(x))
 		}
 		switch k.Value {
 		case "collective":
@@ -388,6 +395,9 @@ func (s *Sweep) decodeMetric(v *yaml.Node) error {
 			var err error
 			switch x.Kind {
 			case yaml.ScalarNode:
+				if err := unreadable(s.relPath(x.Value)); err != nil {
+					return errAt(file, x, "metric.workload: %v", err)
+				}
 				if w, err = LoadWorkloadFile(s.relPath(x.Value)); err != nil {
 					return errAt(file, x, "metric.workload: %v", err)
 				}

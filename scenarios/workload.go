@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -440,7 +442,7 @@ func LoadWorkloadFile(path string) (Workload, error) {
 //	io:       {sample_bytes, gds, storage_gbps, checkpoint_every}
 //	cluster:  {file, node, gpu, nodes, gpus_per_node, nics, env: {NCCL_X: v}}
 func LoadWorkload(file string, data []byte) (Workload, error) {
-	doc, err := parseYAML(file, data)
+	doc, err := parseYAML(file, "workload file", data)
 	if err != nil {
 		return Workload{}, err
 	}
@@ -613,7 +615,15 @@ func decodeWorkload(file string, n *yaml.Node) (Workload, error) {
 			}
 			if prefix == "" && slicesContains(workloadSections, k.Value) {
 				if v.Kind != yaml.MappingNode {
-					return errAt(file, v, "%s: want a mapping (%s)", k.Value, known(k.Value))
+					keys := known(k.Value)
+					if k.Value == "cluster" {
+						keys = workloadClusterKeys
+					}
+					hint := ""
+					if ext := strings.ToLower(filepath.Ext(v.Value)); k.Value == "cluster" && v.Kind == yaml.ScalarNode && (ext == ".yaml" || ext == ".yml") {
+						hint = fmt.Sprintf("; a cluster file is written cluster: {file: %s}", v.Value)
+					}
+					return errAt(file, v, "%s: want a mapping (%s), got %s%s", k.Value, keys, gotWords(v), hint)
 				}
 				if k.Value == "cluster" {
 					clusterNode = v
@@ -626,7 +636,7 @@ func decodeWorkload(file string, n *yaml.Node) (Workload, error) {
 				return errAt(file, k, "unknown key %q (known: %s)", key, known(prefix))
 			}
 			if v.Kind != yaml.ScalarNode {
-				return errAt(file, v, "%s: want a single value", key)
+				return errAt(file, v, "%s: want a single value (a scalar), got %s", key, nodeWords(v))
 			}
 			if alias := pos[canonicalKey(key)]; alias != nil {
 				return errAt(file, k, "%s: given twice (also at line %d)", key, alias.Line)
@@ -696,12 +706,13 @@ func decodeWorkloadCluster(file string, n *yaml.Node) (model.ClusterSpec, error)
 				return errAt(file, v, "cluster.env: want a mapping of NCCL variables")
 			}
 			return eachKey(file, v, func(ek, ev *yaml.Node) error {
-				o.Set = append(o.Set, ek.Value+"="+ev.Value)
-				return nil
+				val, err := scalarText(file, ev, "cluster.env."+ek.Value)
+				o.Set = append(o.Set, ek.Value+"="+val)
+				return err
 			})
 		}
 		if v.Kind != yaml.ScalarNode {
-			return errAt(file, v, "cluster.%s: want a single value", k.Value)
+			return errAt(file, v, "cluster.%s: want a single value (a scalar), got %s", k.Value, nodeWords(v))
 		}
 		var err error
 		switch k.Value {
@@ -710,6 +721,7 @@ func decodeWorkloadCluster(file string, n *yaml.Node) (model.ClusterSpec, error)
 			if !filepath.IsAbs(o.Cluster) {
 				o.Cluster = filepath.Join(filepath.Dir(file), o.Cluster)
 			}
+			err = unreadable(o.Cluster)
 		case "node":
 			o.Node = v.Value
 		case "gpu":
@@ -723,7 +735,7 @@ func decodeWorkloadCluster(file string, n *yaml.Node) (model.ClusterSpec, error)
 		case "nccl_version":
 			o.NCCLVersion = v.Value
 		default:
-			return errAt(file, k, "unknown key \"cluster.%s\" (known: env, file, gpu, gpus_per_node, nccl_version, nics, node, nodes)", k.Value)
+			return errAt(file, k, "unknown key \"cluster.%s\" (known: %s)", k.Value, workloadClusterKeys)
 		}
 		if err != nil {
 			return errAt(file, v, "cluster.%s: %v", k.Value, err)
@@ -794,6 +806,26 @@ func ParseFraction(s string) (float64, error) {
 		return 0, fmt.Errorf("invalid fraction %q (want e.g. 0.5 or 50%%)", s)
 	}
 	return v / div, nil
+}
+
+// workloadClusterKeys are the keys of a workload's cluster section.
+const workloadClusterKeys = "env, file, gpu, gpus_per_node, nccl_version, nics, node, nodes"
+
+// unreadable says why the file at path, named in an input, cannot be read
+// ("x.yaml does not exist"), or nil when it can be opened.
+func unreadable(path string) error {
+	f, err := os.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist", path)
+	case err != nil:
+		return fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory, not a file", path)
+	}
+	return nil
 }
 
 // readLimited reads a YAML input of at most maxScenarioBytes.

@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"regexp"
 	"slices"
@@ -21,19 +23,152 @@ import (
 // workloads) go through parseYAML; decoding a fragment into a struct goes
 // through decodeError.
 
-// parseYAML parses a whole YAML document into a node tree: a syntax error
-// names file:line (the library reports no column), and a key given twice in
-// any mapping, at any depth, is an error naming both places (the library
-// keeps the last one silently when building nodes).
-func parseYAML(file string, data []byte) (*yaml.Node, error) {
+// parseYAML parses a YAML file of one document into a node tree (what
+// names the file in errors: "cluster file"): a syntax error names
+// file:line (the library reports no column); a second document is an
+// error naming its line (the library would read the first and drop the
+// rest); a key given twice in any mapping, at any depth, is an error naming
+// both places (the library keeps the last one silently when building
+// nodes); a key that is not text is an error. Aliases (*name) are resolved
+// to what their anchor (&name) holds, so that every reader sees values,
+// never alias nodes.
+func parseYAML(file, what string, data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &yaml.Node{Kind: yaml.DocumentNode}, nil // empty: no content
+		}
 		return nil, syntaxError(file, data, err)
+	}
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, syntaxError(file, data, err)
+		}
+		if !emptyDocument(&next) {
+			return nil, errAt(file, &next, "a %s holds one document; a second starts at line %d", what, next.Line)
+		}
 	}
 	if err := duplicateKeys(file, &doc); err != nil {
 		return nil, err
 	}
+	if err := resolveAliases(file, &doc); err != nil {
+		return nil, err
+	}
 	return &doc, nil
+}
+
+// emptyDocument reports whether doc holds nothing: a "---" with only
+// comments after it, which leaves nothing to ignore.
+func emptyDocument(doc *yaml.Node) bool {
+	for _, c := range doc.Content {
+		if c.Kind != yaml.ScalarNode || c.ShortTag() != "!!null" || c.Value != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// maxAliasNodes bounds the values that aliases may add to a document, so
+// that a few nested aliases cannot make it explode ("billion laughs").
+const maxAliasNodes = 100000
+
+// resolveAliases replaces every alias (*name) in the tree under doc by the
+// node its anchor names, as a copy placed where the alias is written (a
+// list or mapping shares its contents with the anchor's, whose own
+// positions stay), and clears the anchors. A mapping key that is not text
+// is an error.
+func resolveAliases(file string, doc *yaml.Node) error {
+	// Count the values the aliases add before changing anything; an alias
+	// inside the value its anchor names would make it endless.
+	size := map[*yaml.Node]int{}
+	var cycle *yaml.Node
+	var count func(n *yaml.Node) int
+	count = func(n *yaml.Node) int {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			if s := size[n.Alias]; s < 0 && cycle == nil {
+				cycle = n
+			}
+			n = n.Alias
+		}
+		if s, ok := size[n]; ok {
+			return max(s, 0)
+		}
+		size[n] = -1 // being counted
+		s := 1
+		for _, c := range n.Content {
+			if s += count(c); s > 2*maxAliasNodes {
+				s = 2 * maxAliasNodes
+				break
+			}
+		}
+		size[n] = s
+		return s
+	}
+	plain := 0
+	var countPlain func(n *yaml.Node)
+	countPlain = func(n *yaml.Node) {
+		plain++
+		for _, c := range n.Content {
+			countPlain(c)
+		}
+	}
+	countPlain(doc)
+	extra := count(doc) - plain
+	if cycle != nil {
+		return errAt(file, cycle, "alias *%s is inside the value it names", cycle.Value)
+	}
+	if extra > maxAliasNodes {
+		return fmt.Errorf("%s: aliases (*name) expand the document by more than %d values", file, maxAliasNodes)
+	}
+	// The tree as parsed has aliases only as leaves: each node is visited
+	// once, and a copy is not visited (its contents are the anchor's,
+	// resolved where the anchor is).
+	var walk func(n *yaml.Node) error
+	walk = func(n *yaml.Node) error {
+		n.Anchor = ""
+		for i, c := range n.Content {
+			if c.Kind == yaml.AliasNode {
+				if c.Alias == nil {
+					return errAt(file, c, "alias *%s names no anchor", c.Value)
+				}
+				cp := *c.Alias
+				cp.Line, cp.Column, cp.Anchor = c.Line, c.Column, ""
+				cp.HeadComment, cp.LineComment, cp.FootComment = c.HeadComment, c.LineComment, c.FootComment
+				n.Content[i] = &cp
+			} else if err := walk(c); err != nil {
+				return err
+			}
+			if n.Kind == yaml.MappingNode && i%2 == 0 && n.Content[i].Kind != yaml.ScalarNode {
+				return errAt(file, n.Content[i], "a key must be text, got %s", nodeWords(n.Content[i]))
+			}
+		}
+		return nil
+	}
+	return walk(doc)
+}
+
+// gotWords says what a value is, for "want X, got Y": a scalar's text,
+// quoted, or the kind of a list or mapping.
+func gotWords(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return strconv.Quote(n.Value)
+	}
+	return nodeWords(n)
+}
+
+// scalarText returns the text of the value of key, refusing a list or a
+// mapping.
+func scalarText(file string, v *yaml.Node, key string) (string, error) {
+	if v.Kind != yaml.ScalarNode {
+		return "", errAt(file, v, "%s: want text (a scalar), got %s", key, nodeWords(v))
+	}
+	return v.Value, nil
 }
 
 // syntaxRE is the library's "yaml: line N: problem" or "yaml: problem".
@@ -220,6 +355,14 @@ func decodeError(file string, v *yaml.Node, frag []byte, out any, err error) err
 			at, path = n, p
 		}
 	}
+	if m := arrayRE.FindStringSubmatch(msg); m != nil {
+		// The library stops at a list of the wrong length for a
+		// fixed-size array without saying where: find it by the types.
+		if n, p := arrayMismatch(v, reflect.TypeOf(out), ""); n != nil {
+			at, path = n, p
+		}
+		msg = fmt.Sprintf("want a list of %s elements, got %s", m[1], m[2])
+	}
 	msg = plainMessage(msg, v, frag, out)
 	if path != "" && !strings.HasPrefix(msg, "unknown key") && !strings.HasPrefix(msg, "duplicate key") {
 		msg = path + ": " + msg
@@ -227,7 +370,85 @@ func decodeError(file string, v *yaml.Node, frag []byte, out any, err error) err
 	return &posError{file: file, line: at.Line, col: at.Column, msg: msg}
 }
 
-var fragLineRE = regexp.MustCompile(`^line (\d+):`)
+var (
+	fragLineRE = regexp.MustCompile(`^line (\d+):`)
+	arrayRE    = regexp.MustCompile(`^invalid array: want (\d+) elements but got (\d+)$`)
+)
+
+// arrayMismatch finds, in document order, the first list under n that is
+// decoded into a fixed-size array (of type t, as n is) of another length,
+// with its key path ("nvlink.pairs[0]").
+func arrayMismatch(n *yaml.Node, t reflect.Type, path string) (*yaml.Node, string) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n == nil || t == nil {
+		return nil, ""
+	}
+	elems := func(elem reflect.Type) (*yaml.Node, string) {
+		for i, c := range n.Content {
+			if f, p := arrayMismatch(c, elem, fmt.Sprintf("%s[%d]", path, i)); f != nil {
+				return f, p
+			}
+		}
+		return nil, ""
+	}
+	switch {
+	case t.Kind() == reflect.Array && n.Kind == yaml.SequenceNode:
+		if len(n.Content) != t.Len() {
+			return n, path
+		}
+		return elems(t.Elem())
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		return elems(t.Elem())
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if f, p := arrayMismatch(n.Content[i+1], t.Elem(), joinPath(path, n.Content[i].Value)); f != nil {
+				return f, p
+			}
+		}
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if ft := yamlField(t, n.Content[i].Value); ft != nil {
+				if f, p := arrayMismatch(n.Content[i+1], ft, joinPath(path, n.Content[i].Value)); f != nil {
+					return f, p
+				}
+			}
+		}
+	}
+	return nil, ""
+}
+
+// yamlField returns the type of the field of struct t that YAML key name
+// decodes into (inline structs included), or nil.
+func yamlField(t reflect.Type, name string) reflect.Type {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if strings.Contains(","+opts+",", ",inline,") {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if r := yamlField(ft, name); r != nil {
+					return r
+				}
+			}
+			continue
+		}
+		if !f.IsExported() || tag == "-" {
+			continue
+		}
+		if tag == "" {
+			tag = strings.ToLower(f.Name)
+		}
+		if tag == name {
+			return f.Type
+		}
+	}
+	return nil
+}
 
 // matcher returns which node a library message is about: the value of the
 // tag (and text) it names, or the key it names.
