@@ -193,6 +193,27 @@ func TestSweepShardMerge(t *testing.T) {
 		}
 	}
 	other := filepath.Join(dir, "train2.json")
+	// A slice edited after it was written: a design repeated in place of
+	// another, or a header field changed; both used to merge with exit 0.
+	edit := func(name string, f func(doc map[string]any)) string {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "fabric2.json"))), &doc); err != nil {
+			t.Fatal(err)
+		}
+		f(doc)
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		writeFile(t, p, string(b))
+		return p
+	}
+	dup := edit("dup.json", func(doc map[string]any) {
+		ds := doc["designs"].([]any)
+		ds[len(ds)-1] = ds[0]
+	})
+	eng := edit("eng.json", func(doc map[string]any) { doc["header"].(map[string]any)["name"] = "renamed" })
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -200,6 +221,8 @@ func TestSweepShardMerge(t *testing.T) {
 		{[]string{filepath.Join(dir, "fabric1.json"), filepath.Join(dir, "fabric2.json")}, "slice(s) [3] of 3 missing"},
 		{[]string{filepath.Join(dir, "fabric1.json"), filepath.Join(dir, "fabric1.json"), filepath.Join(dir, "fabric3.json")}, "given twice"},
 		{[]string{filepath.Join(dir, "fabric1.json"), other, filepath.Join(dir, "fabric3.json")}, "of a different sweep"},
+		{[]string{filepath.Join(dir, "fabric1.json"), dup, filepath.Join(dir, "fabric3.json")}, "the slice was edited"},
+		{[]string{filepath.Join(dir, "fabric1.json"), eng, filepath.Join(dir, "fabric3.json")}, "its header differs from " + filepath.Join(dir, "fabric1.json") + "'s (name)"},
 		{[]string{"testdata/sweep/fabric.yaml"}, "not a sweep slice"},
 		{[]string{}, "give the slice files"},
 	} {
