@@ -37,7 +37,10 @@ func topoCell(s string) (path, p2p bool) {
 }
 
 // topoHeader returns the device labels of a matrix header line, or nil.
+// A UTF-8 byte order mark before the labels (a listing saved by a Windows
+// editor) is ignored.
 func topoHeader(s string) []string {
+	s = strings.TrimPrefix(strings.TrimLeft(s, " \t"), "\ufeff")
 	f := strings.Fields(reAffinity.Replace(s))
 	if len(f) == 0 || !reGPULabel.MatchString(f[0]) {
 		return nil
@@ -97,6 +100,36 @@ func symmetric(name string, labels []string, rows [][]string, rowLine []int) err
 	return nil
 }
 
+// looksLikeRow reports whether the fields of a line are a matrix row of n
+// cells (a label, then at least n cells of which one is a path or P2P
+// status), not the header of a next matrix (labels only).
+func looksLikeRow(f []string, n int) bool {
+	if len(f) <= n {
+		return false
+	}
+	for _, c := range f[1 : n+1] {
+		if p, q := topoCell(c); p || q || badNVCell(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkNVCells refuses NV# cells nvidia-smi does not print (NV0, NV-3,
+// NV999, NVx): read as "no NVLink" they would silently rebuild an NVLink
+// node as a PCIe one. The error names the line, the row and column and the cell.
+func checkNVCells(name string, labels []string, rows [][]string, rowLine []int) error {
+	for i, r := range rows {
+		for j, c := range r {
+			if badNVCell(c) {
+				return errNoData(name, rowLine[i], "topology matrix %s row, %s column: %q is not an NVLink count (NV1..NV%d, the number of bonded NVLinks between the two GPUs)",
+					labels[i], labels[j], c, maxNVLinkCount)
+			}
+		}
+	}
+	return nil
+}
+
 func parseTopoMatrix(name string, data []byte) (*Artifact, error) {
 	sk := &skipper{}
 	lines := collectLines(data, sk)
@@ -130,6 +163,9 @@ func parseTopoMatrix(name string, data []byte) (*Artifact, error) {
 				break
 			}
 			k := indexOf(labels, f[0])
+			if k >= 0 && rows[k] != nil && (isPath || isP2P) && looksLikeRow(f, len(labels)) {
+				return nil, errNoData(name, lines[j].num, "topology matrix row %s appears twice (lines %d and %d)", f[0], rowLine[k], lines[j].num)
+			}
 			if k < 0 || rows[k] != nil {
 				break
 			}
@@ -146,7 +182,9 @@ func parseTopoMatrix(name string, data []byte) (*Artifact, error) {
 			rowLine[k] = lines[j].num
 			for _, c := range rows[k] {
 				p, q := topoCell(c)
-				isPath = isPath || (p && c != "X")
+				// A garbled NV# cell still marks a path matrix, to be
+				// refused below rather than skipped as unknown text.
+				isPath = isPath || (p && c != "X") || badNVCell(c)
 				isP2P = isP2P || (q && c != "X")
 			}
 			rest := cells[len(labels):]
@@ -177,8 +215,19 @@ func parseTopoMatrix(name string, data []byte) (*Artifact, error) {
 			}
 			continue
 		}
+		if got == len(labels) && (isPath || isP2P) && j < len(lines) {
+			// A row repeated right after the last one.
+			if f := strings.Fields(lines[j].text); looksLikeRow(f, len(labels)) {
+				if k := indexOf(labels, f[0]); k >= 0 {
+					return nil, errNoData(name, lines[j].num, "topology matrix row %s appears twice (lines %d and %d)", f[0], rowLine[k], lines[j].num)
+				}
+			}
+		}
 		switch {
 		case isPath && pathLabels == nil:
+			if err := checkNVCells(name, labels, rows, rowLine); err != nil {
+				return nil, err
+			}
 			if err := symmetric(name, labels, rows, rowLine); err != nil {
 				return nil, err
 			}

@@ -39,16 +39,29 @@ func pathLevel(s string) int {
 	return 0
 }
 
-// nvLinks returns k for "NV12" (0 otherwise).
+// maxNVLinkCount is the most NVLinks between two GPUs that nvidia-smi topo
+// -m prints (NV18: all 18 links of an H100 or B200 to the NVSwitch fabric)
+// and the most an NCCL topology <nvlink count> states.
+const maxNVLinkCount = 18
+
+// nvLinks returns k for an NV# cell "NV1".."NV18" as nvidia-smi prints it
+// (0 for anything else: another path type, or a garbled NV cell, which
+// badNVCell names).
 func nvLinks(s string) int {
 	if !strings.HasPrefix(s, "NV") {
 		return 0
 	}
 	k, err := strconv.Atoi(s[2:])
-	if err != nil || k < 0 || k > 1024 {
+	if err != nil || k < 1 || k > maxNVLinkCount || strconv.Itoa(k) != s[2:] {
 		return 0
 	}
 	return k
+}
+
+// badNVCell reports whether s claims to be an NV# cell (starts with "NV")
+// but is not one nvidia-smi prints: "NV0", "NV-3", "NV999", "NVx".
+func badNVCell(s string) bool {
+	return strings.HasPrefix(s, "NV") && nvLinks(s) == 0
 }
 
 type unionFind []int

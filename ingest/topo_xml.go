@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -187,6 +188,9 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 	default:
 		return nil, errNoData(name, root.line, "XML root <%s> is not an NCCL topology <system>", root.name)
 	}
+	if err := checkTopoXML(name, root); err != nil {
+		return nil, err
+	}
 	t := &TopoInfo{Source: string(KindTopoXML)}
 	spec := model.NodeSpec{Name: "topo", Source: name + " (NCCL topology XML)"}
 	var gpus []*xmlGPU
@@ -354,10 +358,8 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 	for i, g := range ordered {
 		sw := 0
 		for _, l := range g.links {
-			cnt, _ := strconv.Atoi(l.attr("count"))
-			if cnt <= 0 || cnt > 1024 {
-				cnt = 1
-			}
+			cnt, _ := strconv.Atoi(l.attr("count")) // checked by checkTopoXML
+			cnt = max(1, min(cnt, maxNVLinkCount))
 			cls := strings.ToLower(l.attr("tclass"))
 			switch {
 			case strings.HasPrefix(cls, "0x0680"):
@@ -444,6 +446,110 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 	a := &Artifact{Kind: KindTopoXML, Topo: t}
 	a.Findings = topoFindings(t, root.line, 0)
 	return a, nil
+}
+
+// rePCIeSpeed is a PCIe link speed as Linux prints it in sysfs
+// (max_link_speed) and NCCL copies it into link_speed: "16 GT/s" (kernel
+// 5.6 and earlier), "16.0 GT/s PCIe" (later kernels).
+var rePCIeSpeed = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?) GT/s(?: PCIe)?$`)
+
+// checkTopoXML refuses attribute values no NCCL topology file holds, which
+// would otherwise be read as a default and silently change the node: an
+// <nvlink> count that is not 1..18, a <net> speed or <pci> link_width that
+// is not a number of the right kind, a link_speed that is not a PCIe
+// speed, a <gpu> dev or sm that is not a number, two <pci> elements with
+// one bus ID or two <gpu> elements with one dev on one host. What NCCL
+// itself writes for "unknown" stays valid: link_speed "" (or sysfs's
+// "Unknown speed") and link_width "0", as in virtual machines' files.
+// Absent attributes are not checked here. The error names the line, the
+// element, the attribute and the value.
+func checkTopoXML(name string, root *xnode) error {
+	type key struct{ host, id string }
+	busLine := map[key]int{}
+	devLine := map[key]int{}
+	bad := func(n *xnode, attr, want string) error {
+		return errNoData(name, n.line, "<%s> %s=%q is not %s", n.name, attr, n.attr(attr), want)
+	}
+	whole := func(v string) (int, bool) {
+		if v == "" || strings.TrimLeft(v, "0123456789") != "" || len(v) > 9 {
+			return 0, false
+		}
+		k, err := strconv.Atoi(v)
+		return k, err == nil
+	}
+	var walk func(n *xnode, host string) error
+	walk = func(n *xnode, host string) error {
+		has := func(a string) bool { _, ok := n.attrs[a]; return ok }
+		switch n.name {
+		case "cpu":
+			// NCCL's fused multi-node (MNNVL) topologies tell hosts apart by host_hash.
+			host = n.attr("host_hash")
+		case "pci":
+			if b := strings.ToLower(strings.TrimSpace(n.attr("busid"))); b != "" {
+				k := key{host, b}
+				if l, ok := busLine[k]; ok {
+					return errNoData(name, n.line, "<pci> busid=%q appears twice (lines %d and %d): one PCI device cannot be in two places", n.attr("busid"), l, n.line)
+				}
+				busLine[k] = n.line
+			}
+			if has("link_width") {
+				switch w, ok := whole(n.attr("link_width")); {
+				case !ok:
+					return bad(n, "link_width", "a PCIe link width (1, 2, 4, 8, 12, 16, 32 lanes; 0 when unknown)")
+				case w != 0 && w != 1 && w != 2 && w != 4 && w != 8 && w != 12 && w != 16 && w != 32:
+					return bad(n, "link_width", "a PCIe link width (1, 2, 4, 8, 12, 16, 32 lanes; 0 when unknown)")
+				}
+			}
+			if has("link_speed") {
+				v := strings.TrimSpace(n.attr("link_speed"))
+				ok := v == "" || strings.HasPrefix(strings.ToLower(v), "unknown")
+				if m := rePCIeSpeed.FindStringSubmatch(v); m != nil {
+					f, err := strconv.ParseFloat(m[1], 64)
+					ok = err == nil && f > 0
+				}
+				if !ok {
+					return bad(n, "link_speed", `a PCIe link speed ("16.0 GT/s PCIe", "8 GT/s"; empty when unknown)`)
+				}
+			}
+		case "gpu":
+			if has("dev") {
+				d, ok := whole(n.attr("dev"))
+				if !ok {
+					return bad(n, "dev", "a GPU index (0, 1, ...)")
+				}
+				k := key{host, itoa(d)}
+				if l, ok := devLine[k]; ok {
+					return errNoData(name, n.line, "<gpu> dev=%q appears twice (lines %d and %d)", n.attr("dev"), l, n.line)
+				}
+				devLine[k] = n.line
+			}
+			if has("sm") {
+				if v, ok := whole(n.attr("sm")); !ok || v == 0 {
+					return bad(n, "sm", "a compute capability (80, 90, ...)")
+				}
+			}
+		case "nvlink":
+			if !has("count") {
+				return errNoData(name, n.line, "<nvlink> has no count attribute (the number of NVLinks to its target, which NCCL requires)")
+			}
+			if v, ok := whole(n.attr("count")); !ok || v < 1 || v > maxNVLinkCount {
+				return bad(n, "count", fmt.Sprintf("a number of NVLinks (1..%d)", maxNVLinkCount))
+			}
+		case "net":
+			if has("speed") {
+				if _, ok := whole(n.attr("speed")); !ok {
+					return bad(n, "speed", "a link speed in Mb/s (200000 for 200 Gb/s)")
+				}
+			}
+		}
+		for _, k := range n.kids {
+			if err := walk(k, host); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(root, "")
 }
 
 // renumber rewrites the GPU indices of a layout through perm.
