@@ -244,6 +244,9 @@ func seriesOfRuns(a *ingest.Artifact, cl *model.Cluster, spec model.ClusterSpec)
 		if err := CheckRun(r, a.Log, a.File, rcl); err != nil {
 			return runSeries{}, err
 		}
+		if err := checkRepeats(r, a.File); err != nil {
+			return runSeries{}, err
+		}
 		if note != "" {
 			rs.notes = append(rs.notes, note)
 		}
@@ -260,6 +263,78 @@ func seriesOfRuns(a *ingest.Artifact, cl *model.Cluster, spec model.ClusterSpec)
 		rs.runs = append(rs.runs, r)
 	}
 	return rs, nil
+}
+
+// ErrRepeatedSize is wrapped by the error that refuses a results table in
+// which one size (same datatype, redop and root) appears twice apart from
+// nccl-tests' own rounding: two runs pasted together, whose rows cannot
+// be told apart.
+var ErrRepeatedSize = errors.New("a size appears twice in one results table")
+
+// checkRepeats refuses a run with a repeated size (see ingest.RepeatedSize);
+// a repeat nccl-tests' rounding explains is kept (the parser notes it).
+func checkRepeats(r *ingest.Run, file string) error {
+	for _, d := range r.RepeatedSizes() {
+		if d.Rounded {
+			continue
+		}
+		return fmt.Errorf("calibrate: %s:%d: size %d appears twice in the table at lines %d and %d (%s, table at line %d): two runs pasted together? give each run its own table: %w",
+			file, d.Line, d.Size, d.First, d.Line, runLabel(r), r.Line, ErrRepeatedSize)
+	}
+	return nil
+}
+
+// VersionNote says when the NCCL version the measured files state is one
+// collsim does not model (newer than its newest release, or not a 2.x
+// version), and which release the cluster spec models instead; "" when
+// the version is modelled or no file states one. It looks where the
+// command line's choice of the measured version does: each file's runs,
+// then its log.
+func VersionNote(arts []*ingest.Artifact, spec model.ClusterSpec) string {
+	v, where := "", ""
+	for _, a := range arts {
+		if a == nil {
+			continue
+		}
+		for _, r := range a.Runs {
+			if r.NCCLVersion != "" {
+				v, where = r.NCCLVersion, fmt.Sprintf("%s:%d", path.Base(a.File), r.Line)
+				if a.Log != nil && a.Log.Version == v && a.Log.Lines["version"] > 0 {
+					where = fmt.Sprintf("%s:%d", path.Base(a.File), a.Log.Lines["version"])
+				}
+				break
+			}
+		}
+		if v == "" && a.Log != nil && a.Log.Version != "" {
+			v, where = a.Log.Version, path.Base(a.File)
+			if n := a.Log.Lines["version"]; n > 0 {
+				where = fmt.Sprintf("%s:%d", where, n)
+			}
+		}
+		if v != "" {
+			break
+		}
+	}
+	if v == "" {
+		return ""
+	}
+	newest := model.Newest()
+	var major, minor int
+	n, _ := fmt.Sscanf(v, "%d.%d", &major, &minor)
+	used, err := model.ParseVersion(spec.NCCLVersion)
+	if err != nil {
+		used = newest
+	}
+	if used.Major == newest.Major && used.Minor > newest.Minor {
+		used = newest // a later 2.x behaves as the newest release modelled
+	}
+	switch {
+	case n == 2 && (major > newest.Major || (major == newest.Major && minor > newest.Minor)):
+		return fmt.Sprintf("%s: the measured run states NCCL %s, newer than any release collsim models (the newest is %s): modelled as NCCL %s, whose defaults and tuning may differ from %s's (--nccl-version chooses the release)", where, v, newest, used, v)
+	case n != 2 || major != newest.Major:
+		return fmt.Sprintf("%s: the measured run states NCCL %q, not a release collsim models (2.x): modelled as NCCL %s (--nccl-version chooses the release)", where, v, used)
+	}
+	return ""
 }
 
 // skippedNotes turns the errors of runs that were set aside into notes.
@@ -285,6 +360,9 @@ func BuildDataset(arts []*ingest.Artifact, spec model.ClusterSpec) (*Dataset, er
 		return nil, fmt.Errorf("calibrate: cluster: %w", err)
 	}
 	ds := &Dataset{}
+	if n := VersionNote(arts, spec); n != "" {
+		ds.Notes = append(ds.Notes, n)
+	}
 	var partial []error
 	for _, a := range arts {
 		if a == nil {

@@ -272,6 +272,9 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
 	v := &Validation{Cluster: DescribeCluster(cl), Engine: string(opt.Engine), Tolerance: opt.Tolerance, Profile: opt.Profile, Pass: true}
+	if n := VersionNote(arts, spec); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	var series []Series
 	var partial []error
 	var logs []*ingest.NCCLLog
@@ -295,6 +298,8 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 		}
 	}
 	if opt.Log != nil {
+		logNotes, _ := parseNotes(opt.Log)
+		v.Notes = append(v.Notes, logNotes...)
 		v.Findings = append(v.Findings, prefixFindings(opt.Log)...)
 		if opt.Log.Log != nil {
 			logs = append(logs, opt.Log.Log)
@@ -307,6 +312,9 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 		return nil, noUsableRows(fmt.Sprintf("no nccl-tests results in %d measured file(s)", len(arts)), len(arts), v.Notes)
 	}
 	v.Notes = append(v.Notes, skippedNotes(partial)...)
+	if err := checkLogRun(opt.Log, series); err != nil {
+		return nil, err
+	}
 	var gated []Series
 	var modelled []Series
 	for _, s := range series {
@@ -359,6 +367,33 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 	}
 	v.Diagnoses = diags
 	return v, nil
+}
+
+// checkLogRun refuses a --log artifact that is not of the measured runs:
+// no communicator it states has the rank count of a measured run (or, of
+// that rank count, the run's node count). A log without comm lines cannot
+// be checked and is used as given.
+func checkLogRun(log *ingest.Artifact, series []Series) error {
+	if log == nil || log.Log == nil || len(log.Log.Comms) == 0 {
+		return nil
+	}
+	base := path.Base(log.File)
+	for _, s := range series {
+		for _, c := range log.Log.Comms {
+			if c.Ranks == s.Ranks && (c.Nodes == 0 || s.Spec.Nodes == 0 || c.Nodes == s.Spec.Nodes) {
+				return nil
+			}
+		}
+	}
+	c, s := log.Log.Comms[0], series[0]
+	for _, c := range log.Log.Comms {
+		if c.Ranks == s.Ranks {
+			return fmt.Errorf("calibrate: --log %s:%d: the NCCL log's communicator of %d ranks spans %d nodes, the measured run %s has %d ranks on %d nodes: a log of another run would mislead the diagnosis; give the NCCL_DEBUG=INFO log of the measured run, or leave out --log: %w",
+				base, c.Line, c.Ranks, c.Nodes, s.Name, s.Ranks, s.Spec.Nodes, ErrMismatch)
+		}
+	}
+	return fmt.Errorf("calibrate: --log %s:%d: the NCCL log's communicator has %d ranks (nRanks %d), the measured run %s has %d: a log of another run would mislead the diagnosis; give the NCCL_DEBUG=INFO log of the measured run, or leave out --log: %w",
+		base, c.Line, c.Ranks, c.Ranks, s.Name, s.Ranks, ErrMismatch)
 }
 
 // DescribeScales describes spec as the series were modelled on it, each

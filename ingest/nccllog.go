@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -46,7 +47,20 @@ type logParser struct {
 	tuneAlgos []string // TUNING table "Algorithm" groups
 	tuneProto [][]string
 	strs      interner
+	// notes say what was dropped (a connection line cut short).
+	notes []Note
+	// openConn is the line of the last connection recorded whose via
+	// string may be cut short (a NET line without a device index), 0 if none.
+	openConn int
+	// cutName is the line of the last connection dropped for a partial
+	// transport name, 0 if none.
+	cutName  int
+	commSeen map[int]bool
 }
+
+// knownTransports are the transport names NCCL prints after "via" in
+// connection lines (nccl-facts §7), and the old "direct shared memory".
+var knownTransports = []string{"P2P", "SHM", "NET", "CollNet", "NVLS", "direct shared memory"}
 
 func newLogParser() *logParser {
 	return &logParser{
@@ -56,7 +70,51 @@ func newLogParser() *logParser {
 		hcaSeen:  map[string]bool{},
 		warnSeen: map[string]bool{},
 		hostSeen: map[string]bool{},
+		commSeen: map[int]bool{},
 	}
+}
+
+// partialTransport reports whether name is the start of a known transport
+// name but not one: "NE" of a line cut inside "NET/...".
+func partialTransport(name string) bool {
+	for _, t := range knownTransports {
+		if len(name) < len(t) && strings.HasPrefix(t, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// endInput is told the last line's number and whether the input ended
+// without a line break after it. A connection on that line whose via
+// string may be incomplete is then the end of a cut line: dropped, with a
+// note.
+func (p *logParser) endInput(last int, noNewline bool) {
+	if noNewline && p.cutName == last && len(p.notes) > 0 && p.notes[len(p.notes)-1].Line == last {
+		n := &p.notes[len(p.notes)-1]
+		n.Message = "the file ends inside this line (no line break after it): the log is truncated; " + n.Message
+		return
+	}
+	if !noNewline || p.openConn == 0 || p.openConn != last {
+		return
+	}
+	l := &p.log
+	n := len(l.Connections)
+	if n == 0 || l.Connections[n-1].Line != last {
+		return
+	}
+	c := l.Connections[n-1]
+	l.Connections = l.Connections[:n-1]
+	p.notes = append(p.notes, Note{Line: last, Message: fmt.Sprintf("the file ends inside this line (no line break after \"via %s/%s\"): the log is truncated; the connection is ignored", c.Transport, c.Detail)})
+}
+
+// comm records a communicator size stated on line num.
+func (p *logParser) comm(num, ranks, nodes int) {
+	if p.commSeen[ranks] || len(p.log.Comms) >= maxListItems {
+		return
+	}
+	p.commSeen[ranks] = true
+	p.log.Comms = append(p.log.Comms, Comm{Ranks: ranks, Nodes: nodes, Line: num})
 }
 
 // logLine is one NCCL log line split into its parts.
@@ -294,6 +352,9 @@ func (p *logParser) message(num int, host, msg string) {
 				l.Nodes, _ = strconv.Atoi(m[3])
 				l.LocalRanks, _ = strconv.Atoi(m[4])
 			}
+			nr, _ := strconv.Atoi(m[2])
+			nn, _ := strconv.Atoi(m[3])
+			p.comm(num, nr, nn)
 			p.setHost(r, host)
 			return
 		}
@@ -302,6 +363,8 @@ func (p *logParser) message(num int, host, msg string) {
 			if l.Ranks == 0 {
 				l.Ranks, _ = strconv.Atoi(m[2])
 			}
+			nr, _ := strconv.Atoi(m[2])
+			p.comm(num, nr, 0)
 			p.setHost(r, host)
 			return
 		}
@@ -419,6 +482,7 @@ func (p *logParser) connection(num int, host, msg string) {
 		return
 	}
 	c := Connection{Line: num, Channel: ch, From: from, To: to, Dir: dir, Host: host}
+	open := false
 	switch {
 	case strings.HasPrefix(via, "P2P/"):
 		c.Transport, c.Detail, c.SameHost = "P2P", strings.TrimPrefix(via, "P2P/"), true
@@ -436,7 +500,11 @@ func (p *logParser) connection(num int, host, msg string) {
 			}
 		}
 		if c.Net == "" {
-			c.Net = segs[0]
+			// No device index: complete only if more follows on the line.
+			c.Net, open = segs[0], true
+		}
+		if last := segs[len(segs)-1]; len(last) < len("GDRDMA") && strings.HasPrefix("GDRDMA", last) {
+			open = true // "GDR" of a line cut inside "GDRDMA"
 		}
 		c.GDR = strings.Contains(c.Detail, "GDRDMA")
 	case strings.HasPrefix(via, "CollNet/"):
@@ -446,6 +514,16 @@ func (p *logParser) connection(num int, host, msg string) {
 		if i := strings.IndexByte(via, '/'); i > 0 {
 			c.Transport, c.Detail = via[:i], via[i+1:]
 		}
+		if c.Detail == "" && partialTransport(c.Transport) {
+			// "via NE": a line cut inside a transport name, not a transport.
+			p.notes = appendNote(p.notes, Note{Line: num, Message: fmt.Sprintf("transport %q is the start of a transport name (%s), not one: the line is cut short; the connection is ignored", c.Transport, strings.Join(knownTransports[:5], ", "))})
+			p.openConn, p.cutName = 0, num
+			return
+		}
+	}
+	p.openConn = 0
+	if open {
+		p.openConn = num
 	}
 	local := from
 	if c.Dir == "receive" {
@@ -732,4 +810,12 @@ func detectNCCLLog(h *head) bool {
 		_, l, ok := splitLogLine(s)
 		return ok && (l.prefixed || reLogInside.MatchString(l.text))
 	}) >= 1
+}
+
+// appendNote appends n unless the list already holds maxSkipped notes.
+func appendNote(notes []Note, n Note) []Note {
+	if len(notes) >= maxSkipped {
+		return notes
+	}
+	return append(notes, n)
 }

@@ -167,7 +167,8 @@ func (p *testsParser) flushPending() {
 	if p.cur != nil && p.cur.pending != nil {
 		c := p.cur
 		want := c.tab.width()
-		p.skips.add(c.pendingLine, fmt.Sprintf("incomplete table row: %d of %d columns (truncated or missing columns)", len(c.pending), want), strings.Join(c.pending, " "))
+		// A refused row is a note (validate and calibrate print them), not a skip.
+		p.note(c.pendingLine, "incomplete table row: %d of %d columns (truncated or missing columns): %q; row refused", len(c.pending), want, strings.Join(c.pending, " "))
 		c.pending = nil
 	}
 }
@@ -389,13 +390,13 @@ func (p *testsParser) row(num int, f []string, text string) {
 	r := Row{Line: num, Root: -1}
 	size, err := strconv.ParseInt(f[tab.iSize], 10, 64)
 	if err != nil || size < 0 {
-		p.skips.add(num, fmt.Sprintf("column size: %q is not a byte count", f[tab.iSize]), text)
+		p.note(num, "column size: %q is not a byte count; row refused", f[tab.iSize])
 		return
 	}
 	r.Size = size
 	if tab.iCount >= 0 {
 		if r.Count, err = strconv.ParseInt(f[tab.iCount], 10, 64); err != nil || r.Count < 0 {
-			p.skips.add(num, fmt.Sprintf("column count: %q is not an element count", f[tab.iCount]), text)
+			p.note(num, "column count: %q is not an element count; row refused", f[tab.iCount])
 			return
 		}
 	}
@@ -415,7 +416,7 @@ func (p *testsParser) row(num int, f []string, text string) {
 		res, bad := parseGroup(tab, f[off:off+len(tab.group)])
 		if g == 0 {
 			if bad != "" {
-				p.skips.add(num, "out-of-place "+bad, text)
+				p.note(num, "out-of-place %s; row refused", bad)
 				return
 			}
 			r.OOP = res
@@ -522,6 +523,7 @@ func (p *testsParser) finish(log *NCCLLog) []*Run {
 			continue
 		}
 		finishRun(r, log)
+		p.checkCounts(r)
 		out = append(out, r)
 	}
 	return out
@@ -570,6 +572,101 @@ func finishRun(r *Run, log *NCCLLog) {
 		r.CollectiveName = strings.TrimSuffix(strings.TrimSuffix(stem, "_mpi"), "_perf")
 	}
 	r.Ranks = runRanks(r, log)
+}
+
+// RepeatedSizes returns the rows of r whose size, datatype, redop and root
+// an earlier row already has, in file order. Size-0 rows (nccl-tests
+// prints every size below one element per rank as 0) are not repeats.
+func (r *Run) RepeatedSizes() []RepeatedSize {
+	type key struct {
+		size    int64
+		typ, op string
+		root    int
+	}
+	first := map[key]int{}
+	byFactor := strings.Contains(r.Params["step"], "factor")
+	var out []RepeatedSize
+	for i, row := range r.Rows {
+		if row.Size <= 0 {
+			continue
+		}
+		k := key{row.Size, row.Type, row.Redop, row.Root}
+		j, ok := first[k]
+		if !ok {
+			first[k] = i
+			continue
+		}
+		prev := r.Rows[i-1]
+		rounded := !byFactor && key{prev.Size, prev.Type, prev.Redop, prev.Root} == k && prev.Count == row.Count
+		out = append(out, RepeatedSize{Size: row.Size, First: r.Rows[j].Line, Line: row.Line, Rounded: rounded})
+	}
+	return out
+}
+
+// repeatNotes are the notes on r's repeated sizes.
+func repeatNotes(r *Run) []Note {
+	var notes []Note
+	for _, d := range r.RepeatedSizes() {
+		if d.Rounded {
+			notes = append(notes, Note{Line: d.Line, Message: fmt.Sprintf("size %d repeats line %d: nccl-tests rounds each requested size down to whole elements per rank, so two steps of %s bytes can print one size; both rows are kept", d.Size, d.First, r.Params["step"])})
+			continue
+		}
+		notes = append(notes, Note{Line: d.Line, Message: fmt.Sprintf("size %d appears twice in the table, at lines %d and %d: two runs pasted together? validate and calibrate refuse this table", d.Size, d.First, d.Line)})
+	}
+	return notes
+}
+
+// checkCounts notes the rows of r whose count column does not give their
+// size as the table's other rows do (size = k x count x element size, k 1
+// for AllReduce, the rank count for AllGather): a row of another
+// collective or datatype pasted in. Such a row is kept but left out of
+// fits (both results marked invalid). The element size is the row's own
+// datatype's (nccl-tests -d all prints several in one table), else the
+// table's.
+func (p *testsParser) checkCounts(r *Run) {
+	ratio := make([]float64, len(r.Rows))
+	counts := map[float64]int{}
+	var order []float64
+	for i, row := range r.Rows {
+		ratio[i] = math.NaN()
+		elem := r.DTypeSize
+		if n, ok := model.DatatypeSize(row.Type); ok && n > 0 {
+			elem = n
+		}
+		if elem <= 0 || (row.Size == 0 && row.Count == 0) {
+			continue
+		}
+		if row.Count <= 0 {
+			ratio[i] = math.Inf(1)
+		} else {
+			ratio[i] = float64(row.Size) / (float64(row.Count) * float64(elem))
+		}
+		if counts[ratio[i]] == 0 {
+			order = append(order, ratio[i])
+		}
+		counts[ratio[i]]++
+	}
+	if len(order) < 2 {
+		return
+	}
+	mode := order[0]
+	for _, k := range order[1:] {
+		if counts[k] > counts[mode] {
+			mode = k
+		}
+	}
+	if math.IsInf(mode, 0) {
+		return
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if math.IsNaN(ratio[i]) || ratio[i] == mode {
+			continue
+		}
+		p.note(row.Line, "count %d does not give size %d as the table's other rows do (size = %g x count x element size for %s): a row of another collective or datatype pasted in? the row is kept but left out of fits",
+			row.Count, row.Size, mode, row.Type)
+		row.OOP.Valid, row.IP.Valid = false, false
+	}
 }
 
 // ncclCodeVersion turns NCCL_VERSION_CODE 22902 into "2.29.2".
@@ -697,7 +794,10 @@ type textPass struct {
 func scanText(name string, r io.Reader) (*textPass, error) {
 	p := &textPass{sk: &skipper{}, cuts: &skipper{}, lp: newLogParser(), machine: map[string]string{}}
 	p.tp = &testsParser{name: name, skips: p.sk}
-	err := scanLines(r, func(l line) bool {
+	lb := &lastByteReader{r: r}
+	last := 0
+	err := scanLines(lb, func(l line) bool {
+		last = l.num
 		if l.cut {
 			why := fmt.Sprintf("line longer than %d bytes, truncated", MaxLineLength)
 			p.sk.add(l.num, why, "")
@@ -739,7 +839,26 @@ func scanText(name string, r io.Reader) (*textPass, error) {
 	if err != nil {
 		return nil, readError(name, err)
 	}
+	// A last line without a line break may be cut short (a copy
+	// interrupted, a job killed while writing).
+	p.lp.endInput(last, lb.n > 0 && lb.last != '\n')
 	return p, nil
+}
+
+// lastByteReader remembers the last byte read and how many were read.
+type lastByteReader struct {
+	r    io.Reader
+	last byte
+	n    int64
+}
+
+func (l *lastByteReader) Read(b []byte) (int, error) {
+	n, err := l.r.Read(b)
+	if n > 0 {
+		l.last = b[n-1]
+		l.n += int64(n)
+	}
+	return n, err
 }
 
 // tests completes the pass as nccl-tests output: an error when no table
@@ -774,8 +893,18 @@ func (p *textPass) tests(name string) (*Artifact, error) {
 				break
 			}
 		}
-		if len(a.Skipped) > 0 && a.Skipped[0].Line > 0 {
-			return nil, errNoData(name, a.Skipped[0].Line, "%s (line %d: %s)", why, a.Skipped[0].Line, a.Skipped[0].Reason)
+		first := Skip{}
+		if len(a.Skipped) > 0 {
+			first = a.Skipped[0]
+		}
+		for _, n := range tp.notes {
+			// A refused row is a note: the earliest reason names the line.
+			if n.Line > 0 && (first.Line <= 0 || n.Line < first.Line) {
+				first = Skip{Line: n.Line, Reason: n.Message}
+			}
+		}
+		if first.Line > 0 {
+			return nil, errNoData(name, first.Line, "%s (line %d: %s)", why, first.Line, first.Reason)
 		}
 		return nil, errNoData(name, line, "%s", why)
 	}
@@ -783,8 +912,9 @@ func (p *textPass) tests(name string) (*Artifact, error) {
 		return nil, &truncatedError{fmt.Sprintf("calibrate: %s:%d: the file ends inside a results row (%d of its %d columns), before the table's closing summary: the log is truncated; give the whole log", name, c.line, c.got, c.want)}
 	}
 	a.Kind = KindNCCLTests
-	a.Notes = tp.notes
+	a.Notes = append(tp.notes, p.lp.notes...)
 	for _, r := range a.Runs {
+		a.Notes = append(a.Notes, repeatNotes(r)...)
 		if len(r.Rows) == 1 {
 			a.Notes = append(a.Notes, Note{Line: r.Line, Message: fmt.Sprintf("the %s run has a single row (size %d B): one size cannot separate latency from bandwidth, so fits of it are underdetermined", r.CollectiveName, r.Rows[0].Size)})
 		}
@@ -803,6 +933,7 @@ func (p *textPass) log(name string) *Artifact {
 	a := &Artifact{File: name}
 	a.Log = p.lp.finish(map[int]string{})
 	a.Skipped = p.cuts.result()
+	a.Notes = p.lp.notes
 	if len(p.machine) > 0 {
 		a.Machine = p.machine
 	}

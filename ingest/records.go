@@ -130,6 +130,23 @@ type Row struct {
 	IP  Result `json:"in_place"`
 }
 
+// RepeatedSize is a row of a results table whose size, datatype, redop
+// and root an earlier row of the same table already has (rows that differ
+// in datatype, redop or root are nccl-tests' own -d all, -o all and root
+// loops, not repeats).
+type RepeatedSize struct {
+	// Size is the repeated size in bytes; First is the line of the first
+	// row with it, Line the line of this one.
+	Size        int64
+	First, Line int
+	// Rounded is true when the row follows the first directly in a table
+	// stepping by bytes (-i): nccl-tests rounds each requested size down
+	// to whole elements per rank, so two steps can print one size. Any
+	// other repeat (a table stepping by a factor, or rows apart) is two
+	// measurements of one size: runs pasted together.
+	Rounded bool
+}
+
 // Result is one timing group of a row.
 type Result struct {
 	TimeUs float64 `json:"time_us"`
@@ -197,6 +214,19 @@ type NCCLLog struct {
 	Lines map[string]int `json:"lines,omitempty"`
 	// DroppedConnections counts transport lines beyond the stored cap.
 	DroppedConnections int `json:"dropped_connections,omitempty"`
+	// Comms are the distinct communicator sizes the comm lines ("comm 0x..
+	// rank 0 nRanks 8 nNodes 2 ...") state, each with its first line, in
+	// order of appearance; Ranks and Nodes are the first one's. validate
+	// --log checks them against the measured run.
+	Comms []Comm `json:"-"`
+}
+
+// Comm is one communicator size an NCCL log states.
+type Comm struct {
+	// Ranks is nRanks; Nodes is nNodes, 0 when the line does not say.
+	Ranks, Nodes int
+	// Line is the 1-based line of the first comm line of this size.
+	Line int
 }
 
 // HCA is one network device NCCL listed.
