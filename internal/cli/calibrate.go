@@ -73,7 +73,13 @@ func useMeasuredVersion(spec *model.ClusterSpec, arts []*ingest.Artifact) string
 	if v == "" {
 		return ""
 	}
-	if _, err := model.ParseVersion(v); err != nil {
+	pv, err := model.ParseVersion(v)
+	if err != nil {
+		return ""
+	}
+	if nw := model.Newest(); pv.Major == nw.Major && pv.Minor > nw.Minor {
+		// Newer than any release modelled: the newest is modelled, as
+		// calibrate.VersionNote says in the notes, not this one.
 		return ""
 	}
 	spec.NCCLVersion = v
