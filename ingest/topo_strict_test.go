@@ -42,17 +42,7 @@ func TestTopoMatrixStrict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := Parse("bad", strings.NewReader(tc.in))
-			if err == nil {
-				t.Fatalf("no error; node %+v", a.Topo.Node)
-			}
-			if !errors.Is(err, ErrUnrecognized) {
-				t.Errorf("error does not wrap ErrUnrecognized: %v", err)
-			}
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "calibrate: "+tc.line) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
-				t.Errorf("error = %q, want one line with prefix %q and %q", msg, "calibrate: "+tc.line, tc.want)
-			}
+			wantRefused(t, tc.in, tc.line, tc.want)
 		})
 	}
 }
@@ -152,18 +142,7 @@ func TestTopoXMLStrict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in := edit(t, dump, tc.old, tc.new, tc.n)
-			a, err := Parse("bad", strings.NewReader(in))
-			if err == nil {
-				t.Fatalf("no error; node %+v", a.Topo.Node)
-			}
-			if !errors.Is(err, ErrUnrecognized) {
-				t.Errorf("error does not wrap ErrUnrecognized: %v", err)
-			}
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "calibrate: "+tc.line) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
-				t.Errorf("error = %q, want one line with prefix %q and %q", msg, "calibrate: "+tc.line, tc.want)
-			}
+			wantRefused(t, edit(t, dump, tc.old, tc.new, tc.n), tc.line, tc.want)
 		})
 	}
 }
@@ -217,4 +196,21 @@ func TestTopoXMLValidUnknowns(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// wantRefused checks that the topology in is refused with one line that
+// starts with "calibrate: " and line ("bad:3:") and holds want.
+func wantRefused(t *testing.T, in, line, want string) {
+	t.Helper()
+	a, err := Parse("bad", strings.NewReader(in))
+	if err == nil {
+		t.Fatalf("no error; node %+v", a.Topo.Node)
+	}
+	if !errors.Is(err, ErrUnrecognized) {
+		t.Errorf("error does not wrap ErrUnrecognized: %v", err)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "calibrate: "+line) || !strings.Contains(msg, want) || strings.Contains(msg, "\n") {
+		t.Errorf("error = %q, want one line with prefix %q and %q", msg, "calibrate: "+line, want)
+	}
 }
