@@ -229,6 +229,12 @@ func (w Workload) Validate() error {
 		return fmt.Errorf("batch.global: %d is out of range", w.GlobalBatch)
 	case w.GlobalBatch > 0 && w.BatchPerGPU == 0:
 		return fmt.Errorf("batch.global needs batch.micro (samples per rank per micro-batch)")
+	case w.GlobalBatch > 0 && w.ComputeMs > 0:
+		// The global batch spreads over the data-parallel ranks: one GPU's
+		// micro-batches per step, and so its compute, change with the
+		// cluster, while compute_ms was measured on one. Taken as it is,
+		// 8 times the GPUs gave the same step and 100% efficiency.
+		return fmt.Errorf("batch.global: a fixed global batch spreads over the data-parallel ranks, so one GPU's compute per step changes with the cluster, which a measured compute_ms cannot follow: give compute.mfu (compute from FLOPs), or batch.accumulation with compute_ms (a fixed per-GPU step)")
 	case w.Layers < 0 || w.Layers > maxDim || w.Hidden < 0 || w.Hidden > maxDim || w.Heads < 0 || w.Heads > maxDim || w.Vocab < 0 || w.Vocab > 1<<26:
 		return fmt.Errorf("model: layers, hidden, heads or vocab out of range")
 	case w.Zero < 0 || w.Zero > 3:

@@ -95,6 +95,7 @@ func TestWorkloadYAML(t *testing.T) {
 		{"params: 7B\ncompute_ms: 3\ngrad_bytes: 3\n", "w.yaml:3:13: grad_bytes: 3 is not 1, 2, 4 or 8"},
 		{"params: 7B\ncompute_ms: 3\nbuckets: 1M\n", "w.yaml:3:1: unknown key \"buckets\""},
 		{"params: 7B\ncompute_ms: 3\nseq_len: 100\n", "seq_len needs batch_per_gpu"},
+		{"params: 1B\nmodel: {seq_len: 2048}\ncompute_ms: 800\nbatch: {micro: 4, global: 512}\n", "w.yaml:4:27: batch.global: a fixed global batch spreads over the data-parallel ranks"},
 		{"params: [7B]\ncompute_ms: 3\n", "w.yaml:1:9: params: want a single value"},
 		{"params: 7B\nparams: 8B\ncompute_ms: 3\n", "w.yaml:2:1: duplicate key"},
 	}

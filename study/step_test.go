@@ -147,3 +147,25 @@ func TestSpearman(t *testing.T) {
 		t.Errorf("ranks %v", got)
 	}
 }
+
+// TestComputeFasterThanPeakWarned: a measured compute_ms that would need
+// more FLOPs per second than the GPU's datasheet peak (1B parameters, 8 x
+// 4096 tokens per GPU in 10 ms on an H100: about 20x its peak) is said,
+// where it printed an MFU of 850% without a word; a plausible one is not.
+func TestComputeFasterThanPeakWarned(t *testing.T) {
+	o := scenarios.Overrides{Node: "dgx-h100", Nodes: 1}
+	warned := func(r StepResult) bool {
+		for _, w := range r.Layout.Warnings {
+			if strings.Contains(w, "of the H100-SXM's peak") {
+				return true
+			}
+		}
+		return false
+	}
+	if r := step(t, o, scenarios.Workload{Params: 1e9, ComputeMs: 10, BatchPerGPU: 8, SeqLen: 4096}); !warned(r) || r.MFU <= 1 {
+		t.Errorf("10 ms: MFU %.2f, warnings %q", r.MFU, r.Layout.Warnings)
+	}
+	if r := step(t, o, scenarios.Workload{Params: 1e9, ComputeMs: 1000, BatchPerGPU: 8, SeqLen: 4096}); warned(r) {
+		t.Errorf("1000 ms (MFU %.2f) warned: %q", r.MFU, r.Layout.Warnings)
+	}
+}
