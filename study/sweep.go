@@ -269,7 +269,7 @@ func modelDesign(ctx context.Context, d scenarios.Design, cost Cost, cat *scenar
 			}
 			return nil, "", err
 		}
-		sd.StepMs, sd.ExposedMs, sd.ComputeMs, sd.TokensPerSec, sd.MFU = st.StepMs, st.StepMs-st.ComputeMs, st.ComputeMs, st.TokensPerSec, st.MFU
+		sd.StepMs, sd.ExposedMs, sd.ComputeMs, sd.TokensPerSec, sd.MFU = st.StepMs, st.ExposedMs, st.ComputeMs, st.TokensPerSec, st.MFU
 		sd.Throughput, _ = st.Throughput(w)
 		sd.Eff, sd.EffOK = st.Efficiency, true
 		sd.BottleneckClass, sd.Limit = st.Dominant().Point.BottleneckClass, st.Breaks

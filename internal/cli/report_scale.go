@@ -121,13 +121,17 @@ func (r *scaleResult) barsSection() reports.Section {
 	}
 	if r.Workload != nil {
 		compute := reports.BarSeries{Name: "compute"}
-		exposed := reports.BarSeries{Name: "exposed communication"}
+		exposed := reports.BarSeries{Name: "exposed (communication, bubble, I/O)"}
 		for _, p := range r.Points {
 			compute.Values = append(compute.Values, p.Step.ComputeMs)
 			exposed.Values = append(exposed.Values, p.Step.StepMs-p.Step.ComputeMs)
 		}
+		text := "Each step is the compute time plus what is not hidden behind it; with the batch per GPU fixed the compute stays the same, so the exposed time is what scaling costs."
+		if r.Workload.GlobalBatch > 0 {
+			text = "Each step is the compute time plus what is not hidden behind it; with the global batch fixed each GPU computes fewer micro-batches per step as GPUs are added, so the compute falls and the exposed time is a growing share of the step."
+		}
 		return reports.Section{Title: "Step time", Blocks: []reports.Block{
-			reports.Paragraph{Text: "Each step is the compute time plus the communication not hidden behind it; with the batch per GPU fixed the compute stays the same, so the exposed communication is what scaling costs."},
+			reports.Paragraph{Text: text},
 			reports.BarPlot{Title: "Step time by GPU count", CategoryLabel: "GPUs", ValueLabel: "time per step (ms)", Categories: cats, Series: []reports.BarSeries{compute, exposed}, Stacked: true,
 				Caption: "Exposed: communication on the critical path (data-parallel buckets from the overlap timeline), the pipeline bubble and I/O; a refused count shows no bar."},
 		}}

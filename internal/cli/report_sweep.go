@@ -121,8 +121,7 @@ func (r *sweepResult) recommendationSection() reports.Section {
 		if d == nil {
 			return
 		}
-		bp := d.Bottleneck(r.Sweep.Metric.Workload != nil)
-		t.Rows = append(t.Rows, []string{role, strconv.Itoa(d.Index), d.Name, money(d.Cost.TotalUSD), tput(d.Throughput), money(d.CostPer()), effString(d.EffOK, d.Eff), bottleneckPhrase(bp)})
+		t.Rows = append(t.Rows, []string{role, strconv.Itoa(d.Index), d.Name, money(d.Cost.TotalUSD), tput(d.Throughput), money(d.CostPer()), effString(d.EffOK, d.Eff), sweepLimitPhrase(d)})
 	}
 	add("fastest", r.Best)
 	add("cheapest within "+pct(r.Within), r.Pick)
@@ -207,4 +206,20 @@ func (r *sweepResult) designsTable() reports.Table {
 		t.Notes = append(t.Notes, "Costs at EXAMPLE list prices: "+scenarios.ExampleNotice+".")
 	}
 	return t
+}
+
+// sweepLimitPhrase is a design's bottleneck as the sweep keeps it: its
+// class and what limits it. A sweep keeps neither the link's utilisation
+// nor the algorithm, so none is printed (bottleneckPhrase would print them
+// as 0% busy and tree/LL, the zero values).
+func sweepLimitPhrase(d *study.SweepDesign) string {
+	switch {
+	case d.BottleneckClass == "" && d.Limit == "":
+		return "no link load"
+	case d.BottleneckClass == "":
+		return d.Limit
+	case d.Limit == "":
+		return d.BottleneckClass
+	}
+	return d.BottleneckClass + " (" + d.Limit + ")"
 }

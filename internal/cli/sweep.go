@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -556,15 +557,23 @@ func marshalJSON(v any) ([]byte, error) {
 
 func (r *sweepResult) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	head := []string{"index", "design"}
-	head = append(head, r.hdr.Axes...)
 	metric := []string{"time_us", "busbw_gbps"}
 	if r.hdr.Workload {
 		metric = []string{"step_ms", "exposed_comm_ms", "tokens_per_s", "usd_per_million_tokens", "joules_per_token"}
 	}
-	head = append(head, "nodes", "gpus", "cost_usd", "capex_usd", "energy_usd", "power_kw")
-	head = append(head, metric...)
-	head = append(head, "throughput", "throughput_unit", "cost_per_throughput", "efficiency", "pareto", "bottleneck_class", "refused")
+	fixed := []string{"nodes", "gpus", "cost_usd", "capex_usd", "energy_usd", "power_kw"}
+	fixed = append(fixed, metric...)
+	fixed = append(fixed, "throughput", "throughput_unit", "cost_per_throughput", "efficiency", "pareto", "bottleneck_class", "refused")
+	head := []string{"index", "design"}
+	// An axis named like a fixed column (nodes) is written axis.nodes: two
+	// columns of one name break readers that key rows by the header.
+	for _, a := range r.hdr.Axes {
+		if slices.Contains(fixed, a) || a == "index" || a == "design" {
+			a = "axis." + a
+		}
+		head = append(head, a)
+	}
+	head = append(head, fixed...)
 	_ = cw.Write(head)
 	for _, d := range r.Designs {
 		j := r.jsonDesign(d)
