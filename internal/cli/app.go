@@ -169,6 +169,9 @@ func runWith(ctx context.Context, e *env, args []string) int {
 		HideHelpCommand:      true,
 		ExitErrHandler:       func(*cli.Context, error) {},
 		OnUsageError:         usageError,
+		// A repeatable option takes each value whole: NCCL values hold
+		// commas (NCCL_IB_HCA==mlx5_0,mlx5_1), and so may file names.
+		DisableSliceFlagSeparator: true,
 	}
 	for _, c := range app.Commands {
 		if c.OnUsageError == nil {

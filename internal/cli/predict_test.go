@@ -235,3 +235,14 @@ fit: {points: 20}
 		t.Errorf("compare's design lines do not say which design has the profile:\n%s", out)
 	}
 }
+
+// TestSetKeepsCommas: --set takes its value whole; NCCL values hold
+// commas (a list of HCAs), and the option used to split them into a
+// second, malformed --set, while validate prints exactly such a command
+// as the one that reproduces a fewer-NICs diagnosis.
+func TestSetKeepsCommas(t *testing.T) {
+	code, out, errs := runCLI(t, "predict", "--node", "hgx-h100-4gpu", "--nodes", "2", "--set", "NCCL_IB_HCA==mlx5_0,mlx5_1", "-b", "1G", "-e", "1G", "--engine", "analytic")
+	if code != 0 || !strings.Contains(out, "over 2 of 4 NICs per node") {
+		t.Errorf("exit %d, stderr %q; want the two HCAs named used:\n%s", code, errs, out)
+	}
+}
