@@ -246,3 +246,22 @@ func TestSetKeepsCommas(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want the two HCAs named used:\n%s", code, errs, out)
 	}
 }
+
+// TestInertSettingsSaid: settings that change nothing on the cluster are
+// said in the summary (RoCE loss on InfiniBand NICs, CollNet asked for
+// where NCCL would not run it), where they were ignored in silence and a
+// design read as if it had them.
+func TestInertSettingsSaid(t *testing.T) {
+	dir := t.TempDir()
+	ib := filepath.Join(dir, "ib.yaml")
+	writeFile(t, ib, "node: dgx-h100\nnodes: 4\nnics: {count: 8, speed: NDR, kind: ib, roce: {loss_rate: 0.01}}\nenv: {NCCL_COLLNET_ENABLE: \"1\"}\n")
+	code, out, errs := runCLI(t, "predict", "--cluster", ib, "-b", "1G", "-e", "1G", "--engine", "analytic")
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(out, "\n#", "")), " ")
+	if code != 0 || !strings.Contains(flat, "The nics.roce settings change nothing: the NICs are ib, not RoCE.") || !strings.Contains(flat, "NCCL_COLLNET_ENABLE=1 runs no CollNet here") {
+		t.Errorf("exit %d, stderr %q:\n%s", code, errs, out)
+	}
+	code, out, _ = runCLI(t, "predict", "--node", "dgx-h100", "--nodes", "4", "-b", "1G", "-e", "1G", "--engine", "analytic")
+	if code != 0 || strings.Contains(out, "change nothing") || strings.Contains(out, "runs no CollNet") {
+		t.Errorf("a plain cluster names inert settings:\n%s", out)
+	}
+}

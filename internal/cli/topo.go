@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/sim"
 	"github.com/urfave/cli/v2"
 )
@@ -124,6 +125,23 @@ func transportSummary(e *sim.Env, pts []sim.Point) string {
 		}
 		out += fmt.Sprintf(" Bottleneck at %d B: %s%s/%s on %d channels).",
 			last.Size, where, last.Choice.Algo, last.Choice.Proto, last.Choice.Channels)
+	}
+	return out + inertSettings(e.Cluster)
+}
+
+// inertSettings names settings of the cluster that change nothing on it,
+// so that a design is not read as having them: SHARP asked for where NCCL
+// would not run CollNet, RoCE settings on NICs that are not RoCE.
+func inertSettings(c *model.Cluster) string {
+	var out string
+	switch ok, why := c.CollNetAble(model.AlgoCollNetChain); {
+	case c.Knobs.CollNetEnable && !ok:
+		out += " NCCL_COLLNET_ENABLE=1 runs no CollNet here: " + why + "."
+	case !c.Knobs.CollNetEnable && c.Fabric.SHARP() && c.Fabric.LinkLayer != model.NICIB:
+		out += " The fabric's sharp: true changes nothing: SHARP runs on InfiniBand Quantum switches only."
+	}
+	if n := c.Spec.Node.NICs; n.RoCE != nil && n.Kind != "" && n.Kind != "roce" {
+		out += fmt.Sprintf(" The nics.roce settings change nothing: the NICs are %s, not RoCE.", n.Kind)
 	}
 	return out
 }
