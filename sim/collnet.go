@@ -24,11 +24,16 @@ func (collNetDirectAlgo) build(b *builder) (*prog, error) { return b.collNet(tru
 const collNetChunk = 8 * model.StepPayloadSimple
 
 // sharpPort is one head GPU's way into the SHARP tree: the route from the
-// GPU through its NIC onto the leaf switch and the route back.
+// GPU through its NIC onto the leaf switch and the route back, and, for the
+// node that carries its switch's reduced stream (sharpTree), the fabric
+// links above the leaf up to the tree's root and back down.
 type sharpPort struct {
 	up, down []model.LinkID
 	// cap is the streaming-aggregation rate of the port in bytes/ps.
 	cap float64
+	// nic and g are the head's NIC and GPU; idx the NIC's usable index.
+	nic, g model.ElemID
+	idx    int
 }
 
 // sharpPortOf routes GPU g of node v to the SHARP tree through the NIC
@@ -67,7 +72,184 @@ func (e *Env) sharpPortOf(v int, g model.ElemID) (sharpPort, error) {
 	up := append(append([]model.LinkID(nil), send.Send...), out[0])
 	down := append([]model.LinkID{in[len(in)-1]}, recv.Recv...)
 	line := float64(c.Topo.Elem(nic).NIC.Speed.LineGBps())
-	return sharpPort{up: up, down: down, cap: e.params.Physics.SHARPEff * line * 1e-3}, nil
+	return sharpPort{up: up, down: down, cap: e.params.Physics.SHARPEff * line * 1e-3, nic: nic, g: g, idx: idx}, nil
+}
+
+// sharpTree loads the fabric links above the leaves with the SHARP tree's
+// reduced streams. A switch reduces the streams of one head (one NIC's
+// shard, a SHARP tree per channel) that reach it into one and forwards that
+// upwards; the root returns the result, which every switch replicates
+// downwards. So each link between switches carries one stream per head and
+// direction, not one per node: per head, the first node (in node order)
+// whose stream reaches a switch carries the switch's forwarded stream on
+// its own port, over the links the fabric routes it on (adaptive: the
+// switch's uplink bundle, all its uplinks together; static and ECMP: the
+// link its routing picks for a flow to the farthest node of the job); the
+// other nodes' streams merge into it there. The root is the lowest tier
+// that joins all the job's nodes on the head's rail: a job under one leaf
+// loads no uplink. The streams are modelled cut-through (SHARP streams its
+// aggregation), so a switch-to-switch link that carries less than the node
+// cables bounds the call, and a degraded or down uplink slows it.
+func (e *Env) sharpTree(pl *collNetPlan) error {
+	c := e.Cluster
+	fb := c.Fabric
+	N := c.NumNodes()
+	if fb == nil || fb.Plan == nil || fb.Plan.Kind == model.FabricSingleSwitch || N < 2 {
+		return nil
+	}
+	t := c.Topo
+	base, bundles := fb.BundleBase(), fb.Bundles()
+	ends := func(l model.LinkID) (model.ElemID, model.ElemID) {
+		if l >= base {
+			m := bundles[l-base].Links[0]
+			return t.Links[m].From, t.Links[m].To
+		}
+		return t.Links[l].From, t.Links[l].To
+	}
+	tier := func(x model.ElemID) int {
+		if tr, _, ok := fb.SwitchTier(x); ok {
+			return tr
+		}
+		return -1
+	}
+	// upOf is the part of a route that climbs from the source leaf (after
+	// the source cable); downOf the part that descends to the destination
+	// leaf (before the destination cable).
+	upOf := func(r []model.LinkID) []model.LinkID {
+		n := 1
+		for n < len(r)-1 {
+			a, b := ends(r[n])
+			if tier(b) <= tier(a) {
+				break
+			}
+			n++
+		}
+		return r[1:n]
+	}
+	downOf := func(r []model.LinkID) []model.LinkID {
+		n := len(r) - 1
+		for n > 1 {
+			a, b := ends(r[n-1])
+			if tier(b) >= tier(a) {
+				break
+			}
+			n--
+		}
+		return r[n : len(r)-1]
+	}
+	// leafKey names the switches a NIC's ports reach: nodes with the same
+	// key sit under the same leaves, so one peer per key is enough to find
+	// the farthest one.
+	leafKey := func(nic model.ElemID) string {
+		k := ""
+		for _, l := range t.Out[nic] {
+			if tier(t.Links[l].To) == 0 {
+				k += fmt.Sprintf("%d,", t.Links[l].To)
+			}
+		}
+		return k
+	}
+	// key names the stream a link carries: the switch it leaves (up) or
+	// enters (down), or, for a bundle, the bundle.
+	type streamKey struct {
+		head int
+		down bool
+		id   int64
+	}
+	// A spine stands for its pod (the spines above the same leaves): a
+	// pod forwards one stream per head to the cores, whichever spine a
+	// leaf's stream was hashed to.
+	pod := map[model.ElemID]model.ElemID{}
+	podOf := func(sw model.ElemID) model.ElemID {
+		if tier(sw) != 1 {
+			return sw
+		}
+		if p, ok := pod[sw]; ok {
+			return p
+		}
+		p := sw
+		for _, l := range t.Out[sw] {
+			if to := t.Links[l].To; tier(to) == 0 && (p == sw || to < p) {
+				p = to
+			}
+		}
+		pod[sw] = p
+		return p
+	}
+	key := func(h int, l model.LinkID, down bool) streamKey {
+		if l >= base {
+			return streamKey{h, down, -1 - int64(l-base)}
+		}
+		if down {
+			return streamKey{h, down, int64(podOf(t.Links[l].To))}
+		}
+		return streamKey{h, down, int64(podOf(t.Links[l].From))}
+	}
+	seen := map[streamKey]bool{}
+	maxUp := fb.Plan.Tiers - 1
+	for h := range pl.ports[0] {
+		// One peer per distinct leaf set on this head's rail.
+		var peers []int
+		keys := map[string]bool{}
+		for u := 0; u < N; u++ {
+			p := pl.ports[u][h]
+			if k := leafKey(p.nic); !keys[k] {
+				keys[k] = true
+				peers = append(peers, u)
+			}
+		}
+		if len(peers) < 2 {
+			continue // the whole job under one leaf: nothing goes up
+		}
+		for v := 0; v < N; v++ {
+			p := &pl.ports[v][h]
+			var up, down []model.LinkID
+			for _, u := range peers {
+				other := pl.ports[u][h].nic
+				if u == v || other == p.nic {
+					continue
+				}
+				out, err := fb.Route(model.FlowKey{SrcNIC: p.nic, DstNIC: other, SrcGPU: p.g, DstGPU: model.None})
+				if err != nil {
+					return err
+				}
+				if x := upOf(out); len(x) > len(up) {
+					in, err := fb.Route(model.FlowKey{SrcNIC: other, DstNIC: p.nic, SrcGPU: model.None, DstGPU: p.g})
+					if err != nil {
+						return err
+					}
+					up, down = x, downOf(in)
+				}
+				if len(up) >= maxUp {
+					break
+				}
+			}
+			// Up: the links until the stream meets one already forwarded.
+			for _, l := range up {
+				k := key(h, l, false)
+				if seen[k] {
+					break
+				}
+				seen[k] = true
+				p.up = append(p.up, l)
+			}
+			// Down: from the leaf upwards, the links into switches that
+			// do not yet receive the result.
+			n := len(down)
+			for n > 0 {
+				k := key(h, down[n-1], true)
+				if seen[k] {
+					break
+				}
+				seen[k] = true
+				n--
+			}
+			if n < len(down) {
+				p.down = append(append([]model.LinkID(nil), down[n:]...), p.down...)
+			}
+		}
+	}
+	return nil
 }
 
 // collNet builds CollNet AllReduce. Direct: inside each node every GPU
@@ -82,10 +264,11 @@ func (e *Env) sharpPortOf(v int, g model.ElemID) (sharpPort, error) {
 // reduce along a chain to one head per channel, which uses its NIC, and
 // the result goes back down the chain.
 //
-// The switches' own links are not loaded: each leaf forwards one reduced
-// stream per head upwards, at most what one node's cable carries, so on a
-// fabric the node cables bound SHARP (assumption; it holds for any leaf
-// oversubscription up to the nodes per leaf).
+// The switches' own links carry the reduced streams (sharpTree): each
+// switch forwards one stream per head upwards and takes one back, so a
+// leaf's uplinks carry the buffer once each way whatever its node count,
+// and bound the call when they are slower than a node's cables (leaf
+// oversubscription above the nodes per leaf, or a degraded uplink).
 func (b *builder) collNet(direct bool) (*prog, error) {
 	e, call := b.e, b.call
 	pl, err := e.planCollNet(call, direct)
@@ -151,6 +334,9 @@ func (e *Env) planCollNet(call Call, direct bool) (*collNetPlan, error) {
 			}
 			pl.ports[v] = append(pl.ports[v], p)
 		}
+	}
+	if err := e.sharpTree(pl); err != nil {
+		return nil, err
 	}
 	pl.nvl = func(v, i, j int) hopInfo {
 		r, capv := e.decorate(e.Res.GPU(c.Nodes[v].GPUs[i], c.Nodes[v].GPUs[j]).Route)
