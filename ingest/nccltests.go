@@ -21,6 +21,10 @@ var (
 	reTestsVer    = regexp.MustCompile(`^#\s*nccl-tests version (\S+)(.*)$`)
 	reStarting    = regexp.MustCompile(`^#\s*Collective test starting:\s*(\S+)`)
 	reConcluded   = regexp.MustCompile(`^#\s*Collective test concluded:\s*(\S+)`)
+	// collsim's own tables (internal/cli predict, compare and scale) start
+	// "# collsim 0.1.0 prediction (engine analytic): alltoall_perf, 16 ranks".
+	reCollsim     = regexp.MustCompile(`^#\s*collsim\s+(\S+\s+(?:prediction|compare|scale)\s+\(engine\s+[^)]*\)):\s*(.*)$`)
+	reStatedRanks = regexp.MustCompile(`(?:^|[\s,;(])(\d+)\s+ranks\b`)
 	reBinary      = regexp.MustCompile(`(?:^|[/\s])((?:all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?)\b`)
 	reDriverVer   = regexp.MustCompile(`cudaDriverVersion (\d+)`)
 )
@@ -89,7 +93,9 @@ type runState struct {
 	tab                           *table
 	closed                        bool
 	sawVersion, sawStart, sawParm bool
-	pending                       []string // tokens of an incomplete row
+	sawCollsim                    bool      // collsim's own first line
+	prec                          []rowPrec // printed precision of run.Rows, row by row
+	pending                       []string  // tokens of an incomplete row
 	pendingLine                   int
 	tabLine                       int // line of the column header
 	failed                        []Finding
@@ -259,6 +265,12 @@ func (p *testsParser) comment(num int, t string) {
 	}
 	switch first {
 	case "nccl-tests", "Collective", "Rank", "Out", "Avg", "Reducing", "nThread":
+	case "collsim":
+		if p.collsimHeader(num, t) {
+			return
+		}
+		p.header(num, t, body)
+		return
 	default:
 		p.header(num, t, body)
 		return
@@ -332,6 +344,33 @@ func (p *testsParser) comment(num int, t string) {
 	}
 }
 
+// collsimHeader reads the first line of a table collsim itself printed
+// (predict, compare, scale): the binary name gives the collective and
+// "N ranks" the communicator size, as nccl-tests' "# Collective test
+// starting" and device lines do. It reports whether t was such a line.
+func (p *testsParser) collsimHeader(num int, t string) bool {
+	m := reCollsim.FindStringSubmatch(t)
+	if m == nil {
+		return false
+	}
+	rs := p.runFor(num, p.cur != nil && p.cur.sawCollsim)
+	rs.sawCollsim = true
+	rs.run.Params["source"] = "collsim " + m[1]
+	if b := reBinary.FindStringSubmatch(m[2]); b != nil && rs.run.Binary == "" {
+		rs.run.Binary = b[1]
+	}
+	if r := reStatedRanks.FindStringSubmatch(m[2]); r != nil {
+		if n, err := strconv.Atoi(r[1]); err == nil && n > 0 {
+			rs.run.Params[statedRanksKey] = r[1]
+		}
+	}
+	return true
+}
+
+// statedRanksKey is the Params entry of a rank count the file states in
+// words (collsim's own header line); runRanks prefers it to a guess.
+const statedRanksKey = "ranks"
+
 // header handles a "# size count type ... busbw" column header line.
 func (p *testsParser) header(num int, t, body string) {
 	f := strings.Fields(body)
@@ -388,6 +427,7 @@ func (p *testsParser) row(num int, f []string, text string) {
 		return
 	}
 	r := Row{Line: num, Root: -1}
+	var rp rowPrec
 	size, err := strconv.ParseInt(f[tab.iSize], 10, 64)
 	if err != nil || size < 0 {
 		p.note(num, "column size: %q is not a byte count; row refused", f[tab.iSize])
@@ -413,7 +453,9 @@ func (p *testsParser) row(num int, f []string, text string) {
 	}
 	for g := 0; g < tab.groups; g++ {
 		off := len(tab.lead) + g*len(tab.group)
-		res, bad := parseGroup(tab, f[off:off+len(tab.group)])
+		gf := f[off : off+len(tab.group)]
+		res, bad := parseGroup(tab, gf)
+		rp[g] = resPrec{time: printedHalfULP(gf[tab.gTime]), alg: printedHalfULP(gf[tab.gAlg]), bus: printedHalfULP(gf[tab.gBus])}
 		if g == 0 {
 			if bad != "" {
 				p.note(num, "out-of-place %s; row refused", bad)
@@ -428,6 +470,7 @@ func (p *testsParser) row(num int, f []string, text string) {
 		return
 	}
 	c.run.Rows = append(c.run.Rows, r)
+	c.prec = append(c.prec, rp)
 	p.records++
 }
 
@@ -522,14 +565,18 @@ func (p *testsParser) finish(log *NCCLLog) []*Run {
 		if len(r.Rows) == 0 {
 			continue
 		}
-		finishRun(r, log)
+		finishRunPrec(r, log, rs.prec)
 		p.checkCounts(r)
 		out = append(out, r)
 	}
 	return out
 }
 
-func finishRun(r *Run, log *NCCLLog) {
+func finishRun(r *Run, log *NCCLLog) { finishRunPrec(r, log, nil) }
+
+// finishRunPrec is finishRun for a table whose printed precision, row by
+// row, is prec.
+func finishRunPrec(r *Run, log *NCCLLog, prec []rowPrec) {
 	for _, row := range r.Rows {
 		if row.Type != "" {
 			r.DType = row.Type
@@ -571,7 +618,7 @@ func finishRun(r *Run, log *NCCLLog) {
 	if stem != "" && !known {
 		r.CollectiveName = strings.TrimSuffix(strings.TrimSuffix(stem, "_mpi"), "_perf")
 	}
-	r.Ranks = runRanks(r, log)
+	r.Ranks = runRanks(r, log, prec)
 }
 
 // RepeatedSizes returns the rows of r whose size, datatype, redop and root
@@ -715,9 +762,11 @@ func inferCollective(r *Run) model.Collective {
 }
 
 // runRanks returns the communicator size: from complete device lines, else
-// from busbw/algbw (nccl-facts §1.1), else the largest device rank + 1, else
-// the NCCL log's nranks.
-func runRanks(r *Run, log *NCCLLog) int {
+// the count the file states (collsim's own header line), else from busbw
+// against algbw and size/time (nccl-facts §1.1), else the largest device
+// rank + 1, else the NCCL log's nranks. prec is the printed precision of
+// each row (nil when unknown: JSON).
+func runRanks(r *Run, log *NCCLLog, prec []rowPrec) int {
 	maxRank, ranks := -1, map[int]bool{}
 	for _, d := range r.Devices {
 		ranks[d.Rank] = true
@@ -726,7 +775,10 @@ func runRanks(r *Run, log *NCCLLog) int {
 	if maxRank >= 0 && len(ranks) == maxRank+1 {
 		return maxRank + 1
 	}
-	if n := ranksFromRatio(r); n > 0 {
+	if n, err := strconv.Atoi(r.Params[statedRanksKey]); err == nil && n > 0 {
+		return n
+	}
+	if n := ranksFromRatio(r, prec); n > 0 {
 		return n
 	}
 	if maxRank >= 0 {
@@ -738,43 +790,149 @@ func runRanks(r *Run, log *NCCLLog) int {
 	return 0
 }
 
-// ranksFromRatio derives n from busbw/algbw of the row with the largest
-// algbw: 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and
-// AlltoAll. It returns 0 when the ratio does not determine n.
-func ranksFromRatio(r *Run) int {
-	best := -1
-	for i, row := range r.Rows {
-		if row.OOP.Valid && (best < 0 || row.OOP.AlgBW > r.Rows[best].OOP.AlgBW) {
-			best = i
+// resPrec is the rounding error of one printed result: half a unit in the
+// last printed digit of its time, algbw and busbw (0: not known, taken
+// from the value).
+type resPrec struct{ time, alg, bus float64 }
+
+// rowPrec is the rounding error of a row's out-of-place and in-place results.
+type rowPrec [2]resPrec
+
+// printedHalfULP returns half a unit in the last digit of a printed number
+// ("12.34" 0.005, "1234.5" 0.05, "1.2e+07" 5e5), 0 when s is not one.
+func printedHalfULP(s string) float64 {
+	s = strings.TrimLeft(s, "+-")
+	exp := 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return 0
 		}
+		s, exp = s[:i], e
 	}
-	if best < 0 || r.Rows[best].OOP.AlgBW < 0.5 {
+	if _, err := strconv.ParseFloat(s, 64); err != nil {
 		return 0
 	}
-	ratio := r.Rows[best].OOP.BusBW / r.Rows[best].OOP.AlgBW
-	var n float64
+	dec := 0
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		dec = len(s) - i - 1
+	}
+	return 0.5 * math.Pow(10, float64(exp-dec))
+}
+
+// valueHalfULP is printedHalfULP for a number known only by its value: the
+// fewest decimals (up to 9) that write v exactly, which is never tighter
+// than the precision it was printed with.
+func valueHalfULP(v float64) float64 {
+	v = math.Abs(v)
+	for d := 0; d <= 9; d++ {
+		x := v * math.Pow(10, float64(d))
+		if math.Abs(x-math.Round(x)) <= 1e-6*max(1, x) {
+			return 0.5 * math.Pow(10, float64(-d))
+		}
+	}
+	return 0.5e-9 * max(1, v)
+}
+
+// factorRange is the interval of busbw factors that every constraint met
+// so far allows.
+type factorRange struct {
+	lo, hi float64
+	n      int // constraints met
+}
+
+func (f *factorRange) add(lo, hi float64) {
+	if f.n == 0 {
+		f.lo, f.hi = lo, hi
+	} else {
+		f.lo, f.hi = max(f.lo, lo), min(f.hi, hi)
+	}
+	f.n++
+}
+
+// ranksFromRatio derives n from the busbw factor: 2(n-1)/n for AllReduce,
+// (n-1)/n for AllGather, ReduceScatter and AlltoAll. nccl-tests computes
+// algbw = size/time and busbw = algbw x factor before rounding them for
+// print, so every valid result bounds the factor twice, within the
+// rounding of what was printed: busbw/algbw (algbw has 2 decimals, loose
+// on small rows) and busbw/(size/time) (the time has more digits, tight on
+// large rows). Those bounds are intersected over all rows, so the largest
+// rows decide, and n is returned only when exactly one n >= 2 has its
+// factor inside: 0 when several fit (a 2-decimal busbw cannot tell 30 from
+// 32 ranks on a slow network) or none does. When the size/time bounds
+// leave no n, the busbw/algbw bounds alone are used (the printed size is
+// not the byte count the bandwidth was computed from).
+func ranksFromRatio(r *Run, prec []rowPrec) int {
+	var limit float64 // the factor as n grows without bound
 	switch r.Collective {
 	case model.AllReduce:
-		if ratio < 0.95 || ratio >= 2 {
-			return 0
-		}
-		n = 2 / (2 - ratio)
+		limit = 2
 	case model.AllGather, model.ReduceScatter, model.AlltoAll:
-		if ratio < 0.45 || ratio >= 1 {
-			return 0
-		}
-		n = 1 / (1 - ratio)
+		limit = 1
 	default:
 		return 0
 	}
-	if n > 1<<20 {
+	var byAlg, bySize factorRange
+	for i, row := range r.Rows {
+		for g, res := range []Result{row.OOP, row.IP} {
+			if !res.Valid || res.TimeUs <= 0 || res.AlgBW < 0 || res.BusBW < 0 {
+				continue
+			}
+			var p resPrec
+			if i < len(prec) {
+				p = prec[i][g]
+			}
+			if p.time <= 0 {
+				p.time = valueHalfULP(res.TimeUs)
+			}
+			if p.alg <= 0 {
+				p.alg = valueHalfULP(res.AlgBW)
+			}
+			if p.bus <= 0 {
+				p.bus = valueHalfULP(res.BusBW)
+			}
+			bLo, bHi := max(0, res.BusBW-p.bus), res.BusBW+p.bus
+			if aLo, aHi := res.AlgBW-p.alg, res.AlgBW+p.alg; aLo > 0 {
+				byAlg.add(bLo/aHi, bHi/aLo)
+			}
+			// size/time in GB/s: bytes per us / 1e3.
+			if row.Size > 0 && res.TimeUs-p.time > 0 {
+				s := float64(row.Size) / 1e3
+				bySize.add(bLo*(res.TimeUs-p.time)/s, bHi*(res.TimeUs+p.time)/s)
+			}
+		}
+	}
+	if byAlg.n == 0 {
 		return 0
 	}
-	k := int(math.Round(n))
-	if k < 2 || math.Abs(r.Collective.BusBWFactor(k)-ratio) > 0.03*ratio {
-		return 0
+	both := byAlg
+	if bySize.n > 0 {
+		both.add(bySize.lo, bySize.hi)
 	}
-	return k
+	n, ok := onlyRanks(both, limit)
+	if !ok && both.lo > both.hi {
+		n, _ = onlyRanks(byAlg, limit)
+	}
+	return n
+}
+
+// onlyRanks returns the one n >= 2 whose factor limit x (n-1)/n lies in f
+// (ok true when f leaves at least one n >= 1), 0 when none or several do.
+func onlyRanks(f factorRange, limit float64) (int, bool) {
+	if f.lo > f.hi || f.hi < 0 {
+		return 0, false
+	}
+	if f.hi >= limit || f.lo <= 0 {
+		// Unbounded n, or one rank (factor 0) fits as well.
+		return 0, true
+	}
+	// factor(n) = limit(n-1)/n increases with n: n = limit/(limit-factor).
+	inv := func(x float64) float64 { return limit / (limit - x) }
+	lo, hi := math.Ceil(inv(f.lo)-1e-9), math.Floor(inv(f.hi)+1e-9)
+	if hi > 1<<20 || lo != hi || lo < 2 {
+		return 0, lo <= hi
+	}
+	return int(lo), true
 }
 
 // textPass is one pass over a text file of nccl-tests output and/or NCCL
