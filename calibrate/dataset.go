@@ -122,11 +122,65 @@ func CheckRun(r *ingest.Run, log *ingest.NCCLLog, file string, cl *model.Cluster
 				where, d.Rank, d.Name, g.Name, want.Name, ErrMismatch)
 		}
 	}
-	if h := len(r.Hosts); h > 1 && h != cl.NumNodes() {
-		return fmt.Errorf("calibrate: %s: node count: the run spans %d hosts, the cluster has %d nodes: %w", where, h, cl.NumNodes(), ErrMismatch)
+	perNode := hostsPerNode(cl)
+	if perNode <= 1 {
+		if h := len(r.Hosts); h > 1 && h != cl.NumNodes() {
+			return fmt.Errorf("calibrate: %s: node count: the run spans %d hosts, the cluster has %d nodes: %w", where, h, cl.NumNodes(), ErrMismatch)
+		}
+	} else if err := checkHosts(r, where, cl, perNode); err != nil {
+		return err
 	}
-	if log != nil && log.Nodes > 0 && log.Ranks == r.Ranks && log.Nodes != cl.NumNodes() {
+	// NCCL counts the hosts of a multi-host NVLink domain, or the domain
+	// as one node (MNNVL): either agrees with the cluster.
+	if log != nil && log.Nodes > 0 && log.Ranks == r.Ranks && log.Nodes != cl.NumNodes() && log.Nodes != perNode*cl.NumNodes() {
 		return fmt.Errorf("calibrate: %s: node count: the NCCL log says nNodes %d, the cluster has %d nodes: %w", where, log.Nodes, cl.NumNodes(), ErrMismatch)
+	}
+	return nil
+}
+
+// hostsPerNode is the number of hosts (operating-system instances) behind
+// the GPUs of one node of cl: 1 for a server, more for a node that is an
+// NVLink domain of several hosts (GB200 NVL72: 18 trays of 4 GPUs, two
+// Grace sockets each, NodeSpec.SocketsPerHost). Only the hosts of the GPUs
+// the cluster uses count (--gpus-per-node).
+func hostsPerNode(cl *model.Cluster) int {
+	per := cl.Spec.Node.SocketsPerHost
+	if per <= 0 || len(cl.Nodes) == 0 {
+		return 1
+	}
+	hosts := map[int]bool{}
+	for _, g := range cl.Nodes[0].GPUs {
+		hosts[cl.Topo.Elem(g).Socket/per] = true
+	}
+	return max(1, len(hosts))
+}
+
+// checkHosts compares the hosts of a run with a cluster whose nodes span
+// perNode hosts each: the run spans one host (a single-process run that
+// names no other), or every host of the cluster with the same number of
+// ranks on each.
+func checkHosts(r *ingest.Run, where string, cl *model.Cluster, perNode int) error {
+	h, want := len(r.Hosts), perNode*cl.NumNodes()
+	if h <= 1 {
+		return nil
+	}
+	if h != want {
+		return fmt.Errorf("calibrate: %s: host count: the run spans %d hosts, the cluster has %d (%d node(s) x %d hosts of %d GPUs): %w",
+			where, h, want, cl.NumNodes(), perNode, cl.GPUsPerNode()/perNode, ErrMismatch)
+	}
+	if len(r.Devices) != r.Ranks || cl.GPUsPerNode()%perNode != 0 {
+		return nil
+	}
+	per := map[string]int{}
+	for _, d := range r.Devices {
+		per[d.Host]++
+	}
+	g := cl.GPUsPerNode() / perNode
+	for _, host := range r.Hosts {
+		if per[host] != g {
+			return fmt.Errorf("calibrate: %s: ranks per host: host %s runs %d ranks, the cluster's hosts have %d GPUs each (%d node(s) x %d hosts): %w",
+				where, host, per[host], g, cl.NumNodes(), perNode, ErrMismatch)
+		}
 	}
 	return nil
 }

@@ -230,10 +230,12 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	}
 	// What the healthy model itself expects.
 	expected := map[string]string{}
-	if G := cl.GPUsPerNode(); G > 1 {
-		g := cl.Nodes[0].GPUs
-		if p := res.GPU(g[0], g[1]); p != nil && p.Transport != model.TransportP2P {
-			expected[DiagSHM] = fmt.Sprintf("the healthy model already uses %s between GPU0 and GPU1 (%s)", p.Transport, p.Reason)
+	pairs := intraPairs(cl, res, in.Series)
+	for _, pr := range pairs {
+		if p := res.GPU(pr.a, pr.b); p != nil && p.Transport != model.TransportP2P {
+			expected[DiagSHM] = fmt.Sprintf("the healthy model already uses %s between GPU%d and GPU%d, GPUs the measured collective connects (%s)",
+				p.Transport, res.LocalIndex(pr.a), res.LocalIndex(pr.b), p.Reason)
+			break
 		}
 	}
 	if cl.NumNodes() > 1 && len(res.NICUsable[0]) > 0 {
@@ -256,7 +258,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 		baseline  float64
 	}
 	best := map[string]*score{}
-	for _, h := range hypotheses(cl, res, in) {
+	for _, h := range hypotheses(cl, res, in, pairs) {
 		pred, _, err := predictGate(ctx, h.spec, h.params, gateSeries)
 		if err != nil {
 			continue // the misconfiguration is impossible on this cluster
@@ -284,6 +286,22 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 		b, ok := best[h.code]
 		if !ok || len(sc.explained) > len(b.explained) || (len(sc.explained) == len(b.explained) && sc.residual < b.residual) {
 			best[h.code] = sc
+		}
+	}
+	// The curves that explain each gate series, by name: a measurement a
+	// smooth re-prediction follows is steady, however far it is from the
+	// healthy model (unsteady).
+	alts := map[string][]altCurve{}
+	for _, code := range sortedKeys(best) {
+		sc := best[code]
+		for _, i := range sc.explained {
+			scale := map[int64]float64{}
+			for k, pt := range gateSeries[i].Points {
+				if sc.pred[i][k] > 0 && base[i][k] > 0 {
+					scale[pt.Size] = base[i][k] / sc.pred[i][k]
+				}
+			}
+			alts[gateSeries[i].Name] = append(alts[gateSeries[i].Name], altCurve{sc.h.reproduce, scale})
 		}
 	}
 	ruled := ruledOut(in.Logs)
@@ -324,7 +342,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	if d := roceFabric(cl, in); d != nil {
 		d.Baseline = roundTo(r0, 4)
 		out[DiagRoCEFabric] = d
-	} else if d := unsteady(in); d != nil {
+	} else if d := unsteady(in, alts); d != nil {
 		out[DiagUnsteady] = d
 	}
 	var list []Diagnosis
@@ -606,12 +624,30 @@ func curveText(reproduce string, pred, base, meas []float64, s Series, r, r0 flo
 	}
 	f := s.Coll.BusBWFactor(s.Ranks)
 	bw := func(t float64) float64 { return float64(s.Points[i].Size) / (t * 1e3) * f }
-	verdict := "does not reproduce the measurement"
-	if explains {
-		verdict = "reproduces the measurement"
-	}
 	return fmt.Sprintf("%s: the model with %s %s: %.3g GB/s busbw at %s against %.3g measured and %.3g for the healthy model; median |log error| over the gate points %.3f (healthy model %.3f)",
-		s.Name, reproduce, verdict, bw(pred[i]), model.FormatBytes(model.Bytes(s.Points[i].Size)), bw(meas[i]), bw(base[i]), r, r0)
+		s.Name, reproduce, curveVerdict(r, r0, explains), bw(pred[i]), model.FormatBytes(model.Bytes(s.Points[i].Size)), bw(meas[i]), bw(base[i]), r, r0)
+}
+
+// sameResidual is the difference of two median |log error|s (0.5%) below
+// which a re-prediction fits the measurement as well as the healthy model.
+const sameResidual = 0.005
+
+// curveVerdict says how a re-prediction with residual r fits the
+// measurement against the healthy model's r0: a change that fits as well
+// as the healthy model does reproduce the measurement, and explains
+// nothing the healthy model leaves open.
+func curveVerdict(r, r0 float64, explains bool) string {
+	switch {
+	case explains:
+		return "reproduces the measurement"
+	case math.Abs(r-r0) <= sameResidual && r0 <= explainMax:
+		return "reproduces the measurement only as well as the healthy model does, so it explains no gap"
+	case math.Abs(r-r0) <= sameResidual:
+		return "is no closer to the measurement than the healthy model"
+	case r < r0:
+		return "comes closer to the measurement than the healthy model, not enough to explain it"
+	}
+	return "does not reproduce the measurement"
 }
 
 // failingPoints lists the gate points outside the tolerance, split by
@@ -805,14 +841,15 @@ func withEnv(spec model.ClusterSpec, kv ...string) model.ClusterSpec {
 }
 
 // hypotheses lists the checklist's misconfigurations that apply to cl.
-func hypotheses(cl *model.Cluster, res *model.Resolution, in DiagnoseInput) []hypothesis {
+// pairs are the GPU pairs the measured collectives connect (intraPairs):
+// SHM instead of P2P is a hypothesis when any of them uses P2P.
+func hypotheses(cl *model.Cluster, res *model.Resolution, in DiagnoseInput, pairs []gpuPair) []hypothesis {
 	spec, p := in.Spec, in.Params
 	var hs []hypothesis
-	G := cl.GPUsPerNode()
-	if G > 1 {
-		g := cl.Nodes[0].GPUs
-		if pp := res.GPU(g[0], g[1]); pp != nil && pp.Transport == model.TransportP2P {
+	for _, pr := range pairs {
+		if pp := res.GPU(pr.a, pr.b); pp != nil && pp.Transport == model.TransportP2P {
 			hs = append(hs, hypothesis{DiagSHM, "--set NCCL_P2P_DISABLE=1", withEnv(spec, "NCCL_P2P_DISABLE", "1"), p})
+			break
 		}
 	}
 	multi := cl.NumNodes() > 1 && len(res.NICUsable[0]) > 0
@@ -848,7 +885,8 @@ func hypotheses(cl *model.Cluster, res *model.Resolution, in DiagnoseInput) []hy
 	for _, c := range in.Checks {
 		nvls := false
 		for _, pt := range c.Points {
-			if pt.Regime == c.Gate && pt.Algo == model.AlgoNVLS.String() {
+			// NVLS within a node, NVLSTree across nodes: both need NVLS.
+			if pt.Regime == c.Gate && (pt.Algo == model.AlgoNVLS.String() || pt.Algo == model.AlgoNVLSTree.String()) {
 				nvls = true
 			}
 		}
@@ -865,6 +903,76 @@ func hypotheses(cl *model.Cluster, res *model.Resolution, in DiagnoseInput) []hy
 		hs = append(hs, hypothesis{DiagPCIeBound, "half the PCIe bandwidth (links at x8, or one generation down)", spec, slow})
 	}
 	return hs
+}
+
+// gpuPair is two GPUs of node 0 that exchange data.
+type gpuPair struct{ a, b model.ElemID }
+
+// intraPairs returns the pairs of node 0's GPUs that the collectives of
+// series connect, each once: the neighbours of the ring graph's channels
+// (rings and trees follow them; on one node the ring closes, across nodes
+// the chain leaves through the network), consecutive local GPUs for
+// SendRecv (nccl-tests sends to the next rank) and every pair for AlltoAll.
+// A node's pairs differ in transport (P2P under one PCIe switch, SHM
+// across host bridges or sockets), so GPU0 and GPU1 alone do not say what
+// a collective uses.
+func intraPairs(cl *model.Cluster, res *model.Resolution, series []Series) []gpuPair {
+	gpus := cl.Nodes[0].GPUs
+	if len(gpus) < 2 {
+		return nil
+	}
+	var out []gpuPair
+	seen := map[gpuPair]bool{}
+	add := func(i, j int) {
+		if i == j || i < 0 || j < 0 || i >= len(gpus) || j >= len(gpus) {
+			return
+		}
+		p := gpuPair{gpus[i], gpus[j]}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	ring, all, next := len(series) == 0, false, false
+	for _, s := range series {
+		switch s.Coll {
+		case model.AlltoAll:
+			all = true
+		case model.SendRecv:
+			next = true
+		default:
+			ring = true
+		}
+	}
+	if ring {
+		multi := cl.NumNodes() > 1
+		if g := res.SearchGraphs(); g != nil && g.Ring != nil {
+			for _, ch := range g.Ring.Channels {
+				for i := range ch.GPUs {
+					if i+1 == len(ch.GPUs) {
+						if !multi {
+							add(ch.GPUs[i], ch.GPUs[0])
+						}
+						break
+					}
+					add(ch.GPUs[i], ch.GPUs[i+1])
+				}
+			}
+		}
+	}
+	if next {
+		for i := range gpus {
+			add(i, (i+1)%len(gpus))
+		}
+	}
+	if all {
+		for i := range gpus {
+			for j := range gpus {
+				add(i, j)
+			}
+		}
+	}
+	return out
 }
 
 // nicsAcrossSockets moves every NIC slot of a node to one new host bridge
@@ -962,27 +1070,105 @@ func jitter(v []float64) float64 {
 	return stat.StdDev(v, nil)
 }
 
-// unsteady names the runs whose measured/model busbw spreads over the
-// gate points by more than the gate's tolerance (on RoCE roceFabric says
-// it with the fabric's causes): the run's own spread, which no model
-// removes, with its range of busbw against the model's.
-func unsteady(in DiagnoseInput) *Diagnosis {
+// reverses reports whether the measured busbw of points, in size order,
+// both rises and falls by more than tol (log ratio, between any earlier
+// size and a later one): a swing up and down, the run's own unsteadiness.
+// A curve that only climbs to its plateau, or only falls, is smooth
+// whatever the model says of it: its gap to the model is the model's
+// shape (an algorithm or protocol switch, a cause no re-prediction
+// modelled), not noise.
+func reverses(points []PointCheck, tol float64) bool {
+	ps := append([]PointCheck(nil), points...)
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Size < ps[j].Size })
+	lo, hi := math.Inf(1), math.Inf(-1) // the least and most log busbw so far
+	var rise, fall float64
+	for _, p := range ps {
+		if !(p.MeasuredBusBW > 0) {
+			continue
+		}
+		x := math.Log(p.MeasuredBusBW)
+		rise, fall = math.Max(rise, x-lo), math.Max(fall, hi-x)
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return rise > tol && fall > tol
+}
+
+// altCurve is a re-prediction that explains a series: scale is, by size,
+// the healthy model's time over the re-prediction's, the factor from the
+// healthy model's busbw to the re-prediction's.
+type altCurve struct {
+	reproduce string
+	scale     map[int64]float64
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// unsteady names the runs whose measured busbw spreads over the gate
+// points, against the model curve that follows it best, by more than the
+// gate's tolerance, and swings up and down by more than it (reverses; on
+// RoCE roceFabric says it with the fabric's causes):
+// the run's own spread, which no model removes, with its range of busbw
+// against the model's. The curves are the healthy model and the
+// re-predictions that explain the run (alts, by series name): a smooth
+// measurement of a misconfigured cluster is far from the healthy model at
+// some sizes and close at others, a spread its cause explains, not noise.
+func unsteady(in DiagnoseInput, alts map[string][]altCurve) *Diagnosis {
 	var ev []string
 	for _, c := range in.Checks {
-		var ratios []float64
-		lo, hi, mlo, mhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+		var gate []PointCheck
 		for _, p := range c.Points {
-			if p.Regime != c.Gate || p.Ratio <= 0 {
+			if p.Regime == c.Gate && p.Ratio > 0 {
+				gate = append(gate, p)
+			}
+		}
+		curves := append([]altCurve{{}}, alts[c.Series]...)
+		best, bestSD := -1, math.Inf(1)
+		for k, cv := range curves {
+			ratios := make([]float64, 0, len(gate))
+			for _, p := range gate {
+				f := 1.0
+				if cv.scale != nil {
+					var ok bool
+					if f, ok = cv.scale[p.Size]; !ok || !(f > 0) {
+						ratios = nil
+						break
+					}
+				}
+				ratios = append(ratios, math.Log(p.Ratio*f))
+			}
+			if ratios == nil && len(gate) > 0 {
 				continue
 			}
-			ratios = append(ratios, math.Log(p.Ratio))
+			if sd := jitter(ratios); sd < bestSD {
+				best, bestSD = k, sd
+			}
+		}
+		if best < 0 || bestSD <= in.Tolerance || !reverses(gate, in.Tolerance) {
+			continue
+		}
+		cv := curves[best]
+		lo, hi, mlo, mhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+		for _, p := range gate {
+			m := p.ModelBusBW
+			if cv.scale != nil {
+				m *= cv.scale[p.Size]
+			}
 			lo, hi = math.Min(lo, p.MeasuredBusBW), math.Max(hi, p.MeasuredBusBW)
-			mlo, mhi = math.Min(mlo, p.ModelBusBW), math.Max(mhi, p.ModelBusBW)
+			mlo, mhi = math.Min(mlo, m), math.Max(mhi, m)
 		}
-		if sd := jitter(ratios); sd > in.Tolerance {
-			ev = append(ev, fmt.Sprintf("%s: over its %d %s points measured/model busbw spreads by %.0f%% (standard deviation of the log ratio): measured %.3g-%.3g GB/s where the model gives %.3g-%.3g",
-				c.Series, len(ratios), c.Gate, sd*100, lo, hi, mlo, mhi))
+		what := "measured/model busbw spreads"
+		if cv.reproduce != "" {
+			what = fmt.Sprintf("measured busbw spreads against the model with %s, the curve that follows it best,", cv.reproduce)
 		}
+		ev = append(ev, fmt.Sprintf("%s: over its %d %s points %s by %.0f%% (standard deviation of the log ratio): measured %.3g-%.3g GB/s where the model gives %.3g-%.3g",
+			c.Series, len(gate), c.Gate, what, bestSD*100, lo, hi, mlo, mhi))
 	}
 	if len(ev) == 0 {
 		return nil
