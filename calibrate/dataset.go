@@ -110,7 +110,9 @@ func runLabel(r *ingest.Run) string {
 // which fact differs.
 func CheckRun(r *ingest.Run, log *ingest.NCCLLog, file string, cl *model.Cluster) error {
 	where := fmt.Sprintf("%s:%d (%s)", file, r.Line, runLabel(r))
-	if r.Ranks != cl.NumRanks() {
+	// A run that names no count (Ranks 0: no device lines, no stated
+	// count, bandwidths that fit several) is taken as the cluster's.
+	if r.Ranks != 0 && r.Ranks != cl.NumRanks() {
 		return fmt.Errorf("calibrate: %s: rank count: the run has %d ranks, the cluster has %d (%d node(s) x %d GPUs): %w",
 			where, r.Ranks, cl.NumRanks(), cl.NumNodes(), cl.GPUsPerNode(), ErrMismatch)
 	}
@@ -213,6 +215,12 @@ func specForRanks(r *ingest.Run, file string, cl *model.Cluster, spec model.Clus
 		return spec, cl, "", nil
 	}
 	where := fmt.Sprintf("%s:%d (%s)", file, r.Line, runLabel(r))
+	if r.Ranks == 0 {
+		// No device lines, no stated count, and bandwidths that fit more
+		// than one count (ingest.Run.Ranks): the cluster's is taken, and
+		// said, rather than the run refused for a count it never gave.
+		return spec, cl, fmt.Sprintf("%s: the run names no rank count and its bandwidths fit several; taken as the cluster's %d ranks", where, cl.NumRanks()), nil
+	}
 	G := cl.GPUsPerNode()
 	if r.Ranks > 0 && r.Ranks < G {
 		return spec, nil, "", fmt.Errorf("calibrate: %s: rank count: the run has %d ranks, the cluster has %d (%d node(s) x %d GPUs): a run on fewer GPUs than one node: %w (%w)", where, r.Ranks, cl.NumRanks(), cl.NumNodes(), G, ErrMismatch, errPartialNode)
