@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/collsim/collsim/model"
 )
@@ -134,4 +135,27 @@ func addBackgroundOps(s *Schedule, bg []bgFlow) (ours int) {
 		s.Add(Op{Kind: OpTransfer, Route: f.route, Bytes: f.cap * 1e14, RateCap: f.cap, Rank: -1, Unit: -1})
 	}
 	return ours
+}
+
+// ownDemands reports how many of a form's demands are the call's own: the
+// background flows addBackground appended come last, and it returns their
+// per-member rate caps in order.
+func (e *Env) ownDemands(f *form) (int, []float64) {
+	n := len(f.demands)
+	if e.Cluster.Fabric == nil || len(e.Cluster.Fabric.Background()) == 0 {
+		return n, nil
+	}
+	bg, err := e.backgroundFlows()
+	if err != nil || len(bg) == 0 || len(bg) > n {
+		return n, nil
+	}
+	caps := make([]float64, len(bg))
+	for i, b := range bg {
+		d := f.demands[n-len(bg)+i]
+		if !slices.Equal(d.route, b.route) {
+			return n, nil
+		}
+		caps[i] = b.cap
+	}
+	return n - len(bg), caps
 }

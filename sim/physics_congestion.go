@@ -40,17 +40,24 @@ import (
 // (below), one hop of propagation.
 //
 // ECN with DCQCN: senders cut their rate on congestion notifications and
-// converge to their fair share in dcqcn.conv.us; during convergence the
-// pauses (or, lossy, the drops) happen and the cut costs the congested
-// port on average half the cut (a linear recovery from 1 - dcqcn.cut to
-// full rate). Without DCQCN the overload lasts the whole call.
+// converge to their fair share in dcqcn.conv.us; only during convergence
+// do the pauses (or, lossy, the drops) happen. On a lossless fabric the
+// port's queue, held by PFC, keeps it busy through the cut, so its own
+// flows get what PFC alone gives them and only the pauses shrink. Without
+// DCQCN the overload lasts the whole call.
 //
-// Lossy RoCE (no PFC): the port drops what it cannot queue, a fraction
-// p = (1 - 1/D) of the bytes offered while the overload lasts and the
-// buffer is full. Go-back-N resends the window in flight per loss (goodput
-// (1-p)/(1+pW), W = line rate x roce.rtt.us / MTU packets), selective
-// repeat only the lost packet (1-p) (textbook ARQ; IRN), and a lost tail
-// waits roce.rto.us: each op that crosses the port pays p x RTO.
+// Lossy RoCE (no PFC): while the overload lasts the port drops what it
+// cannot queue, p = (1 - 1/D') of the bytes offered beyond its buffer,
+// where D' = D(1 - dcqcn.cut/2) with DCQCN (cut and linear recovery lower
+// what the senders offer) and D without. Go-back-N resends the window in
+// flight per loss (goodput g = (1-p)/(1+pW), W = line rate x roce.rtt.us /
+// MTU packets), selective repeat only the lost packet (1-p) (textbook
+// ARQ; IRN). The port carries g of its rate for the window and its full
+// rate after it (the senders converged, no loss): busy t at full rate, it
+// takes t + window(1-g), or t/g when all of it fits in the window. A lost
+// tail waits roce.rto.us: each op that crosses the port pays p x RTO times
+// the window's share of the port's time. Other jobs' flows add to a
+// port's offered load but never lower what the call's own flows offer.
 
 // congestion is what the physics pass decided for one call.
 type congestion struct {
@@ -152,13 +159,24 @@ func (e *Env) physics(pr *form, t0 model.Time) *congestion {
 	// rates / capacity > 1, queues; flows that only meet their fair share
 	// do not (two children sending to a tree parent each at half their
 	// cable's rate are no incast).
+	// A background job's flows (other tenants) compete for the ports they
+	// cross, but they do not lower what the call's own flows offer: the
+	// call's flows are offered at their share among the call's own flows
+	// (so adding competing load can only add to a port's offered load and
+	// queue, never hide the call's own overload), and a background flow at
+	// its share among all flows, held to its job's duty cycle.
+	nOwn, bgCap := e.ownDemands(pr)
 	members := make([]float64, len(e.caps))
-	for _, fc := range pr.demands {
+	membersAll := make([]float64, len(e.caps))
+	for i, fc := range pr.demands {
 		if fc.bytes <= 0 {
 			continue
 		}
 		for _, l := range fc.route {
-			members[l] += float64(max(fc.weight, 1))
+			if i < nOwn {
+				members[l] += float64(max(fc.weight, 1))
+			}
+			membersAll[l] += float64(max(fc.weight, 1))
 		}
 	}
 	// In NCCL's pipelined collectives a receiver clocks the connections
@@ -170,20 +188,25 @@ func (e *Env) physics(pr *form, t0 model.Time) *congestion {
 	clocked := pr.kind != "direct" && pr.kind != ""
 	offered := map[model.LinkID]float64{}
 	inflight := map[model.LinkID]float64{}
-	for _, fc := range pr.demands {
+	for i, fc := range pr.demands {
 		if fc.bytes <= 0 {
 			continue
 		}
 		w := float64(max(fc.weight, 1))
-		rate := math.Inf(1)
+		rate, mem := math.Inf(1), members
+		if i >= nOwn {
+			rate, mem = bgCap[i-nOwn], membersAll
+		}
+		started := false
 		for _, l := range fc.route {
 			role := e.netLinkRole(l)
-			if role == 2 && !math.IsInf(rate, 1) && (!clocked || !e.intoNIC(l)) {
+			if role == 2 && started && (!clocked || !e.intoNIC(l)) {
 				offered[l] += w * rate
 				inflight[l] += w * math.Min(fc.bytes, ncclWindow)
 			}
-			if role != 0 && e.caps[l] > 0 && members[l] > 0 {
-				rate = math.Min(rate, e.caps[l]/members[l])
+			if role != 0 && e.caps[l] > 0 && mem[l] > 0 {
+				rate = math.Min(rate, e.caps[l]/mem[l])
+				started = true
 			}
 		}
 	}
@@ -215,20 +238,26 @@ func (e *Env) physics(pr *form, t0 model.Time) *congestion {
 	ph := e.params.Physics
 	lossless := kind == model.NICIB || roce.PFC
 	dcqcn := kind == model.NICRoCE && roce.ECN && roce.DCQCN
-	// frac is the share of the call the overload lasts.
+	// win is how long the overload lasts once it starts (ps): DCQCN's
+	// convergence, or the whole call without it.
+	win := math.Inf(1)
 	frac := 1.0
 	if dcqcn {
-		frac = math.Min(1, ph.DCQCNConvUs*1e6/float64(t0))
+		win = ph.DCQCNConvUs * 1e6
+		frac = math.Min(1, win/float64(t0))
 	}
 	cg := &congestion{caps: append([]float64(nil), e.caps...), extraLat: map[model.LinkID]model.Time{}}
+	// added is the most time any congested link adds to its own busy time,
+	// for the note's share of the call.
+	var added float64
 	for _, h := range hot {
 		name := e.LinkName(h.link)
-		if dcqcn {
-			// DCQCN's cut and recovery: the port runs dcqcn.cut/2 below
-			// capacity while the senders converge.
-			cg.caps[h.link] *= 1 - ph.DCQCNCut/2*frac*h.over
-		}
 		if lossless {
+			// DCQCN's cut (dcqcn.cut) lowers what the senders offer while
+			// they converge, but the port stays busy: its queue, beyond
+			// its buffer and held upstream by PFC, drains through the cut.
+			// Its own flows get what PFC alone gives them; what DCQCN
+			// changes is how long the links that feed it stay paused.
 			var paused []string
 			ups := make([]model.LinkID, 0, len(up[h.link]))
 			for p := range up[h.link] {
@@ -239,6 +268,9 @@ func (e *Env) physics(pr *form, t0 model.Time) *congestion {
 				// Paused (1 - 1/D) of the overload time.
 				f := 1 / (1 + (h.d-1)*frac*h.over)
 				cg.caps[p] = math.Min(cg.caps[p], e.caps[p]*f)
+				if e.caps[p] > 0 {
+					added = math.Max(added, loads[p]/e.caps[p]*(1/f-1))
+				}
 				paused = append(paused, e.LinkName(p))
 			}
 			mech := "PFC pauses"
@@ -248,17 +280,46 @@ func (e *Env) physics(pr *form, t0 model.Time) *congestion {
 			cg.notes = append(cg.notes, fmt.Sprintf("%s offered %.2fx its capacity: %s %d upstream link(s) (%s), head-of-line blocking every flow on them", name, h.d, mech, len(paused), strings.Join(firstN(paused, 3), ", ")))
 			continue
 		}
-		// Lossy RoCE: drops and their recovery.
-		p := (1 - 1/h.d) * frac * h.over
-		eff := e.arqEff(p, roce)
-		cg.caps[h.link] *= eff
-		cg.extraLat[h.link] = model.Time(p * ph.RoCERTOUs * 1e6)
-		cg.notes = append(cg.notes, fmt.Sprintf("%s offered %.2fx its capacity without PFC: drops %.2g of its packets, %s recovery keeps %.3g of its rate", name, h.d, p, retransmitName(roce), eff))
+		// Lossy RoCE: while the overload lasts the port drops what it
+		// cannot queue and the senders resend it; once DCQCN has converged
+		// they run at their fair share without loss. While converging,
+		// DCQCN's cut and linear recovery (on average half the cut) lower
+		// what the senders offer to D' = D(1 - dcqcn.cut/2), never below
+		// the port's capacity (the port stays busy).
+		dw := h.d
+		if dcqcn {
+			dw = math.Max(1, h.d*(1-ph.DCQCNCut/2))
+		}
+		p := (1 - 1/dw) * h.over
+		g := e.arqEff(p, roce)
+		// The port's busy time: tp at full rate; the window's goodput g
+		// carries g*win of it, the rest runs at the converged rate.
+		tp := loads[h.link] / e.caps[h.link]
+		f, share := windowed(g, tp, win)
+		cg.caps[h.link] *= f
+		added = math.Max(added, tp*(1/f-1))
+		cg.extraLat[h.link] = model.Time(p * share * ph.RoCERTOUs * 1e6)
+		cg.notes = append(cg.notes, fmt.Sprintf("%s offered %.2fx its capacity without PFC: drops %.2g of its packets while the overload lasts, %s recovery keeps %.3g of its rate then (%.3g over the call)", name, h.d, p, retransmitName(roce), g, f))
 	}
 	if dcqcn {
-		cg.notes = append(cg.notes, fmt.Sprintf("DCQCN converges in %.0f us (%.0f%% of the call)", ph.DCQCNConvUs, 100*frac))
+		cg.notes = append(cg.notes, fmt.Sprintf("DCQCN converges in %.0f us (%.0f%% of the call)", ph.DCQCNConvUs, 100*math.Min(1, win/(float64(t0)+added))))
 	}
 	return cg
+}
+
+// windowed is the rate factor of a link busy for t (ps) at full rate that
+// runs at fraction g of its rate for the first win ps and at full rate
+// after: t/(t + win(1-g)) when the work outlasts the window, g when it all
+// fits in it. share is the part of the link's time inside the window.
+func windowed(g, t, win float64) (f, share float64) {
+	if g >= 1 || t <= 0 {
+		return 1, math.Min(1, win/math.Max(t, 1))
+	}
+	if t <= g*win {
+		return g, 1
+	}
+	T := t + win*(1-g)
+	return t / T, win / T
 }
 
 func firstN(s []string, n int) []string {
