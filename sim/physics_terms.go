@@ -42,7 +42,7 @@ func physicsTerms() []termDef {
 			model.Cite("Graham et al., ISC 2020 (DOI 10.1007/978-3-030-50743-5_3)", "SHARPv2 streaming aggregation: MPI_Allreduce at ~95% of network bandwidth on HDR Quantum"), false},
 		{"dcqcn.conv.us", func(p *Params) *float64 { return &p.Physics.DCQCNConvUs }, 1500, 10, 100000, "us", "time DCQCN takes to converge senders to their fair share once a port congests",
 			model.Assume("from the ConnectX DCQCN defaults (Zhu et al., SIGCOMM 2015 algorithm; RPG_TIME_RESET 300 us, RPG_MIN_DEC_FAC 50%): after a 50% cut fast recovery halves the gap to the target every 300-us period, ~5 periods to within 3%: 1.5 ms at 400G, inside the 0.3-3 ms range those timers allow"), false},
-		{"dcqcn.cut", func(p *Params) *float64 { return &p.Physics.DCQCNCut }, 0.5, 0, 1, "fraction", "DCQCN's largest rate cut; a congested port loses half of it on average while senders recover",
+		{"dcqcn.cut", func(p *Params) *float64 { return &p.Physics.DCQCNCut }, 0.5, 0, 1, "fraction", "DCQCN's largest rate cut; without PFC, senders offer 1 - cut/2 of their rate on average while they converge (a lossless port loses nothing to it)",
 			model.Cite("ConnectX firmware default RPG_MIN_DEC_FAC = 50 (linux mlx5_ifc.h cong_control_r_roce_ecn_rp)", "a single CNP cuts the rate by at most 50%; a linear recovery back to full rate averages half the cut"), false},
 		{"roce.rtt.us", func(p *Params) *float64 { return &p.Physics.RoCERTTUs }, 5, 0.5, 200, "us", "round trip a go-back-N window covers (packets in flight per loss: line rate x RTT / MTU)",
 			model.Assume("NIC to NIC through one switch and back with NIC processing, ~5 us; a 2-tier fabric adds ~5 us and a 3-tier one ~25 us of switch and cable time: calibrate it for deeper fabrics"), false},
