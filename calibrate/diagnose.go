@@ -3,7 +3,9 @@ package calibrate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -292,7 +294,7 @@ func Diagnose(ctx context.Context, in DiagnoseInput) ([]Diagnosis, error) {
 	// smooth re-prediction follows is steady, however far it is from the
 	// healthy model (unsteady).
 	alts := map[string][]altCurve{}
-	for _, code := range sortedKeys(best) {
+	for _, code := range slices.Sorted(maps.Keys(best)) {
 		sc := best[code]
 		for _, i := range sc.explained {
 			scale := map[int64]float64{}
@@ -1099,15 +1101,6 @@ func reverses(points []PointCheck, tol float64) bool {
 type altCurve struct {
 	reproduce string
 	scale     map[int64]float64
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // unsteady names the runs whose measured busbw spreads over the gate

@@ -20,22 +20,7 @@ import (
 // file, so the findings the parser draws from device lines are there.
 func modelLog(t *testing.T, spec model.ClusterSpec, coll model.Collective, sizes []int64, perHost int, gpuName string) *ingest.Artifact {
 	t.Helper()
-	cl, err := spec.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := sim.NewEnv(cl, sim.DefaultParams())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := sim.Request{Coll: coll, ElemSize: 4, Engine: sim.EngineAnalytic}
-	for _, s := range sizes {
-		req.Sizes = append(req.Sizes, model.Bytes(s))
-	}
-	pts, err := env.Sweep(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, pts := modelPoints(t, spec, sim.DefaultParams(), coll, sizes)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Collective test starting: %s_perf\n", coll.TestName())
 	fmt.Fprintf(&b, "# nThread 1 nGpus 1 minBytes %d maxBytes %d step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n", sizes[0], sizes[len(sizes)-1])

@@ -40,6 +40,20 @@ func powersOfTwo(lo, hi int64) []int64 {
 // reproduces exactly, so fits and diagnoses have a known answer.
 func synthetic(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Collective, sizes []int64) *ingest.Artifact {
 	t.Helper()
+	cl, pts := modelPoints(t, spec, p, coll, sizes)
+	r := &ingest.Run{Collective: coll, CollectiveName: coll.TestName(), Binary: coll.TestName() + "_perf", Line: 1,
+		Ranks: cl.NumRanks(), DType: "float", DTypeSize: 4, OutOfBounds: 0}
+	for i, pt := range pts {
+		res := ingest.Result{TimeUs: pt.TimeUs, AlgBW: pt.AlgBW, BusBW: pt.BusBW, Valid: true}
+		r.Rows = append(r.Rows, ingest.Row{Line: 2 + i, Size: int64(pt.Size), Count: pt.Count, OOP: res, IP: res})
+	}
+	return &ingest.Artifact{File: "synthetic.txt", Kind: ingest.KindNCCLTests, Runs: []*ingest.Run{r}}
+}
+
+// modelPoints returns spec's cluster and the analytic engine's
+// predictions of coll at sizes with params p.
+func modelPoints(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Collective, sizes []int64) (*model.Cluster, []sim.Point) {
+	t.Helper()
 	cl, err := spec.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -56,13 +70,7 @@ func synthetic(t *testing.T, spec model.ClusterSpec, p sim.Params, coll model.Co
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &ingest.Run{Collective: coll, CollectiveName: coll.TestName(), Binary: coll.TestName() + "_perf", Line: 1,
-		Ranks: cl.NumRanks(), DType: "float", DTypeSize: 4, OutOfBounds: 0}
-	for i, pt := range pts {
-		res := ingest.Result{TimeUs: pt.TimeUs, AlgBW: pt.AlgBW, BusBW: pt.BusBW, Valid: true}
-		r.Rows = append(r.Rows, ingest.Row{Line: 2 + i, Size: int64(pt.Size), Count: pt.Count, OOP: res, IP: res})
-	}
-	return &ingest.Artifact{File: "synthetic.txt", Kind: ingest.KindNCCLTests, Runs: []*ingest.Run{r}}
+	return cl, pts
 }
 
 // paramsWith returns the default parameters with the given terms set.
