@@ -645,11 +645,18 @@ func (e *Env) formDirect(call Call, every bool) (*form, error) {
 						return nil, err
 					}
 				}
-				r, err := e.netRoute(src, out, dst, in)
+				paths, total, err := e.p2pPaths(src, out, dst, in, op.Channels)
 				if err != nil {
 					return nil, err
 				}
-				route, ceil = e.decorate(r)
+				for _, p := range paths {
+					frac := float64(p.n) / float64(total)
+					route, ceil := e.decorate(p.route)
+					pc, lat := peerCeil(route, ceil)
+					f.latHop = max(f.latHop, lat)
+					f.demands = append(f.demands, demand{route, wire * frac, 1, pc.scaled(frac)})
+				}
+				continue
 			}
 			pc, lat := peerCeil(route, ceil)
 			f.latHop = max(f.latHop, lat)

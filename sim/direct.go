@@ -53,10 +53,11 @@ func (b *builder) direct() (*prog, error) {
 		w     int32
 		lat   model.Time
 		rank  int32
+		frac  float64 // of the block
 	}
 	var flows []flow
 	var src int32
-	addFlow := func(route []model.LinkID, w int32) {
+	addFlowFrac := func(route []model.LinkID, w int32, frac float64) {
 		r, capv := e.decorate(route)
 		class := e.routeClass(r)
 		ch := ceiling{rate: ctaRate, kind: ceilPeerChannels}
@@ -65,9 +66,17 @@ func (b *builder) direct() (*prog, error) {
 		}
 		ch = minCeiling(ch, capv)
 		lat := e.stepLat(class, op.Proto) + e.p2pTail(class, op, block, ch.rate)
-		ch.rate *= float64(op.Channels)
-		f := flow{r, ch, w, lat, src}
+		ch.rate *= float64(op.Channels) * frac
+		f := flow{r, ch, w, lat, src, frac}
 		flows = append(flows, f)
+	}
+	addFlow := func(route []model.LinkID, w int32) { addFlowFrac(route, w, 1) }
+	// addNet adds a block's network flows: one per route its channels'
+	// QPs take (p2pPaths), each with its share of the block.
+	addNet := func(paths []pathShare, total int, w int32) {
+		for _, p := range paths {
+			addFlowFrac(p.route, w, float64(p.n)/float64(total))
+		}
 	}
 	if b.des {
 		// One transfer per (sender, peer) simulated: refuse before building.
@@ -105,11 +114,11 @@ func (b *builder) direct() (*prog, error) {
 					seenRemote[dg]++
 					continue
 				}
-				route, err := b.directNet(srcGPU, sn, dn, dg, usable)
+				paths, total, err := b.directNet(srcGPU, sn, dn, dg, usable, op.Channels)
 				if err != nil {
 					return nil, err
 				}
-				addFlow(route, 1)
+				addNet(paths, total, 1)
 			}
 			keys := make([]int, 0, len(seenRemote))
 			for k := range seenRemote {
@@ -117,11 +126,11 @@ func (b *builder) direct() (*prog, error) {
 			}
 			sort.Ints(keys)
 			for _, dg := range keys {
-				route, err := b.directNet(srcGPU, sn, sn, dg, usable)
+				paths, total, err := b.directNet(srcGPU, sn, sn, dg, usable, op.Channels)
 				if err != nil {
 					return nil, err
 				}
-				addFlow(route, seenRemote[dg])
+				addNet(paths, total, seenRemote[dg])
 			}
 		}
 	}
@@ -133,7 +142,7 @@ func (b *builder) direct() (*prog, error) {
 		return nil, err
 	}
 	for _, f := range flows {
-		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: wire, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat, Rank: f.rank}, b.base)
+		b.add(Op{Kind: OpTransfer, Route: f.route, Bytes: wire * f.frac, Weight: f.w, RateCap: f.cap.rate, Latency: f.lat, Rank: f.rank}, b.base)
 	}
 	return pr, nil
 }
@@ -142,20 +151,35 @@ func (b *builder) direct() (*prog, error) {
 // of node dn through the NIC NCCL gives the destination GPU (PXN: the
 // sender reaches it over NVLink through the GPU at that index of its own
 // node), or the sender's own with PXN disabled.
-func (b *builder) directNet(src model.ElemID, sn, dn, dg int, usable [][]model.ElemID) ([]model.LinkID, error) {
+func (b *builder) directNet(src model.ElemID, sn, dn, dg int, usable [][]model.ElemID, channels int) ([]pathShare, int, error) {
 	e := b.e
 	dst := e.Cluster.Nodes[dn].GPUs[dg]
 	inIdx, err := e.p2pRail(dst)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	outIdx := inIdx % len(usable[sn])
 	if e.Cluster.Knobs.PXNDisable {
 		if outIdx, err = e.p2pRail(src); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return e.netRoute(src, outIdx, dst, inIdx)
+	return e.p2pPaths(src, outIdx, dst, inIdx, channels)
+}
+
+// p2pPaths routes a point-to-point block from GPU x (NIC index out) to
+// GPU a (NIC in) as its connection runs: each of its channels' QPs is a
+// flow of its own that the fabric routes (ECMP hashes them apart, channels
+// 0..channels-1, QPs 0..qps-1; netPaths), grouped by route. It returns the
+// groups and the flows in all: a group carries n/total of the block. On a
+// fabric that routes them alike there is one group, the whole block.
+func (e *Env) p2pPaths(x model.ElemID, out int, a model.ElemID, in int, channels int) ([]pathShare, int, error) {
+	chans := make([]int, max(channels, 1))
+	for i := range chans {
+		chans[i] = i
+	}
+	paths, err := e.netPaths(x, out, a, in, chans)
+	return paths, len(chans) * e.qps(), err
 }
 
 // p2pRail is the index, among its node's usable NICs, of the NIC NCCL
