@@ -400,7 +400,7 @@ func (b *builder) collNetDirectDES(units []float64, ports [][]sharpPort, nvl fun
 				prevU[v*G+i] = b.add(Op{Kind: OpTransfer, Route: p.up, Bytes: s, RateCap: p.cap, Rank: int32(v*G + i)}, in...)
 				ups = append(ups, prevU[v*G+i])
 			}
-			agg := b.add(Op{Kind: OpDelay, Latency: sharpLat, Rank: int32(i)}, ups...)
+			agg := b.add(Op{Kind: OpDelay, Latency: sharpLat, Rank: -1}, ups...) // the switches' reduction
 			for v := 0; v < N; v++ {
 				p := ports[v][i]
 				d := b.add(Op{Kind: OpTransfer, Route: p.down, Bytes: s, RateCap: p.cap, Rank: int32(v*G + i)}, agg, prevD[v*G+i])

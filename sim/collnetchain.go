@@ -54,22 +54,22 @@ func (b *builder) collNetChainDES(units []float64, ports [][]sharpPort, nvl func
 				dep := b.base
 				for k := G - 2; k >= 0; k-- {
 					ed := &edges[x][k]
-					prevUp[x][k] = b.add(Op{Kind: OpTransfer, Route: ed.up.route, Bytes: s, RateCap: ed.up.cap.rate, Latency: ed.up.lat, Rank: int32(v*G + k)}, dep, prevUp[x][k])
+					prevUp[x][k] = b.add(Op{Kind: OpTransfer, Route: ed.up.route, Bytes: s, RateCap: ed.up.cap.rate, Latency: ed.up.lat, Rank: int32(v*G + e.chainGPU(h, k+1, G))}, dep, prevUp[x][k])
 					dep = prevUp[x][k]
 				}
 				p := ports[v][h]
-				prevUp[x][G-1] = b.add(Op{Kind: OpTransfer, Route: p.up, Bytes: s, RateCap: p.cap, Rank: int32(v * G)}, dep, prevUp[x][G-1])
+				prevUp[x][G-1] = b.add(Op{Kind: OpTransfer, Route: p.up, Bytes: s, RateCap: p.cap, Rank: int32(v*G + e.chainGPU(h, 0, G))}, dep, prevUp[x][G-1])
 				ups = append(ups, prevUp[x][G-1])
 			}
-			agg := b.add(Op{Kind: OpDelay, Latency: sharpLat, Rank: int32(h)}, ups...)
+			agg := b.add(Op{Kind: OpDelay, Latency: sharpLat, Rank: -1}, ups...) // the switches' reduction
 			for v := 0; v < N; v++ {
 				x := v*heads + h
 				p := ports[v][h]
-				dep := b.add(Op{Kind: OpTransfer, Route: p.down, Bytes: s, RateCap: p.cap, Rank: int32(v * G)}, agg, prevDn[x][G-1])
+				dep := b.add(Op{Kind: OpTransfer, Route: p.down, Bytes: s, RateCap: p.cap, Rank: int32(v*G + e.chainGPU(h, 0, G))}, agg, prevDn[x][G-1])
 				prevDn[x][G-1] = dep
 				for k := 0; k+1 < G; k++ {
 					ed := &edges[x][k]
-					prevDn[x][k] = b.add(Op{Kind: OpTransfer, Route: ed.down.route, Bytes: s, RateCap: ed.down.cap.rate, Latency: ed.down.lat, Rank: int32(v*G + k)}, dep, prevDn[x][k])
+					prevDn[x][k] = b.add(Op{Kind: OpTransfer, Route: ed.down.route, Bytes: s, RateCap: ed.down.cap.rate, Latency: ed.down.lat, Rank: int32(v*G + e.chainGPU(h, k, G))}, dep, prevDn[x][k])
 					dep = prevDn[x][k]
 				}
 			}

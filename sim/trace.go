@@ -72,7 +72,12 @@ func (e *Env) Trace(ctx context.Context, req Request, requested model.Bytes, w i
 	if err != nil {
 		return pt, TraceInfo{}, err
 	}
-	run, err := e.runDES(ctx, req, call, true, ph)
+	// Every GPU of the cluster has a track: the run simulates every node,
+	// not node 0 standing for a symmetric cluster (whose times are the
+	// same, TestBundlesExact and the symmetric-reduction tests).
+	full := req
+	full.Full = true
+	run, err := e.runDES(ctx, full, call, true, ph)
 	if err != nil {
 		return pt, TraceInfo{}, err
 	}

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/collsim/collsim/model"
@@ -32,11 +33,15 @@ func TestTraceSchema(t *testing.T) {
 		algo   string
 		max    int
 		sample bool
-	}{{"full", "tree", 0, false}, {"sampled", "tree", 50, true}, {"nvlstree", "nvlstree", 0, false}} {
+		coll   model.Collective
+	}{{"full", "tree", 0, false, model.AllReduce}, {"sampled", "tree", 50, true, model.AllReduce}, {"nvlstree", "nvlstree", 0, false, model.AllReduce},
+		// The ring and point-to-point schedules simulate node 0 alone on a
+		// symmetric cluster; a trace must still show every node's GPUs.
+		{"ring", "ring", 0, false, model.AllReduce}, {"alltoall", "direct", 0, false, model.AlltoAll}} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, _ := model.ParseAlgo(tc.algo)
 			var buf bytes.Buffer
-			pt, info, err := e.Trace(t.Context(), sim.Request{Coll: model.AllReduce, Algo: &a}, 4<<20, &buf, sim.TraceOptions{MaxEvents: tc.max})
+			pt, info, err := e.Trace(t.Context(), sim.Request{Coll: tc.coll, Algo: &a}, 4<<20, &buf, sim.TraceOptions{MaxEvents: tc.max})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,5 +101,57 @@ func TestTraceSchema(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTraceCollNetTracks: a CollNet trace puts each chain hop on the GPU
+// that sends it and the switches' reduction on their own track. Chain hops
+// were placed by their position in the chain (GPU 6 sending to itself over
+// NVLink, GPU 15 without a track) and the reduction on node 0's GPUs.
+func TestTraceCollNetTracks(t *testing.T) {
+	spec := resolve(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-ib", Set: []string{"NCCL_COLLNET_ENABLE=1"}})
+	spec.Fabric = model.FabricSpec{Kind: "single-switch", SHARP: true}
+	e := specEnv(t, spec)
+	for _, algo := range []string{"collnetchain", "collnetdirect"} {
+		a, _ := model.ParseAlgo(algo)
+		var buf bytes.Buffer
+		if _, _, err := e.Trace(t.Context(), sim.Request{Coll: model.AllReduce, Algo: &a}, 64<<20, &buf, sim.TraceOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			TraceEvents []traceEvent `json:"traceEvents"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		names := map[int]string{}
+		onGPU := map[int]bool{}
+		for _, ev := range doc.TraceEvents {
+			switch {
+			case ev.Ph == "M" && ev.Name == "process_name":
+				var n struct{ Name string }
+				_ = json.Unmarshal(ev.Args, &n)
+				names[*ev.Pid] = n.Name
+			case ev.Ph == "X":
+				var x struct {
+					LastLink string `json:"last_link"`
+				}
+				_ = json.Unmarshal(ev.Args, &x)
+				if *ev.Pid < 16 {
+					onGPU[*ev.Pid] = true
+					self := fmt.Sprintf("node%d/nvswitch->node%d/gpu%d", *ev.Pid/8, *ev.Pid/8, *ev.Pid%8)
+					if x.LastLink == self {
+						t.Fatalf("%s: GPU %d sends to itself (%s)", algo, *ev.Pid, x.LastLink)
+					}
+				} else if ev.Name == "step latency" && names[*ev.Pid] != "switch reductions" {
+					t.Errorf("%s: a reduction on %q", algo, names[*ev.Pid])
+				}
+			}
+		}
+		for r := 0; r < 16; r++ {
+			if !onGPU[r] {
+				t.Errorf("%s: GPU %d has no slice", algo, r)
+			}
+		}
 	}
 }

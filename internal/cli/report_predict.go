@@ -135,7 +135,7 @@ func topologyPicture(title, at string, c *model.Cluster, pt *sim.Point) reports.
 	}
 	tp.Caption = "The cluster as the model built it. Hover over a part for its name."
 	if pt != nil && pt.Bottleneck != "" {
-		tp.Caption += " No link is the bottleneck: the " + strings.TrimSuffix(pt.Bottleneck, ".") + " is."
+		tp.Caption += " No link is the bottleneck: " + withThe(strings.TrimSuffix(pt.Bottleneck, ".")) + " is."
 	}
 	return tp
 }
@@ -242,7 +242,7 @@ func limitPhrase(pt sim.Point, ci clusterJSON) string {
 		"cross-socket P2P": "device-to-device traffic across the CPU sockets (",
 	}[pt.BottleneckClass]
 	if pt.BottleneckClass == "channel ceiling" {
-		return "the " + pt.Bottleneck
+		return withThe(pt.Bottleneck)
 	}
 	if what == "" {
 		what = pt.BottleneckClass + " ("
@@ -338,7 +338,7 @@ func bottleneckSection(p *prediction, last sim.Point, one *sim.Point) reports.Se
 	if len(last.Utilisation) > 0 {
 		firstIs := "the first is the bottleneck"
 		if last.BottleneckClass == "channel ceiling" {
-			firstIs = "no link is the bottleneck: the " + last.Bottleneck + " is"
+			firstIs = "no link is the bottleneck: " + withThe(last.Bottleneck) + " is"
 		}
 		s.Blocks = append(s.Blocks, reports.LinkUtilPlot{
 			Title:   "Busiest links at " + model.FormatBytes(last.Size),
@@ -487,4 +487,13 @@ func termApplies(c *model.Cluster) func(name string) bool {
 		}
 		return true
 	}
+}
+
+// withThe puts "the" before a ceiling's label unless it starts with one
+// ("the scatter or gather warps ..." read "the the scatter").
+func withThe(s string) string {
+	if strings.HasPrefix(strings.ToLower(s), "the ") {
+		return s
+	}
+	return "the " + s
 }
