@@ -546,10 +546,10 @@ func TrainingStep(ctx context.Context, spec model.ClusterSpec, params sim.Params
 	if w.SeqLen > 0 {
 		if peak, _, err := PeakFLOPS(gpu, w.ComputeDtype); err == nil {
 			r.MFU = flops / (peak * r.StepMs / 1000)
-			if w.ComputeMs > 0 && flops > peak*w.ComputeMs/1000 {
-				// A measured compute faster than the GPU's datasheet peak
-				// allows: the workload's size, batch or compute_ms is off.
-				r.Layout.Warnings = append(r.Layout.Warnings, fmt.Sprintf("warning: compute_ms %s ms does %.3g FLOPs per GPU per step (6 x params x tokens + attention), %.0f%% of the %s's peak: check compute_ms, the model size and the batch", fmt.Sprint(w.ComputeMs), flops, 100*flops/(peak*w.ComputeMs/1000), gpu.Name))
+			// A measured compute faster than the GPU's datasheet peak
+			// allows: the workload's size, batch or compute_ms is off.
+			if need := flops / (peak * w.ComputeMs / 1000); w.ComputeMs > 0 && need > 1 {
+				r.Layout.Warnings = append(r.Layout.Warnings, fmt.Sprintf("warning: compute_ms %g ms does %.3g FLOPs per GPU per step (6 x params x tokens + attention), %.0f%% of the %s's peak: check compute_ms, the model size and the batch", w.ComputeMs, flops, 100*need, gpu.Name))
 			}
 		}
 	}

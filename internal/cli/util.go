@@ -73,23 +73,26 @@ func distinctOutputs(cmd string, outs ...[2]string) error {
 			if a[1] == "" || b[1] == "" || a[1] == "-" || b[1] == "-" {
 				continue
 			}
-			same := filepath.Clean(a[1]) == filepath.Clean(b[1])
-			if x, err := filepath.Abs(a[1]); err == nil {
-				if y, err := filepath.Abs(b[1]); err == nil && x == y {
-					same = true
-				}
-			}
-			if sa, err := os.Stat(a[1]); err == nil {
-				if sb, err := os.Stat(b[1]); err == nil && os.SameFile(sa, sb) {
-					same = true
-				}
-			}
-			if same {
+			if samePath(a[1], b[1]) {
 				return badInputf("%s: %s and %s both name %s: the second would overwrite the first; give each its own file", cmd, a[0], b[0], b[1])
 			}
 		}
 	}
 	return nil
+}
+
+// samePath reports whether two paths name one file: equal once absolute
+// and cleaned (filepath.Abs cleans), or the same file where both exist
+// (links, bind mounts).
+func samePath(a, b string) bool {
+	x, errA := filepath.Abs(a)
+	y, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && x == y {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // pathCause is the reason of a file-system error without the path the
