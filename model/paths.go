@@ -702,40 +702,23 @@ func (r *Resolution) LocalNICs(g ElemID) []*NetPath {
 	return out
 }
 
-// LocalNet returns the NIC NCCL gives GPU g's point-to-point operations
-// on channel ch, as ncclTopoGetLocalNet does (src/graph/topo.cc, NCCL 2.19
+// LocalNet returns the NIC NCCL gives GPU g's point-to-point operations,
+// as ncclTopoGetLocalNet does on channel 0 (src/graph/topo.cc, NCCL 2.19
 // on): among the NICs tied closest to g (its local nets), the one at g's
-// device index, its low bits mirrored when their count is a power of two,
-// moved on by the channel when there are more local nets than GPUs that
-// share the first of them. On a DGX A100 with 8 NICs, GPUs 0 and 1 sit on
-// one PCIe switch with NICs 0 and 1 and get one each; nil when g's node
-// has no usable NIC.
-func (r *Resolution) LocalNet(g ElemID, ch int) *NetPath {
+// device index, its low bits mirrored when their count is a power of two.
+// On a DGX A100 with 8 NICs, GPUs 0 and 1 sit on one PCIe switch with NICs
+// 0 and 1 and get one each; nil when g's node has no usable NIC. NCCL
+// moves later channels on to the next local net where a node has more
+// local nets than GPUs sharing them; the model keeps channel 0's for all
+// (an assumption: the GPUs' PCIe links bind first on the presets).
+func (r *Resolution) LocalNet(g ElemID) *NetPath {
 	best := r.LocalNICs(g)
 	if len(best) == 0 {
 		return nil
 	}
-	tied := func(a, b *NetPath) bool { return a.DirectType == b.DirectType && a.NCCLBW == b.NCCLBW }
 	nets := 1
-	for nets < len(best) && tied(best[nets], best[0]) {
+	for nets < len(best) && best[nets].DirectType == best[0].DirectType && best[nets].NCCLBW == best[0].NCCLBW {
 		nets++
-	}
-	// The GPUs that share the first local net: those it is closest to.
-	node := r.c.Topo.Elem(g).Node
-	var near *NetPath
-	gpus := 0
-	for _, h := range r.c.Nodes[node].GPUs {
-		r.ensure(h)
-		np := r.nets[[2]ElemID{h, best[0].NIC}]
-		if np == nil {
-			continue
-		}
-		switch {
-		case near == nil || netLess(np, near) && !tied(np, near):
-			near, gpus = np, 1
-		case tied(np, near):
-			gpus++
-		}
 	}
 	net := r.LocalIndex(g)
 	if nets&(nets-1) == 0 {
@@ -747,7 +730,6 @@ func (r *Resolution) LocalNet(g ElemID, ch int) *NetPath {
 		}
 		net = mirror
 	}
-	net += ch % ((nets + max(gpus, 1) - 1) / max(gpus, 1))
 	return best[net%nets]
 }
 

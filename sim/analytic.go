@@ -623,6 +623,7 @@ func (e *Env) formDirect(call Call, every bool) (*form, error) {
 	// traffic (a2aCaps).
 	f.caps = e.a2aCaps(call.Coll)
 	sym := e.symmetric() && !every
+	var rails []int // p2pRails, once the first block crosses the network
 	for s := 0; s < n; s++ {
 		src := c.Nodes[s/G].GPUs[s%G]
 		for d := 0; d < n; d++ {
@@ -635,17 +636,13 @@ func (e *Env) formDirect(call Call, every bool) (*form, error) {
 			if d/G == s/G {
 				route, ceil = e.decorate(e.Res.GPU(src, dst).Route)
 			} else {
-				in, err := e.p2pRail(dst)
-				if err != nil {
-					return nil, err
-				}
-				out := in % len(e.Res.NICUsable[s/G])
-				if c.Knobs.PXNDisable {
-					if out, err = e.p2pRail(src); err != nil {
+				if rails == nil {
+					var err error
+					if rails, err = e.p2pRails(); err != nil {
 						return nil, err
 					}
 				}
-				paths, total, err := e.p2pPaths(src, out, dst, in, op.Channels)
+				paths, total, err := e.p2pNet(rails, s, d, op.Channels)
 				if err != nil {
 					return nil, err
 				}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/collsim/collsim/model"
@@ -88,7 +89,13 @@ func (b *builder) direct() (*prog, error) {
 			return nil, err
 		}
 	}
-	usable := e.Res.NICUsable
+	var rails []int
+	if N > 1 {
+		var err error
+		if rails, err = e.p2pRails(); err != nil {
+			return nil, err
+		}
+	}
 	for sn := 0; sn < srcNodes; sn++ {
 		for sg, srcGPU := range c.Nodes[sn].GPUs {
 			src = int32(sn*G + sg)
@@ -114,7 +121,7 @@ func (b *builder) direct() (*prog, error) {
 					seenRemote[dg]++
 					continue
 				}
-				paths, total, err := b.directNet(srcGPU, sn, dn, dg, usable, op.Channels)
+				paths, total, err := e.p2pNet(rails, sn*G+sg, d, op.Channels)
 				if err != nil {
 					return nil, err
 				}
@@ -126,7 +133,7 @@ func (b *builder) direct() (*prog, error) {
 			}
 			sort.Ints(keys)
 			for _, dg := range keys {
-				paths, total, err := b.directNet(srcGPU, sn, sn, dg, usable, op.Channels)
+				paths, total, err := e.p2pNet(rails, sn*G+sg, sn*G+dg, op.Channels)
 				if err != nil {
 					return nil, err
 				}
@@ -147,24 +154,19 @@ func (b *builder) direct() (*prog, error) {
 	return pr, nil
 }
 
-// directNet routes a point-to-point block from src (node sn) to local GPU dg
-// of node dn through the NIC NCCL gives the destination GPU (PXN: the
-// sender reaches it over NVLink through the GPU at that index of its own
-// node), or the sender's own with PXN disabled.
-func (b *builder) directNet(src model.ElemID, sn, dn, dg int, usable [][]model.ElemID, channels int) ([]pathShare, int, error) {
-	e := b.e
-	dst := e.Cluster.Nodes[dn].GPUs[dg]
-	inIdx, err := e.p2pRail(dst)
-	if err != nil {
-		return nil, 0, err
+// p2pNet routes a point-to-point block from rank s to rank d on another
+// node through the NIC NCCL gives the destination GPU (PXN: the sender
+// reaches it over NVLink through the GPU at that index of its own node),
+// or the sender's own with PXN disabled; rails are p2pRails'.
+func (e *Env) p2pNet(rails []int, s, d, channels int) ([]pathShare, int, error) {
+	c := e.Cluster
+	G := c.GPUsPerNode()
+	in := rails[d]
+	out := in % len(e.Res.NICUsable[s/G])
+	if c.Knobs.PXNDisable {
+		out = rails[s]
 	}
-	outIdx := inIdx % len(usable[sn])
-	if e.Cluster.Knobs.PXNDisable {
-		if outIdx, err = e.p2pRail(src); err != nil {
-			return nil, 0, err
-		}
-	}
-	return e.p2pPaths(src, outIdx, dst, inIdx, channels)
+	return e.p2pPaths(c.Nodes[s/G].GPUs[s%G], out, c.Nodes[d/G].GPUs[d%G], in, channels)
 }
 
 // p2pPaths routes a point-to-point block from GPU x (NIC index out) to
@@ -182,24 +184,27 @@ func (e *Env) p2pPaths(x model.ElemID, out int, a model.ElemID, in int, channels
 	return paths, len(chans) * e.qps(), err
 }
 
-// p2pRail is the index, among its node's usable NICs, of the NIC NCCL
-// gives GPU g's point-to-point operations (model.Resolution.LocalNet on
-// channel 0): the same index on every node, so a block crosses the fabric
-// on one rail. Among NICs tied closest to g NCCL spreads the GPUs over
-// them by device index; taking the first of them for every GPU left half
-// a DGX A100's eight NICs idle in AlltoAll.
-func (e *Env) p2pRail(g model.ElemID) (int, error) {
-	np := e.Res.LocalNet(g, 0)
-	if np == nil {
-		return 0, fmt.Errorf("sim: %s has no usable NIC", e.Cluster.Topo.Elem(g).Name)
-	}
-	node := e.Cluster.Topo.Elem(g).Node
-	for j, nic := range e.Res.NICUsable[node] {
-		if nic == np.NIC {
-			return j, nil
+// p2pRails returns, by rank, the index among its node's usable NICs of
+// the NIC NCCL gives each GPU's point-to-point operations
+// (model.Resolution.LocalNet): the same index on every node, so a block
+// crosses the fabric on one rail. Among NICs tied closest to a GPU NCCL
+// spreads the GPUs over them by device index; taking the first of them for
+// every GPU left half a DGX A100's eight NICs idle in AlltoAll. A rail
+// depends on the GPU alone, so a call computes them once, not per pair.
+func (e *Env) p2pRails() ([]int, error) {
+	c := e.Cluster
+	rails := make([]int, 0, c.NumRanks())
+	for v, nd := range c.Nodes {
+		for _, g := range nd.GPUs {
+			np := e.Res.LocalNet(g)
+			if np == nil {
+				return nil, fmt.Errorf("sim: %s has no usable NIC", c.Topo.Elem(g).Name)
+			}
+			j := slices.Index(e.Res.NICUsable[v], np.NIC)
+			rails = append(rails, max(j, 0))
 		}
 	}
-	return 0, nil
+	return rails, nil
 }
 
 // p2pTail is the time the receiver of a point-to-point part still needs

@@ -27,7 +27,7 @@ func TestP2PSpreadsTiedNICs(t *testing.T) {
 		e := newEnv(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: tc.nics})
 		seen := map[model.ElemID]bool{}
 		for _, g := range e.Cluster.Nodes[0].GPUs {
-			np := e.Res.LocalNet(g, 0)
+			np := e.Res.LocalNet(g)
 			if np == nil {
 				t.Fatalf("%s: GPU %d has no local net", tc.nics, g)
 			}
@@ -59,7 +59,7 @@ func TestP2PSpreadsTiedNICs(t *testing.T) {
 	// One NIC per GPU on its own switch (DGX H100): GPU i keeps NIC i.
 	e := newEnv(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2})
 	for i, g := range e.Cluster.Nodes[0].GPUs {
-		if np := e.Res.LocalNet(g, 0); np == nil || np.NIC != e.Res.LocalNICs(g)[0].NIC {
+		if np := e.Res.LocalNet(g); np == nil || np.NIC != e.Res.LocalNICs(g)[0].NIC {
 			t.Errorf("dgx-h100 GPU %d: p2p NIC is not its own PIX NIC", i)
 		}
 	}
