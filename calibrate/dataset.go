@@ -222,10 +222,10 @@ func specForRanks(r *ingest.Run, file string, cl *model.Cluster, spec model.Clus
 		return spec, cl, fmt.Sprintf("%s: the run names no rank count and its bandwidths fit several; taken as the cluster's %d ranks", where, cl.NumRanks()), nil
 	}
 	G := cl.GPUsPerNode()
-	if r.Ranks > 0 && r.Ranks < G {
+	if r.Ranks < G {
 		return spec, nil, "", fmt.Errorf("calibrate: %s: rank count: the run has %d ranks, the cluster has %d (%d node(s) x %d GPUs): a run on fewer GPUs than one node: %w (%w)", where, r.Ranks, cl.NumRanks(), cl.NumNodes(), G, ErrMismatch, errPartialNode)
 	}
-	if G <= 0 || r.Ranks <= 0 || r.Ranks%G != 0 {
+	if G <= 0 || r.Ranks%G != 0 {
 		return spec, nil, "", fmt.Errorf("calibrate: %s: rank count: the run has %d ranks, the cluster has %d (%d node(s) x %d GPUs), and %d ranks do not fill whole nodes of %d GPUs: %w",
 			where, r.Ranks, cl.NumRanks(), cl.NumNodes(), G, r.Ranks, G, ErrMismatch)
 	}
@@ -314,6 +314,9 @@ func seriesOfRuns(a *ingest.Artifact, cl *model.Cluster, spec model.ClusterSpec)
 		}
 		rs.notes = append(rs.notes, rowNotes(r, a.File, noted)...)
 		s := SeriesFromRun(r, a.File, rspec)
+		if s.Ranks == 0 {
+			s.Ranks = rcl.NumRanks() // a run naming no count is the cluster's (specForRanks)
+		}
 		switch len(s.Points) {
 		case 0:
 			rs.notes = append(rs.notes, fmt.Sprintf("%s: no out-of-place row with a positive time", s.Name))

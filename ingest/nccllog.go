@@ -55,7 +55,7 @@ type logParser struct {
 	// cutName is the line of the last connection dropped for a partial
 	// transport name, 0 if none.
 	cutName  int
-	commSeen map[int]bool
+	commSeen map[int]int // ranks -> index in log.Comms
 }
 
 // knownTransports are the transport names NCCL prints after "via" in
@@ -70,7 +70,7 @@ func newLogParser() *logParser {
 		hcaSeen:  map[string]bool{},
 		warnSeen: map[string]bool{},
 		hostSeen: map[string]bool{},
-		commSeen: map[int]bool{},
+		commSeen: map[int]int{},
 	}
 }
 
@@ -110,10 +110,18 @@ func (p *logParser) endInput(last int, noNewline bool) {
 
 // comm records a communicator size stated on line num.
 func (p *logParser) comm(num, ranks, nodes int) {
-	if p.commSeen[ranks] || len(p.log.Comms) >= maxListItems {
+	if i, ok := p.commSeen[ranks]; ok {
+		// NCCL prints "Init START ... nranks N" before the line that gives
+		// the node count: the later line completes the communicator.
+		if c := &p.log.Comms[i]; c.Nodes == 0 && nodes > 0 {
+			c.Nodes, c.Line = nodes, num
+		}
 		return
 	}
-	p.commSeen[ranks] = true
+	if len(p.log.Comms) >= maxListItems {
+		return
+	}
+	p.commSeen[ranks] = len(p.log.Comms)
 	p.log.Comms = append(p.log.Comms, Comm{Ranks: ranks, Nodes: nodes, Line: num})
 }
 
