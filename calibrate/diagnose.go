@@ -631,7 +631,8 @@ func curveText(reproduce string, pred, base, meas []float64, s Series, r, r0 flo
 }
 
 // sameResidual is the difference of two median |log error|s (0.5%) below
-// which a re-prediction fits the measurement as well as the healthy model.
+// which a re-prediction fits the measurement as well as the healthy model:
+// a judgement, well under the 10% gate and the noise of a steady run.
 const sameResidual = 0.005
 
 // curveVerdict says how a re-prediction with residual r fits the

@@ -358,8 +358,7 @@ func parseTopoXML(name string, data []byte) (*Artifact, error) {
 	for i, g := range ordered {
 		sw := 0
 		for _, l := range g.links {
-			cnt, _ := strconv.Atoi(l.attr("count")) // checked by checkTopoXML
-			cnt = max(1, min(cnt, maxNVLinkCount))
+			cnt, _ := strconv.Atoi(l.attr("count")) // 1..maxNVLinkCount, checked by checkTopoXML
 			cls := strings.ToLower(l.attr("tclass"))
 			switch {
 			case strings.HasPrefix(cls, "0x0680"):

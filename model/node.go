@@ -543,9 +543,11 @@ func markSocket(br *BridgeSpec, si int, gpuSocket []int) {
 
 // platformGen is the PCIe generation of the platform below a host bridge:
 // the generation the layout states for the host bridge (its root ports),
-// else the GPU's, as the presets pair each GPU with the platform that
+// else the GPU's. That default is an assumption: the CPU catalog names no
+// PCIe generation, and the presets pair each GPU with the platform that
 // carries it (V100 on Gen3 PLX switches, A100 on Gen4, H100 and later on
-// Gen5). The CPU catalog names no PCIe generation.
+// Gen5); a node whose host is newer than its GPUs (an L40S on a Gen5
+// server) states gen on its host bridges, or its NICs train at the GPU's.
 func (b *nodeBuilder) platformGen(hb *BridgeSpec) int {
 	if hb.Gen != 0 {
 		return hb.Gen

@@ -45,7 +45,7 @@ func decodeFabric(file string, v *yaml.Node) (model.FabricSpec, *fabricDoc, erro
 		var err error
 		switch k.Value {
 		case "kind":
-			f.Kind, err = scalarString(file, val, key)
+			f.Kind, err = scalarText(file, val, key)
 		case "tiers":
 			f.Tiers, err = intValue(file, val, key, 2, 3)
 		case "radix":
@@ -55,7 +55,7 @@ func decodeFabric(file string, v *yaml.Node) (model.FabricSpec, *fabricDoc, erro
 		case "planes":
 			f.Planes, err = intValue(file, val, key, 1, 64)
 		case "routing":
-			f.Routing, err = scalarString(file, val, key)
+			f.Routing, err = scalarText(file, val, key)
 		case "sharp":
 			f.SHARP, err = fabricBool(file, val, key)
 		case "switch_latency_ns":
@@ -75,7 +75,7 @@ func decodeFabric(file string, v *yaml.Node) (model.FabricSpec, *fabricDoc, erro
 					f.Slots = append(f.Slots, s)
 				}
 			default:
-				f.Placement, err = scalarString(file, val, key)
+				f.Placement, err = scalarText(file, val, key)
 				if err == nil && strings.EqualFold(strings.TrimSpace(f.Placement), string(model.PlacementExplicit)) {
 					err = errAt(file, val, "%s: explicit placement is written as the list of node slots, e.g. [0, 4, 8, 12]", key)
 				}
@@ -184,10 +184,6 @@ func decodeOversub(file string, v *yaml.Node, f *model.FabricSpec) error {
 	var err error
 	f.Oversubscription, err = one(v)
 	return err
-}
-
-func scalarString(file string, v *yaml.Node, key string) (string, error) {
-	return scalarText(file, v, key)
 }
 
 func fabricBool(file string, v *yaml.Node, key string) (bool, error) {

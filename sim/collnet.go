@@ -84,12 +84,15 @@ func (e *Env) sharpPortOf(v int, g model.ElemID) (sharpPort, error) {
 // whose stream reaches a switch carries the switch's forwarded stream on
 // its own port, over the links the fabric routes it on (adaptive: the
 // switch's uplink bundle, all its uplinks together; static and ECMP: the
-// link its routing picks for a flow to the farthest node of the job); the
-// other nodes' streams merge into it there. The root is the lowest tier
-// that joins all the job's nodes on the head's rail: a job under one leaf
-// loads no uplink. The streams are modelled cut-through (SHARP streams its
-// aggregation), so a switch-to-switch link that carries less than the node
-// cables bounds the call, and a degraded or down uplink slows it.
+// link its routing picks for a flow to the farthest node of the job; an
+// assumption: SHARP's Aggregation Manager lays the trees out, and where
+// it puts a tree on a static or ECMP fabric is not public); the other
+// nodes' streams merge into it there. The root is the lowest tier that
+// joins all the job's nodes on the head's rail: a job under one leaf loads
+// no uplink. The streams are modelled cut-through (an assumption from
+// SHARPv2's streaming aggregation, Graham et al. ISC 2020, no published
+// per-hop figure), so a switch-to-switch link that carries less than the
+// node cables bounds the call, and a degraded or down uplink slows it.
 func (e *Env) sharpTree(pl *collNetPlan) error {
 	c := e.Cluster
 	fb := c.Fabric

@@ -12,10 +12,10 @@ import (
 
 // TestFabricBottleneckCountsItsFlows: the bottleneck line names a fabric
 // link with the flows its routing put on it. A leaf's cables to one spine
-// share a name ("fabric/leaf1->fabric/spine0"); the bottleneck is found
-// again by that name, which is the first of those cables, and ECMP left
-// some idle, so 16 DGX H100s with 8x 400G RoCE on a 1:1 fat-tree of 4
-// nodes per leaf printed "carries 0 ECMP flows" beside a link 87% busy
+// share a name ("fabric/leaf1->fabric/spine0"); the bottleneck used to be
+// found again by that name, which is the first of those cables, and ECMP
+// left some idle, so 16 DGX H100s with 8x 400G RoCE on a 1:1 fat-tree of
+// 4 nodes per leaf printed "carries 0 ECMP flows" beside a link 87% busy
 // (and examples/fabric.yaml's 2x100G-roce design at 1:1 did too). The
 // count is that of the link the loads rank busiest, and never 0.
 func TestFabricBottleneckCountsItsFlows(t *testing.T) {

@@ -548,7 +548,7 @@ func TrainingStep(ctx context.Context, spec model.ClusterSpec, params sim.Params
 			r.MFU = flops / (peak * r.StepMs / 1000)
 			// A measured compute faster than the GPU's datasheet peak
 			// allows: the workload's size, batch or compute_ms is off.
-			if need := flops / (peak * w.ComputeMs / 1000); w.ComputeMs > 0 && need > 1 {
+			if need := flops / (peak * w.ComputeMs / 1000); w.ComputeMs > 0 && need > 1 { // need is +Inf, unused, without compute_ms
 				r.Layout.Warnings = append(r.Layout.Warnings, fmt.Sprintf("warning: compute_ms %g ms does %.3g FLOPs per GPU per step (6 x params x tokens + attention), %.0f%% of the %s's peak: check compute_ms, the model size and the batch", w.ComputeMs, flops, 100*need, gpu.Name))
 			}
 		}
