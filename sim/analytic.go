@@ -65,6 +65,10 @@ type form struct {
 	// caps are the call's link capacities when the congestion physics
 	// changed them (nil: the Env's); the DES runs with the same.
 	caps []float64
+	// bgCaps are the per-member rate caps of the background jobs' flows
+	// that addBackground appended after the call's own demands, in order
+	// (nil: none; the call's own are the first len(demands)-len(bgCaps)).
+	bgCaps []float64
 }
 
 // closedForm builds the analytic form of a call.

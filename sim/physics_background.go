@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/collsim/collsim/model"
 )
@@ -112,10 +111,12 @@ func (e *Env) addBackground(f *form) (bg []bgFlow, note string, err error) {
 	if bytes <= 0 {
 		return nil, "", nil
 	}
+	f.bgCaps = make([]float64, 0, len(bg))
 	for _, b := range bg {
 		// The analytic engine sees the duty cycle as a share of one
 		// member's bytes on every link of the flow.
 		f.demands = append(f.demands, demand{route: b.route, bytes: bytes * b.duty, weight: 1})
+		f.bgCaps = append(f.bgCaps, b.cap)
 	}
 	return bg, fmt.Sprintf("%d background flow(s) of %d job(s) share the fabric", len(bg), len(e.Cluster.Fabric.Background())), nil
 }
@@ -140,22 +141,6 @@ func addBackgroundOps(s *Schedule, bg []bgFlow) (ours int) {
 // ownDemands reports how many of a form's demands are the call's own: the
 // background flows addBackground appended come last, and it returns their
 // per-member rate caps in order.
-func (e *Env) ownDemands(f *form) (int, []float64) {
-	n := len(f.demands)
-	if e.Cluster.Fabric == nil || len(e.Cluster.Fabric.Background()) == 0 {
-		return n, nil
-	}
-	bg, err := e.backgroundFlows()
-	if err != nil || len(bg) == 0 || len(bg) > n {
-		return n, nil
-	}
-	caps := make([]float64, len(bg))
-	for i, b := range bg {
-		d := f.demands[n-len(bg)+i]
-		if !slices.Equal(d.route, b.route) {
-			return n, nil
-		}
-		caps[i] = b.cap
-	}
-	return n - len(bg), caps
+func ownDemands(f *form) (int, []float64) {
+	return len(f.demands) - len(f.bgCaps), f.bgCaps
 }

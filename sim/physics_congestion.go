@@ -165,7 +165,7 @@ func (e *Env) physics(pr *form, t0 model.Time) *congestion {
 	// (so adding competing load can only add to a port's offered load and
 	// queue, never hide the call's own overload), and a background flow at
 	// its share among all flows, held to its job's duty cycle.
-	nOwn, bgCap := e.ownDemands(pr)
+	nOwn, bgCap := ownDemands(pr)
 	members := make([]float64, len(e.caps))
 	membersAll := make([]float64, len(e.caps))
 	for i, fc := range pr.demands {
