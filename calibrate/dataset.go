@@ -89,7 +89,7 @@ func SeriesFromRun(r *ingest.Run, file string, spec model.ClusterSpec) Series {
 		s.ElemSize = 4
 	}
 	for _, row := range r.Rows {
-		if row.Size <= 0 || !row.OOP.Valid || !(row.OOP.TimeUs > 0) || math.IsInf(row.OOP.TimeUs, 0) || row.OOP.BusBW > maxPlausibleBusBW {
+		if row.Size <= 0 || !row.OOP.Valid || !(row.OOP.TimeUs > 0) || math.IsInf(row.OOP.TimeUs, 0) || row.OOP.BusBW > maxPlausibleBusBW || row.OOP.Wrong > 0 {
 			continue
 		}
 		s.Points = append(s.Points, MeasuredPoint{Size: row.Size, TimeUs: row.OOP.TimeUs, BusBW: row.OOP.BusBW, Line: row.Line})
@@ -281,6 +281,8 @@ func rowNotes(r *ingest.Run, file string, noted map[int]bool) []string {
 			notes = append(notes, fmt.Sprintf("%s: size %d: time %g us is not a positive finite time, row not used", at, row.Size, row.OOP.TimeUs))
 		case row.OOP.BusBW > maxPlausibleBusBW:
 			notes = append(notes, fmt.Sprintf("%s: size %d: busbw %g GB/s is beyond any interconnect (> %d), row not used", at, row.Size, row.OOP.BusBW, maxPlausibleBusBW))
+		case row.OOP.Wrong > 0:
+			notes = append(notes, fmt.Sprintf("%s: size %d: nccl-tests counted %d wrong elements out of place, so its time is not a valid measurement; row not used", at, row.Size, row.OOP.Wrong))
 		}
 	}
 	return notes

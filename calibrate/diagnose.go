@@ -28,6 +28,7 @@ const (
 	DiagPCIeBound  = "pcie-bound"
 	DiagSlowRamp   = "slow-ramp"
 	DiagNetShort   = "net-below-model-rate"
+	DiagWrong      = "wrong-results"
 	DiagUnsteady   = "unsteady-measurement"
 	DiagBelowModel = "below-model"
 	DiagAboveModel = "above-model"
@@ -37,6 +38,10 @@ const (
 type diagInfo struct{ title, fix string }
 
 var diagTexts = map[string]diagInfo{
+	DiagWrong: {"nccl-tests counted wrong results: the run is not a valid measurement",
+		"treat the run as invalid and rerun it after checking the GPUs for ECC and Xid errors (nvidia-smi -q -d ECC, dmesg), " +
+			"the NICs' error counters, and that every node runs the same NCCL, driver and nccl-tests build; a transport that corrupts data " +
+			"(a broken GPUDirect RDMA path, a faulty cable) also shows here"},
 	DiagSHM: {"GPUs talk over SHM (host memory) instead of P2P",
 		"check nvidia-smi topo -p2p r and p2pBandwidthLatencyTest; unset NCCL_P2P_DISABLE and do not lower NCCL_P2P_LEVEL; " +
 			"keep GPUs that talk under one PCIe switch (PIX/PXB), not across host bridges or sockets (PHB/SYS); disable ACS on the " +

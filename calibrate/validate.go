@@ -365,8 +365,45 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 	if err != nil {
 		return nil, err
 	}
+	if d := wrongResults(arts); d != nil {
+		// Whatever the times say, a run whose data came out wrong does
+		// not pass: its rows with wrong elements are left out above, and
+		// the cause leads.
+		v.Pass = false
+		diags = append([]Diagnosis{*d}, diags...)
+	}
 	v.Diagnoses = diags
 	return v, nil
+}
+
+// wrongResults is the diagnosis of measured runs in which nccl-tests
+// counted wrong result elements (#wrong > 0 on a row, or out-of-bounds
+// values in its summary), nil when none did.
+func wrongResults(arts []*ingest.Artifact) *Diagnosis {
+	var ev []string
+	for _, a := range arts {
+		if a == nil {
+			continue
+		}
+		base := path.Base(a.File)
+		for _, r := range a.Runs {
+			var rows []string
+			for _, row := range r.Rows {
+				if row.OOP.Wrong > 0 || row.IP.Wrong > 0 {
+					rows = append(rows, fmt.Sprintf("%s:%d: size %d: #wrong %d out of place, %d in place", base, row.Line, row.Size, max(row.OOP.Wrong, 0), max(row.IP.Wrong, 0)))
+				}
+			}
+			if len(rows) == 0 && r.OutOfBounds > 0 {
+				rows = append(rows, fmt.Sprintf("%s:%d %s: the summary counts %d out-of-bounds values", base, r.Line, runLabel(r), r.OutOfBounds))
+			}
+			ev = append(ev, rows...)
+		}
+	}
+	if len(ev) == 0 {
+		return nil
+	}
+	info := diagTexts[DiagWrong]
+	return &Diagnosis{Code: DiagWrong, Title: info.title, Severity: "error", Evidence: ev, Fix: info.fix, Residual: -1, Baseline: -1, FromFiles: true}
 }
 
 // checkLogRun refuses a --log artifact that is not of the measured runs:

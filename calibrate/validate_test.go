@@ -3,7 +3,9 @@ package calibrate_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -421,5 +423,53 @@ func TestDiagnoseNetShort(t *testing.T) {
 	}
 	if v.Pass || got == nil || !strings.Contains(got.Evidence[0], "at 80% of the rate the model gives the NICs") {
 		t.Errorf("NICs at 80%%: pass %v, diagnoses %v, want %s at 80%%", v.Pass, codes(v.Diagnoses), calibrate.DiagNetShort)
+	}
+}
+
+// TestValidateWrongResults: a run in which nccl-tests counted wrong result
+// elements is not a valid measurement, whatever its times say. The healthy
+// 8x H100 AllReduce with 12 wrong elements on its 1 GiB row (and the
+// summary that follows from it) fails validate with wrong-results leading,
+// and the row is left out of the series calibrate would fit, with a note.
+func TestValidateWrongResults(t *testing.T) {
+	path := filepath.Join("..", "ingest", "testdata", "raw", "nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), "4000.82  268.38  469.67       0", "4000.82  268.38  469.67      12", 1)
+	if text == string(raw) {
+		t.Fatal("the 1 GiB row of the fixture changed; update the test")
+	}
+	a, err := ingest.Parse("wrong.txt", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Runs = a.Runs[:1]
+	spec := clusterOf(t, scenarios.Overrides{Node: "dgx-h100", NCCLVersion: "2.29"})
+	v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, spec, sim.DefaultParams(), calibrate.ValidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Pass || len(v.Diagnoses) == 0 || v.Diagnoses[0].Code != calibrate.DiagWrong || v.Diagnoses[0].Severity != ingest.SevError {
+		t.Fatalf("pass %v, diagnoses %v: want a failure led by %s", v.Pass, codes(v.Diagnoses), calibrate.DiagWrong)
+	}
+	if ev := strings.Join(v.Diagnoses[0].Evidence, "; "); !strings.Contains(ev, "wrong.txt:25: size 1073741824: #wrong 12") {
+		t.Errorf("evidence %q does not name the row", ev)
+	}
+	if v.Series[0].Regime(calibrate.RegimeBandwidth).Points != 8 {
+		t.Errorf("%d bandwidth points judged; the row with wrong elements must be left out of 9", v.Series[0].Regime(calibrate.RegimeBandwidth).Points)
+	}
+	if !slices.ContainsFunc(v.Notes, func(n string) bool { return strings.Contains(n, "wrong.txt:25") && strings.Contains(n, "row not used") }) {
+		t.Errorf("no note names the row left out: %v", v.Notes)
+	}
+	// The same file unchanged passes (the test's own control).
+	b, err := ingest.Parse("right.txt", strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Runs = b.Runs[:1]
+	if w, err := calibrate.Validate(context.Background(), []*ingest.Artifact{b}, spec, sim.DefaultParams(), calibrate.ValidateOptions{}); err != nil || !w.Pass {
+		t.Fatalf("the unchanged run: error %v or no pass", err)
 	}
 }

@@ -288,6 +288,11 @@ func failedPoints(v *calibrate.Validation) string {
 			regimes[s.Gate] = true
 		}
 	}
+	if n == 0 {
+		// The gate passed; the run fails on what its files say
+		// (calibrate.DiagWrong: nccl-tests counted wrong results).
+		return "the measured run is not valid"
+	}
 	what := "bandwidth-regime point(s)"
 	switch {
 	case len(regimes) > 1:
