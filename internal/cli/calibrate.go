@@ -127,6 +127,9 @@ func calibrateCommand(e *env) *cli.Command {
 			if err := checkOutput("calibrate", "-o", c.String("output")); err != nil {
 				return err
 			}
+			if err := notAnInput(c, "calibrate", "-o", c.String("output")); err != nil {
+				return err
+			}
 			if err := distinctOutputs("calibrate", [2]string{"-o", c.String("output")}, [2]string{"--report", rpath}); err != nil {
 				return err
 			}

@@ -68,6 +68,12 @@ func hwbenchCommand(e *env) *cli.Command {
 			if err := distinctOutputs("hwbench", [2]string{"--out", o.Out}, [2]string{"--nccl-text", o.NCCLText}, [2]string{"--report", rpath}); err != nil {
 				return err
 			}
+			if err := notAnInput(c, "hwbench", "--out", o.Out); err != nil {
+				return err
+			}
+			if err := notAnInput(c, "hwbench", "--nccl-text", o.NCCLText); err != nil {
+				return err
+			}
 			// The model to validate against is read before any measurement:
 			// a bad file fails at once, not after the sweeps.
 			var against *hwbenchModel

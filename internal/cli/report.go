@@ -51,6 +51,9 @@ func reportPath(c *cli.Context, cmd string) (string, error) {
 	if err := checkOutput(cmd, "--report", p); err != nil {
 		return "", err
 	}
+	if err := notAnInput(c, cmd, "--report", p); err != nil {
+		return "", err
+	}
 	return p, nil
 }
 

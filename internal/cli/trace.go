@@ -56,6 +56,9 @@ func traceOptions(c *cli.Context, req sim.Request) (*traceRequest, error) {
 	if err := checkOutput("predict", "--trace", path); err != nil {
 		return nil, err
 	}
+	if err := notAnInput(c, "predict", "--trace", path); err != nil {
+		return nil, err
+	}
 	return &traceRequest{path: path, size: size}, nil
 }
 

@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
+
+	"github.com/urfave/cli/v2"
 )
 
 // sortedKeys returns a map's keys in order (deterministic output).
@@ -79,6 +82,65 @@ func distinctOutputs(cmd string, outs ...[2]string) error {
 		}
 	}
 	return nil
+}
+
+// writtenFlags are the options that name files a command writes; every
+// other option whose usage takes a `FILE` names one it reads.
+var writtenFlags = map[string]bool{"report": true, "output": true, "out": true, "nccl-text": true, "trace": true}
+
+// notAnInput refuses, before any work, an output path that names one of
+// the command's input files (an option taking a FILE, or a file given
+// after the options): writing the output would replace the measurement,
+// cluster or workload it was computed from.
+func notAnInput(c *cli.Context, cmd, flag, out string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	for _, in := range inputFiles(c) {
+		if samePath(out, in[1]) {
+			return badInputf("%s: %s %s is also an input (%s): writing it would replace that file; give the output another name", cmd, flag, out, in[0])
+		}
+	}
+	return nil
+}
+
+// inputFiles lists the files a command reads: the values of its options
+// that take a FILE (other than writtenFlags) and the arguments after the
+// options, each with the option that gave it.
+func inputFiles(c *cli.Context) [][2]string {
+	var out [][2]string
+	if c.Command != nil {
+		for _, f := range c.Command.Flags {
+			names := f.Names()
+			if len(names) == 0 || writtenFlags[names[0]] || !c.IsSet(names[0]) {
+				continue
+			}
+			df, ok := f.(cli.DocGenerationFlag)
+			if !ok || !strings.Contains(df.GetUsage(), "`FILE") {
+				continue
+			}
+			var vals []string
+			switch v := c.Value(names[0]).(type) {
+			case string:
+				vals = []string{v}
+			case []string:
+				vals = v
+			case cli.StringSlice:
+				vals = v.Value()
+			case *listValue:
+				vals = v.vals
+			}
+			for _, p := range vals {
+				if p != "" && p != "-" {
+					out = append(out, [2]string{"--" + names[0], p})
+				}
+			}
+		}
+	}
+	for _, a := range c.Args().Slice() {
+		out = append(out, [2]string{"argument", a})
+	}
+	return out
 }
 
 // samePath reports whether two paths name one file: equal once absolute
