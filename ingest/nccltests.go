@@ -734,6 +734,10 @@ func inferCollective(r *Run) model.Collective {
 	elem := r.DTypeSize
 	reduces, rooted := false, false
 	var perRank *bool
+	// nccl-tests checks no in-place result of AlltoAll and SendRecv: their
+	// in-place #wrong prints N/A where the out-of-place one is counted
+	// (every other collective counts both; -c 0 prints N/A in both).
+	checked, ipUnchecked := 0, 0
 	for _, row := range r.Rows {
 		if row.Redop != "" && row.Redop != "none" {
 			reduces = true
@@ -745,20 +749,66 @@ func inferCollective(r *Run) model.Collective {
 			v := row.Count*int64(elem) < row.Size
 			perRank = &v
 		}
+		if row.OOP.Valid && row.OOP.Wrong >= 0 && row.IP.Valid {
+			checked++
+			if row.IP.Wrong < 0 {
+				ipUnchecked++
+			}
+		}
 	}
+	p2p := checked > 0 && ipUnchecked == checked && !rooted
 	switch {
 	case perRank != nil && *perRank && reduces:
 		return model.ReduceScatter
+	case perRank != nil && *perRank && p2p:
+		return model.AlltoAll
 	case perRank != nil && *perRank:
 		return model.AllGather
 	case rooted && reduces:
 		return model.Reduce
 	case rooted:
 		return model.Broadcast
-	case reduces:
+	case reduces && !p2p && !(deviceRanks(r) > 2 && unitRatio(r)):
 		return model.AllReduce
 	}
+	// SendRecv prints the reduction op of the generic printer ("sum") and
+	// root -1, and its busbw is its algbw: an unrooted table whose in-place
+	// results go unchecked, or whose busbw equals algbw on every row on
+	// more than 2 ranks (where AllReduce's is 2(n-1)/n of it), is SendRecv.
 	return model.SendRecv
+}
+
+// deviceRanks is the rank count the device lines give when they list
+// every rank from 0, else 0.
+func deviceRanks(r *Run) int {
+	maxRank, ranks := -1, map[int]bool{}
+	for _, d := range r.Devices {
+		ranks[d.Rank] = true
+		maxRank = max(maxRank, d.Rank)
+	}
+	if maxRank >= 0 && len(ranks) == maxRank+1 {
+		return maxRank + 1
+	}
+	return 0
+}
+
+// unitRatio reports whether every row of r with both bandwidths positive
+// prints busbw equal to algbw (within the last printed digit), and at
+// least one row large enough to tell (algbw of at least 1 GB/s) does.
+func unitRatio(r *Run) bool {
+	told := false
+	for _, row := range r.Rows {
+		for _, res := range []Result{row.OOP, row.IP} {
+			if !res.Valid || res.AlgBW <= 0 || res.BusBW <= 0 {
+				continue
+			}
+			if math.Abs(res.BusBW-res.AlgBW) > valueHalfULP(res.AlgBW)+valueHalfULP(res.BusBW) {
+				return false
+			}
+			told = told || res.AlgBW >= 1
+		}
+	}
+	return told
 }
 
 // runRanks returns the communicator size: from complete device lines, else
@@ -767,13 +817,12 @@ func inferCollective(r *Run) model.Collective {
 // rank + 1, else the NCCL log's nranks. prec is the printed precision of
 // each row (nil when unknown: JSON).
 func runRanks(r *Run, log *NCCLLog, prec []rowPrec) int {
-	maxRank, ranks := -1, map[int]bool{}
-	for _, d := range r.Devices {
-		ranks[d.Rank] = true
-		maxRank = max(maxRank, d.Rank)
+	if n := deviceRanks(r); n > 0 {
+		return n
 	}
-	if maxRank >= 0 && len(ranks) == maxRank+1 {
-		return maxRank + 1
+	maxRank := -1
+	for _, d := range r.Devices {
+		maxRank = max(maxRank, d.Rank)
 	}
 	if n, err := strconv.Atoi(r.Params[statedRanksKey]); err == nil && n > 0 {
 		return n

@@ -547,3 +547,67 @@ func TestRawCorpusComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestInferP2PCollectives: a table whose file names no test binary (older
+// nccl-tests, or a pasted table) is read from its columns. AlltoAll and
+// SendRecv leave their in-place results unchecked (#wrong N/A in place, a
+// count out of place), SendRecv prints "sum" and root -1 with busbw equal
+// to algbw: the xxrjun file's AlltoAll and SendRecv tables, cut without
+// their "Collective test starting" lines, read as those collectives, not
+// as AllGather and AllReduce. A 2-rank AllReduce (busbw = algbw too)
+// stays AllReduce, and a table checked in place with busbw = algbw on 8
+// ranks is SendRecv.
+func TestInferP2PCollectives(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "raw", "nccltests_h100sxm_1x8_nvswitch_xxrjun_1.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	header := text[:strings.Index(text, "# Collective test starting")]
+	table := func(name string) string {
+		i := strings.Index(text, "# Collective test starting: "+name)
+		j := strings.Index(text[i:], "# Collective test concluded")
+		body := text[i:][:j]
+		return body[strings.Index(body, "\n")+1:]
+	}
+	parse := func(t *testing.T, s string) *Run {
+		t.Helper()
+		a, err := Parse("cut.txt", strings.NewReader(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Runs) != 1 {
+			t.Fatalf("%d runs", len(a.Runs))
+		}
+		return a.Runs[0]
+	}
+	for _, tc := range []struct {
+		name string
+		want model.Collective
+	}{
+		{"alltoall_perf", model.AlltoAll}, {"sendrecv_perf", model.SendRecv},
+		{"all_gather_perf", model.AllGather}, {"all_reduce_perf", model.AllReduce}, {"reduce_scatter_perf", model.ReduceScatter},
+	} {
+		r := parse(t, header+table(tc.name))
+		if r.Collective != tc.want || r.Params["collective"] == "" || r.Ranks != 8 {
+			t.Errorf("%s without its name: read as %s on %d ranks (inferred: %q), want %s on 8", tc.name, r.Collective, r.Ranks, r.Params["collective"], tc.want)
+		}
+	}
+	// SendRecv checked in place (as a -c 1 build that checks it would
+	// print): busbw = algbw on 8 ranks still says SendRecv.
+	sr := strings.ReplaceAll(table("sendrecv_perf"), "N/A", "  0")
+	if r := parse(t, header+sr); r.Collective != model.SendRecv {
+		t.Errorf("SendRecv with in-place counts: read as %s", r.Collective)
+	}
+	// A 2-rank AllReduce has busbw = algbw: it stays AllReduce.
+	two, err := os.ReadFile(filepath.Join("testdata", "raw", "nccltests_rtx2080ti_1x2_pcie-nop2p_autodl_1.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(two)
+	s = s[strings.Index(s, "\n")+1:] // the shell line naming ./build/all_reduce_perf
+	s = s[:strings.Index(s, "root@")]
+	if r := parse(t, s); r.Collective != model.AllReduce || r.Ranks != 2 {
+		t.Errorf("the 2-GPU AllReduce without its name: read as %s on %d ranks", r.Collective, r.Ranks)
+	}
+}
