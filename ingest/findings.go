@@ -387,7 +387,13 @@ func logFindings(a *Artifact) []Finding {
 		out = append(out, f)
 	}
 	isNet := func(c Connection) bool { return c.Transport == "NET" && c.Net != "Socket" }
-	if c, n := firstConn(func(c Connection) bool { return isNet(c) && !c.GDR }); n > 0 {
+	if c, n := firstConn(func(c Connection) bool { return isNet(c) && !c.GDR }); n > 0 && l.GDRReceivesOnly() {
+		rc, nr := firstConn(func(c Connection) bool { return isNet(c) && c.GDR })
+		out = append(out, Finding{Code: FindGDRReadOff, Severity: SevInfo, Line: c.Line,
+			Message: "receives use GPUDirect RDMA and sends are staged through host memory: NCCL's default GDR read policy (off on GPUs before Ampere without an NVLink peer, NCCL_NET_GDR_READ), not a missing GPUDirect RDMA path" +
+				envNote("NCCL_NET_GDR_READ"),
+			Evidence: fmt.Sprintf("%s (%d send lines without GDRDMA); %s (%d lines with GDRDMA)", connText(c), n, connText(rc), nr)})
+	} else if n > 0 {
 		ev := fmt.Sprintf("%s (%d NET connection lines without GDRDMA)", connText(c), n)
 		if l.RingGDR != nil && !*l.RingGDR {
 			ev += fmt.Sprintf("; line %d: Connected all rings ... GDR 0", l.Lines["ring_gdr"])

@@ -827,3 +827,28 @@ func appendNote(notes []Note, n Note) []Note {
 	}
 	return append(notes, n)
 }
+
+// GDRReceivesOnly reports whether the log's network connections use
+// GPUDirect RDMA to receive but stage their sends through host memory:
+// NCCL's GDR read policy, not a missing GPUDirect RDMA path. NCCL turns
+// GDR reads (the NIC reading GPU memory to send) off by default on GPUs
+// before Ampere that have no NVLink peer, and on every GPU without one in
+// releases before that rule (NCCL_NET_GDR_READ; ncclTopoCheckGdr in
+// src/graph/paths.cc), while receives keep GDRDMA.
+func (l *NCCLLog) GDRReceivesOnly() bool {
+	recvGDR, stagedSend, stagedOther := false, false, false
+	for _, c := range l.Connections {
+		if c.Transport != "NET" || c.Net == "Socket" {
+			continue
+		}
+		switch {
+		case c.GDR && c.Dir == "receive":
+			recvGDR = true
+		case !c.GDR && c.Dir == "send":
+			stagedSend = true
+		case !c.GDR:
+			stagedOther = true
+		}
+	}
+	return recvGDR && stagedSend && !stagedOther
+}

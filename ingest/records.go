@@ -383,6 +383,7 @@ const (
 	FindGDRLevelRaised  = "gdr-level-raised"
 	FindLowNetBW        = "net-bandwidth-low"
 	FindNICFarFromGPU   = "nic-far-from-gpu"
+	FindGDRReadOff      = "net-gdr-read-off"
 )
 
 // Note is one thing a parser noticed and did: "line 42: time 0 us is not a

@@ -297,7 +297,7 @@ func printLog(w io.Writer, l *ingest.NCCLLog) {
 		parts = append(parts, fmt.Sprintf("%d channels", l.Channels))
 	}
 	if l.GDR != nil {
-		parts = append(parts, "GDR "+yesNo(*l.GDR))
+		parts = append(parts, "GDR "+gdrWord(l))
 	}
 	if l.NVLSAvailable != nil {
 		parts = append(parts, "NVLS "+availability(*l.NVLSAvailable))
@@ -671,4 +671,13 @@ func printFindings(w io.Writer, fs []ingest.Finding) {
 			fmt.Fprintf(w, "          evidence: %s\n", f.Evidence)
 		}
 	}
+}
+
+// gdrWord says whether an NCCL log's network connections use GPUDirect
+// RDMA: yes, no, or on receives only (NCCL's GDR read policy).
+func gdrWord(l *ingest.NCCLLog) string {
+	if !*l.GDR && l.GDRReceivesOnly() {
+		return "on receives (sends staged: GDR reads off)"
+	}
+	return yesNo(*l.GDR)
 }

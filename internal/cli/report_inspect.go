@@ -276,7 +276,7 @@ func artifactFacts(a *ingest.Artifact) [][]string {
 			add("channels", strconv.Itoa(l.Channels))
 		}
 		if l.GDR != nil {
-			add("GPUDirect RDMA", yesNo(*l.GDR))
+			add("GPUDirect RDMA", gdrWord(l))
 		}
 		if l.NVLSAvailable != nil {
 			add("NVLS", availability(*l.NVLSAvailable))
