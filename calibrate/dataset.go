@@ -571,8 +571,20 @@ func linkObservations(a *ingest.Artifact, cl *model.Cluster) ([]LinkObs, []strin
 		if best <= 0 {
 			continue
 		}
-		obs = append(obs, LinkObs{Term: "net.eff." + string(nic.Kind), LineGBps: float64(nic.Speed.LineGBps()), MeasuredGBps: best / 8,
-			Source: fmt.Sprintf("%s: %s", base, p.Test)})
+		what := p.Test
+		if p.Bidirectional {
+			// Both directions at once, summed: a full-duplex port carries
+			// half of it each way.
+			best /= 2
+			what += " (bidirectional, half of the two directions' sum)"
+		}
+		line := float64(nic.Speed.LineGBps())
+		if best/8 > line*1.02 {
+			notes = append(notes, fmt.Sprintf("%s: %s measured %.1f GB/s, above the %.1f GB/s line rate of the cluster's NIC: not fitted (another NIC speed, or a sum over ports or directions?)", base, what, best/8, line))
+			continue
+		}
+		obs = append(obs, LinkObs{Term: "net.eff." + string(nic.Kind), LineGBps: line, MeasuredGBps: best / 8,
+			Source: fmt.Sprintf("%s: %s", base, what)})
 	}
 	return obs, notes, nil
 }

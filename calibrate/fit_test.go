@@ -578,3 +578,58 @@ func TestFitPriorAgainstOneRun(t *testing.T) {
 		t.Errorf("independent points moved nvlink.eff.4 by %+.3f, beyond the truth's %+.3f", move[-1], full)
 	}
 }
+
+// TestPerftestBidirectional: perftest's -b runs print their own title and
+// the two directions' sum in every BW column. The NDR ib_write_bw file
+// (394.66 Gb/s one way at 8 MiB) retitled and doubled as -b prints it
+// reads as bidirectional with its settings kept, and calibrate takes half
+// the sum as the NIC's rate (49.3 GB/s of 50), not 98.7 GB/s; the same sum
+// read one way, above the NIC's line rate, is not fitted.
+func TestPerftestBidirectional(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "ingest", "testdata", "perftest_ib_write_bw_ndr.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bidir := strings.Replace(string(raw), "RDMA_Write BW Test", "RDMA_Write Bidirectional BW Test", 1)
+	bidir = strings.Replace(bidir, "394.67             394.66", "789.34             789.32", 1)
+	spec := clusterOf(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2})
+	for _, tc := range []struct {
+		name     string
+		text     string
+		bidir    bool
+		measured float64 // GB/s the observation holds, 0 for none
+	}{
+		{"one way", string(raw), false, 394.66 / 8},
+		{"bidirectional", bidir, true, 789.32 / 2 / 8},
+		{"the sum read one way", strings.Replace(bidir, "Bidirectional ", "", 1), false, 0},
+	} {
+		a, err := ingest.Parse("perf.txt", strings.NewReader(tc.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := a.Perftest[0]
+		if p.Bidirectional != tc.bidir || p.Device != "mlx5_0" || p.MTU != 4096 || p.LinkType != "IB" {
+			t.Errorf("%s: read as %+v", tc.name, p)
+		}
+		ds, err := calibrate.BuildDataset([]*ingest.Artifact{a}, spec)
+		if tc.measured == 0 {
+			// Nothing else in the file: the refusal is the error.
+			if err == nil || !strings.Contains(err.Error(), "above the 50.0 GB/s line rate") {
+				t.Errorf("%s: error %v, want the figure refused above line rate", tc.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got float64
+		for _, o := range ds.Links {
+			if o.Term == "net.eff.ib" {
+				got = o.MeasuredGBps
+			}
+		}
+		if math.Abs(got-tc.measured) > 1e-9 {
+			t.Errorf("%s: net.eff.ib observation %.3f GB/s, want %.3f (notes %v)", tc.name, got, tc.measured, ds.Notes)
+		}
+	}
+}

@@ -21,16 +21,24 @@ import (
 //
 // and one row per message size.
 
-var perftestTitles = []struct{ title, test string }{
-	{"RDMA_Write BW Test", "ib_write_bw"},
-	{"RDMA_Read BW Test", "ib_read_bw"},
-	{"Send BW Test", "ib_send_bw"},
-	{"Atomic FETCH_AND_ADD BW Test", "ib_atomic_bw"},
-	{"Atomic CMP_AND_SWAP BW Test", "ib_atomic_bw"},
-	{"RDMA_Write Latency Test", "ib_write_lat"},
-	{"RDMA_Read Latency Test", "ib_read_lat"},
-	{"Send Latency Test", "ib_send_lat"},
-	{"Atomic FETCH_AND_ADD Latency Test", "ib_atomic_lat"},
+var perftestTitles = []struct {
+	title, test string
+	bidir       bool
+}{
+	// perftest's -b runs print their own titles, with the two directions'
+	// bandwidths summed in every BW column.
+	{"RDMA_Write Bidirectional BW Test", "ib_write_bw", true},
+	{"RDMA_Read Bidirectional BW Test", "ib_read_bw", true},
+	{"Send Bidirectional BW Test", "ib_send_bw", true},
+	{"RDMA_Write BW Test", "ib_write_bw", false},
+	{"RDMA_Read BW Test", "ib_read_bw", false},
+	{"Send BW Test", "ib_send_bw", false},
+	{"Atomic FETCH_AND_ADD BW Test", "ib_atomic_bw", false},
+	{"Atomic CMP_AND_SWAP BW Test", "ib_atomic_bw", false},
+	{"RDMA_Write Latency Test", "ib_write_lat", false},
+	{"RDMA_Read Latency Test", "ib_read_lat", false},
+	{"Send Latency Test", "ib_send_lat", false},
+	{"Atomic FETCH_AND_ADD Latency Test", "ib_atomic_lat", false},
 }
 
 var (
@@ -100,16 +108,17 @@ func parsePerftest(name string, data []byte) (*Artifact, error) {
 		if strings.Contains(t, "CUDA") || strings.Contains(t, "GPUDirect") || strings.Contains(t, "use_cuda") {
 			gpuDirect = true
 		}
-		title := ""
+		title, bidir := "", false
 		for _, pt := range perftestTitles {
 			if t == pt.title || strings.HasPrefix(t, pt.title) {
-				title = pt.test
+				title, bidir = pt.test, pt.bidir
 				break
 			}
 		}
 		if title != "" {
 			newResult(title)
 			cur.GPUDirect = gpuDirect
+			cur.Bidirectional = bidir
 			continue
 		}
 		f := strings.Fields(t)

@@ -317,10 +317,13 @@ type PerftestResult struct {
 	Test   string `json:"test"` // "ib_write_bw", ...
 	Device string `json:"device,omitempty"`
 	// LinkType is "IB" or "Ethernet".
-	LinkType  string        `json:"link_type,omitempty"`
-	MTU       int           `json:"mtu,omitempty"`
-	GPUDirect bool          `json:"gpudirect,omitempty"`
-	Rows      []PerftestRow `json:"rows"`
+	LinkType  string `json:"link_type,omitempty"`
+	MTU       int    `json:"mtu,omitempty"`
+	GPUDirect bool   `json:"gpudirect,omitempty"`
+	// Bidirectional is true for a -b run: its bandwidths are the two
+	// directions' sum.
+	Bidirectional bool          `json:"bidirectional,omitempty"`
+	Rows          []PerftestRow `json:"rows"`
 }
 
 // PerftestRow is one message size of a perftest run.

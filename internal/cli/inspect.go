@@ -621,7 +621,14 @@ func printPerftest(w io.Writer, ps []*ingest.PerftestResult) error {
 		case !math.IsInf(lat, 1):
 			peak = fmt.Sprintf("%.2f us typical at %s", lat, fmtBytes(at))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s - %s\t%s\n", p.Test, p.Device, p.LinkType, p.MTU, len(p.Rows), fmtBytes(lo), fmtBytes(hi), peak)
+		test := p.Test
+		if p.Bidirectional {
+			test += " -b"
+			if best > 0 {
+				peak += " (both directions summed)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s - %s\t%s\n", test, p.Device, p.LinkType, p.MTU, len(p.Rows), fmtBytes(lo), fmtBytes(hi), peak)
 	}
 	return tw.Flush()
 }

@@ -435,7 +435,11 @@ func perftestTable(ps []*ingest.PerftestResult) reports.Table {
 				}
 				return strconv.FormatFloat(v, 'f', 2, 64)
 			}
-			t.Rows = append(t.Rows, []string{p.Test, p.Device, p.LinkType, model.FormatBytes(model.Bytes(r.Bytes)), num(r.PeakGbs), num(r.AvgGbs), num(r.LatTypUs)})
+			test := p.Test
+			if p.Bidirectional {
+				test += " -b (both directions summed)"
+			}
+			t.Rows = append(t.Rows, []string{test, p.Device, p.LinkType, model.FormatBytes(model.Bytes(r.Bytes)), num(r.PeakGbs), num(r.AvgGbs), num(r.LatTypUs)})
 		}
 	}
 	return t
