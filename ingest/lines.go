@@ -153,8 +153,10 @@ func (h *head) count(limit int, fn func(s string) bool) int {
 func (h *head) has(fn func(s string) bool) bool { return h.count(1, fn) > 0 }
 
 var (
-	// OpenMPI --tag-output: "[1,0]<stdout>:"; srun --label: "  0: ".
+	// OpenMPI --tag-output: "[1,0]<stdout>:"; srun --label: "  0: ";
+	// Intel MPI and MPICH -l (-prepend-rank): "[0] ".
 	reMPIPrefix  = regexp.MustCompile(`^\[\d+,\d+\]<std(?:out|err)>:`)
+	reRankPrefix = regexp.MustCompile(`^\[\d{1,6}\] `)
 	reSrunPrefix = regexp.MustCompile(`^ {0,4}\d{1,5}: `)
 )
 
@@ -163,6 +165,9 @@ var (
 func stripRankPrefix(s string) string {
 	if strings.HasPrefix(s, "[") {
 		if loc := reMPIPrefix.FindStringIndex(s); loc != nil {
+			return s[loc[1]:]
+		}
+		if loc := reRankPrefix.FindStringIndex(s); loc != nil {
 			return s[loc[1]:]
 		}
 	}

@@ -144,6 +144,11 @@ func splitLogLine(s string) (before string, l logLine, ok bool) {
 	if !strings.Contains(s, "NCCL") {
 		return s, logLine{}, false
 	}
+	if strings.HasPrefix(s, "NCCL\t") {
+		// A bare line copied with its spaces turned into tabs ("NCCL
+		// version 2.26.2" through some terminals and editors).
+		s = strings.Join(strings.Fields(s), " ")
+	}
 	if l, ok := parseLogLine(s); ok {
 		return "", l, true
 	}

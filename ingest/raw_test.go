@@ -611,3 +611,46 @@ func TestInferP2PCollectives(t *testing.T) {
 		t.Errorf("the 2-GPU AllReduce without its name: read as %s on %d ranks", r.Collective, r.Ranks)
 	}
 }
+
+// TestLauncherPrefixesAndTabs: the 2-node H100 nccl-tests file reads the
+// same (rows, ranks, NCCL version, average busbw, parameters) when Intel
+// MPI or MPICH -l prefixed every line with "[rank] ", and when a copy
+// turned the spaces of its comment and version lines into tabs.
+func TestLauncherPrefixesAndTabs(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(rawDir, "nccltests_h100sxm_2x8_ib-ndr400x8_ncclTests309_1.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Parse("orig.txt", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := want.Runs[0]
+	lines := strings.Split(string(raw), "\n")
+	prefixed := make([]string, len(lines))
+	tabbed := make([]string, len(lines))
+	for i, l := range lines {
+		prefixed[i] = "[0] " + l
+		tabbed[i] = l
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "#") || strings.HasPrefix(t, "NCCL version") {
+			tabbed[i] = strings.Join(strings.Fields(l), "\t")
+		}
+	}
+	for name, text := range map[string]string{"[0] prefix": strings.Join(prefixed, "\n"), "tabs": strings.Join(tabbed, "\n")} {
+		a, err := Parse("copy.txt", strings.NewReader(text))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(a.Runs) != 1 {
+			t.Errorf("%s: %d runs", name, len(a.Runs))
+			continue
+		}
+		g := a.Runs[0]
+		if len(g.Rows) != len(w.Rows) || g.Ranks != w.Ranks || g.NCCLVersion != w.NCCLVersion || g.AvgBusBW != w.AvgBusBW || g.Params["nThread"] != w.Params["nThread"] || g.Collective != w.Collective {
+			t.Errorf("%s: %d rows, %d ranks, NCCL %q, avg %g, nThread %q, %s; the original %d, %d, %q, %g, %q, %s", name,
+				len(g.Rows), g.Ranks, g.NCCLVersion, g.AvgBusBW, g.Params["nThread"], g.Collective,
+				len(w.Rows), w.Ranks, w.NCCLVersion, w.AvgBusBW, w.Params["nThread"], w.Collective)
+		}
+	}
+}
