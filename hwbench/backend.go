@@ -165,7 +165,9 @@ type Runtime interface {
 	// Hold queues a spin kernel on s that keeps the stream from starting
 	// the work queued after it until release is called (CUDA's
 	// p2pBandwidthLatencyTest method), so that work runs back to back,
-	// not as fast as the host issues it.
+	// not as fast as the host issues it. release returns at once without
+	// waiting for the stream, so several held streams released one after
+	// another start together; the stream's Sync or Close ends the hold.
 	Hold(s Stream) (release func() error, err error)
 }
 

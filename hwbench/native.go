@@ -311,15 +311,27 @@ func (r nativeRuntime) Hold(s Stream) (func() error, error) {
 		return nil, err
 	}
 	return func() error {
+		// Set the flag and return at once, so that a caller holding
+		// several streams releases them together (nvbandwidth's
+		// all-at-once tests); the kernel may still read the flag, so it
+		// is freed once the stream has passed it (Sync or Close).
 		cuda.SetFlag(host, 1)
-		// The kernel may still read the flag: free it once the stream
-		// has passed it.
-		err := r.rt.StreamSynchronize(ns.dev, ns.s)
-		if ferr := r.rt.FreeHost(host); err == nil {
+		ns.flags = append(ns.flags, host)
+		return nil
+	}, nil
+}
+
+// freeFlags frees the spin kernels' flags of a stream that has passed
+// them.
+func (s *nativeStream) freeFlags() error {
+	var err error
+	for _, h := range s.flags {
+		if ferr := s.rt.FreeHost(h); err == nil {
 			err = ferr
 		}
-		return err
-	}, nil
+	}
+	s.flags = nil
+	return err
 }
 
 func (r nativeRuntime) NewStream(dev int) (Stream, error) {
@@ -334,6 +346,9 @@ type nativeStream struct {
 	rt  *cuda.Runtime
 	dev int
 	s   cuda.Stream
+	// flags are released spin-kernel flags to free once the stream has
+	// passed them.
+	flags []cuda.Ptr
 }
 
 type nativeEvent struct {
@@ -378,8 +393,27 @@ func (s *nativeStream) Wait(e Event) error {
 	return s.rt.StreamWaitEvent(s.dev, s.s, ne.e)
 }
 
-func (s *nativeStream) Sync() error  { return s.rt.StreamSynchronize(s.dev, s.s) }
-func (s *nativeStream) Close() error { return s.rt.StreamDestroy(s.dev, s.s) }
+func (s *nativeStream) Sync() error {
+	if err := s.rt.StreamSynchronize(s.dev, s.s); err != nil {
+		return err
+	}
+	return s.freeFlags()
+}
+
+func (s *nativeStream) Close() error {
+	var err error
+	if len(s.flags) > 0 {
+		// Released kernels may still be queued: let them pass their
+		// flags before the flags go.
+		if err = s.rt.StreamSynchronize(s.dev, s.s); err == nil {
+			err = s.freeFlags()
+		}
+	}
+	if derr := s.rt.StreamDestroy(s.dev, s.s); err == nil {
+		err = derr
+	}
+	return err
+}
 
 func (e *nativeEvent) Since(start Event) (time.Duration, error) {
 	ns, ok := start.(*nativeEvent)

@@ -463,6 +463,15 @@ func (r *runner) launch(coll Collectives, local []*ncclRank, op model.Collective
 // returns seconds per launch: the maximum over this process's ranks, then
 // the mean over processes.
 func (r *runner) timeColl(ctx context.Context, coll Collectives, local []*ncclRank, op model.Collective, count int64, nranks int, inPlace bool) (float64, error) {
+	if r.boot != nil {
+		// nccl-tests' Barrier before each timed loop: the processes start
+		// their events together, so no rank's window holds the time
+		// another spent before it (rank 0 writing and syncing the report
+		// after every size), which its first collective would wait out.
+		if _, err := r.boot.AllGather(ctx, nil); err != nil {
+			return 0, fmt.Errorf("barrier before timing: %w", err)
+		}
+	}
 	starts := make([]Event, len(local))
 	for i, l := range local {
 		e, err := l.s.Record()
