@@ -244,13 +244,42 @@ type hbTiming struct {
 	Wrong *int64 `json:"wrong"`
 }
 
-func (t hbTiming) result() Result {
+// result is the timing as a Result and, when it is not a valid
+// measurement, why: a failed one (null, hwbench's NaN), a time that is not
+// positive, or a time or bandwidth beyond the bounds the nccl-tests text
+// parser applies (maxPlausibleTimeUs, maxPlausibleGBps). An invalid
+// result keeps no NaN (JSON cannot hold one).
+func (t hbTiming) result() (Result, string) {
 	wrong := int64(-1)
 	if t.Wrong != nil {
 		wrong = *t.Wrong
 	}
-	return Result{TimeUs: float64(t.TimeUs), AlgBW: float64(t.AlgBW), BusBW: float64(t.BusBW), Wrong: wrong,
-		Valid: !math.IsNaN(float64(t.TimeUs)) && !math.IsNaN(float64(t.BusBW))}
+	tm, alg, bus := float64(t.TimeUs), float64(t.AlgBW), float64(t.BusBW)
+	why := ""
+	switch {
+	case math.IsNaN(tm) || math.IsNaN(bus) || math.IsNaN(alg):
+		why = "a failed measurement (null)"
+	case math.IsInf(tm, 0) || math.IsInf(bus, 0) || math.IsInf(alg, 0):
+		why = "an infinite value"
+	case tm <= 0:
+		why = fmt.Sprintf("time %g us is not positive", tm)
+	case tm > maxPlausibleTimeUs:
+		why = fmt.Sprintf("time %g us is not a plausible measurement", tm)
+	case bus < 0 || alg < 0:
+		why = "a negative bandwidth"
+	case bus > maxPlausibleGBps || alg > maxPlausibleGBps:
+		why = fmt.Sprintf("bandwidth %g GB/s is above %g GB/s (100 TB/s), not a plausible measurement", max(bus, alg), float64(maxPlausibleGBps))
+	}
+	if why != "" {
+		clean := func(v float64) float64 {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0
+			}
+			return v
+		}
+		return Result{TimeUs: clean(tm), AlgBW: clean(alg), BusBW: clean(bus), Wrong: wrong}, why
+	}
+	return Result{TimeUs: tm, AlgBW: alg, BusBW: bus, Wrong: wrong, Valid: true}, ""
 }
 
 // ParseHWBench converts a collsim hwbench report into an Artifact: the nccl
@@ -370,6 +399,14 @@ func hbTopo(a *Artifact, r *hbReport) error {
 	return nil
 }
 
+// finiteOr0 is v, or 0 for NaN or an infinity (JSON holds neither).
+func finiteOr0(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
 func hbRuns(a *Artifact, r *hbReport) {
 	n := r.NCCL
 	if n == nil {
@@ -382,7 +419,7 @@ func hbRuns(a *Artifact, r *hbReport) {
 			continue
 		}
 		run := &Run{Collective: coll, CollectiveName: coll.TestName(), Binary: sw.Test, Ranks: n.Ranks, Hosts: n.Hosts,
-			DType: n.DType, DTypeSize: 4, NCCLVersion: n.Machine.NCCL, AvgBusBW: float64(sw.AvgBusBW), OutOfBounds: 0,
+			DType: n.DType, DTypeSize: 4, NCCLVersion: n.Machine.NCCL, AvgBusBW: finiteOr0(float64(sw.AvgBusBW)),
 			Params: map[string]string{
 				"nThread": "1", "minBytes": strconv.FormatInt(n.MinBytes, 10), "maxBytes": strconv.FormatInt(n.MaxBytes, 10),
 				"step": fmt.Sprintf("%d(factor)", n.StepFactor), "warmupIters": strconv.Itoa(n.Warmup), "iters": strconv.Itoa(n.Iters),
@@ -409,9 +446,38 @@ func hbRuns(a *Artifact, r *hbReport) {
 		if sw.Root != nil {
 			root = *sw.Root
 		}
-		for _, row := range sw.Rows {
-			run.Rows = append(run.Rows, Row{Size: row.Size, Count: row.Count, Type: run.DType, Redop: sw.Redop, Root: root,
-				OOP: row.OOP.result(), IP: row.IP.result()})
+		oob, checked := 0, false
+		for i, row := range sw.Rows {
+			where := fmt.Sprintf("nccl sweep %s, row %d (size %d)", sw.Collective, i, row.Size)
+			if row.Size < 0 || row.Count < 0 {
+				a.Skipped = append(a.Skipped, Skip{Reason: where + ": a negative size or count, row not used"})
+				continue
+			}
+			// A size of 0 (every size below one element per rank) has no
+			// call to time: nothing to say about its zero time.
+			oop, why := row.OOP.result()
+			if why != "" && row.Size > 0 {
+				a.Notes = append(a.Notes, Note{Message: fmt.Sprintf("%s: out-of-place %s; the result is not used", where, why)})
+			}
+			ip, why := row.IP.result()
+			if why != "" && row.Size > 0 && row.IP != (hbTiming{}) {
+				a.Notes = append(a.Notes, Note{Message: fmt.Sprintf("%s: in-place %s; the result is not used", where, why)})
+			}
+			for _, w := range []*int64{row.OOP.Wrong, row.IP.Wrong} {
+				if w != nil {
+					checked = true
+					oob += int(max(*w, 0))
+				}
+			}
+			run.Rows = append(run.Rows, Row{Size: row.Size, Count: row.Count, Type: run.DType, Redop: sw.Redop, Root: root, OOP: oop, IP: ip})
+		}
+		// The nccl-tests text hwbench writes beside the JSON states the
+		// data check and its out-of-bounds count; the run read from the
+		// JSON says the same.
+		run.OutOfBounds = -1
+		if checked {
+			run.OutOfBounds = oob
+			run.Params["validation"] = "1"
 		}
 		if len(run.Rows) > 0 {
 			a.Runs = append(a.Runs, run)
@@ -550,6 +616,11 @@ func loopbackByDirection(name string, n int, what, hca, link string, at func(i i
 	var out []*PerftestResult
 	for i := range n {
 		src, dst, row := at(i)
+		if !plausibleRow(row) {
+			// A failed measurement (null) or one no port can give: left
+			// out, as the text parsers leave such rows out.
+			continue
+		}
 		res := byDir[key{src, dst}]
 		if res == nil {
 			res = &PerftestResult{Test: fmt.Sprintf("%s %s %s->%s", name, what, src, dst), Device: hca, LinkType: link,
@@ -560,6 +631,18 @@ func loopbackByDirection(name string, n int, what, hca, link string, at func(i i
 		res.Rows = append(res.Rows, row)
 	}
 	return out
+}
+
+// plausibleRow reports whether every figure of a perftest-style row is a
+// finite, non-negative number, bandwidths under maxPlausibleGBps (in Gb/s
+// here, so 8x) and latencies under maxPlausibleTimeUs.
+func plausibleRow(r PerftestRow) bool {
+	for _, v := range []float64{r.PeakGbs, r.AvgGbs, r.LatTypUs, r.LatAvgUs, r.LatMinUs} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return false
+		}
+	}
+	return r.Bytes >= 0 && r.PeakGbs <= 8*maxPlausibleGBps && r.AvgGbs <= 8*maxPlausibleGBps && r.LatTypUs <= maxPlausibleTimeUs && r.LatAvgUs <= maxPlausibleTimeUs
 }
 
 // hbRDMA turns the rdma probe (RDMA WRITE from one node into another) into

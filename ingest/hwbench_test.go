@@ -343,3 +343,83 @@ func TestParseHWBenchRDMA(t *testing.T) {
 		t.Errorf("perftest results %v", got)
 	}
 }
+
+// TestHWBenchImplausibleResults: hwbench writes null for a failed
+// measurement; a hand-edited or damaged report can hold negative times or
+// impossible bandwidths. The fixture with a null and a negative nccl time,
+// a busbw of 1e12 GB/s, a row of negative size and a null GDR bandwidth
+// reads with those results invalid (a note each), the negative row left
+// out, the GDR row dropped, and still encodes as JSON (no NaN); the data
+// check's counts give the run's validation and out-of-bounds fields, as
+// the nccl-tests text hwbench writes beside it states them.
+func TestHWBenchImplausibleResults(t *testing.T) {
+	raw, err := os.ReadFile("testdata/hwbench_fake.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	rows := doc["nccl"].(map[string]any)["sweeps"].([]any)[0].(map[string]any)["rows"].([]any)
+	nRows := len(rows)
+	oop := func(i int) map[string]any { return rows[i].(map[string]any)["out_of_place"].(map[string]any) }
+	oop(5)["time_us"] = nil
+	oop(6)["time_us"] = -5
+	oop(7)["busbw_gbps"] = 1e12
+	oop(8)["wrong"] = 3
+	rows[9].(map[string]any)["size_bytes"] = -8
+	port := doc["gdr"].(map[string]any)["ports"].([]any)[0].(map[string]any)
+	bw := port["bandwidth"].([]any)
+	nBW := len(bw)
+	bw[0].(map[string]any)["gbps"] = nil
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ParseHWBench("edited.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := a.Runs[0]
+	if len(r.Rows) != nRows-1 {
+		t.Errorf("%d rows, want %d (the negative size left out)", len(r.Rows), nRows-1)
+	}
+	for i := 5; i <= 7; i++ {
+		if r.Rows[i].OOP.Valid {
+			t.Errorf("row %d (size %d): out-of-place %+v read as valid", i, r.Rows[i].Size, r.Rows[i].OOP)
+		}
+	}
+	if !r.Rows[8].OOP.Valid || r.Rows[8].OOP.Wrong != 3 || r.OutOfBounds != 3 || r.Params["validation"] != "1" {
+		t.Errorf("the checked run: row 8 %+v, out of bounds %d, validation %q; want valid with 3 wrong, 3, \"1\"", r.Rows[8].OOP, r.OutOfBounds, r.Params["validation"])
+	}
+	notes := 0
+	for _, n := range a.Notes {
+		if strings.Contains(n.Message, "the result is not used") {
+			notes++
+		}
+	}
+	if notes != 3 {
+		t.Errorf("%d notes on unused results, want 3: %v", notes, a.Notes)
+	}
+	hca := port["hca"].(string)
+	got := 0
+	for _, p := range a.Perftest {
+		if p.Device == hca && strings.HasPrefix(p.Test, "hwbench loopback rdma_write bw ") {
+			got += len(p.Rows)
+		}
+	}
+	if got != nBW-1 {
+		t.Errorf("%s: %d GDR bandwidth rows, want %d (the null one dropped)", hca, got, nBW-1)
+	}
+	for _, p := range a.Perftest {
+		for _, row := range p.Rows {
+			if !plausibleRow(row) {
+				t.Errorf("%s kept an implausible row %+v", p.Test, row)
+			}
+		}
+	}
+	if _, err := json.Marshal(a); err != nil {
+		t.Errorf("the artifact does not encode as JSON: %v", err)
+	}
+}
