@@ -152,6 +152,34 @@ func printArtifact(w io.Writer, a *ingest.Artifact) error {
 		if err := printFigures(w, a.Figures); err != nil {
 			return err
 		}
+	case ingest.KindHWBench:
+		// A hwbench report holds what the other kinds hold, probe by
+		// probe: each part is printed as its own kind prints it.
+		if a.Topo != nil {
+			printTopo(w, a.Topo)
+		}
+		if len(a.Runs) > 0 {
+			printRunsHardware(w, a)
+			printLog(w, a.Log)
+			if err := printRuns(w, a.Runs); err != nil {
+				return err
+			}
+		}
+		if len(a.Matrices) > 0 {
+			if err := printMatrices(w, a.Matrices); err != nil {
+				return err
+			}
+		}
+		if len(a.Perftest) > 0 {
+			if err := printPerftest(w, a.Perftest); err != nil {
+				return err
+			}
+		}
+		if len(a.Ports) > 0 {
+			if err := printPorts(w, a.Ports); err != nil {
+				return err
+			}
+		}
 	}
 	printFindings(w, a.Findings)
 	for i, n := range a.Notes {

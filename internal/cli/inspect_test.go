@@ -230,3 +230,21 @@ func writeGarbage(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 }
+
+// TestInspectHWBenchTable: the table view of a hwbench report prints what
+// each probe measured, as inspect prints the same measurements read from
+// their own tools (topology, nccl-tests runs, matrices, perftest-style
+// RDMA results, ports), not only the findings.
+func TestInspectHWBenchTable(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "inspect", "../../ingest/testdata/hwbench_fake.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"socket 0: hb[sw[GPU0 GPU1 NIC0]]", "all_reduce      float  4      11    8B - 8M  267.99", "Unidirectional P2P=Enabled Bandwidth Matrix (GB/s)",
+		"hwbench loopback rdma_write bw gpu->gpu", "mlx5_1  1     Active"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("inspect of the hwbench fixture lacks %q:\n%s", want, stdout)
+		}
+	}
+	checkGolden(t, "hwbench_fake.txt", stdout)
+}
