@@ -517,6 +517,8 @@ func linkObservations(a *ingest.Artifact, cl *model.Cluster) ([]LinkObs, []strin
 			notes = append(notes, fmt.Sprintf("%s: %q: copies staged through host memory are not fitted", base, m.Title))
 		case strings.Contains(strings.ToLower(m.Title), "pageable"):
 			notes = append(notes, fmt.Sprintf("%s: %q: pageable-memory copies are not fitted (pinned ones are)", base, m.Title))
+		case strings.Contains(m.Title, "another NUMA node"):
+			notes = append(notes, fmt.Sprintf("%s: %q: copies from another NUMA node cross the CPUs' link, not only the GPU's PCIe: not fitted", base, m.Title))
 		case m.Path == "h2d" || m.Path == "d2h":
 			if len(m.Cols) > G && len(m.Rows) > G {
 				return nil, nil, fmt.Errorf("calibrate: %s: %q has %d GPUs, the cluster's nodes have %d: %w", base, m.Title, max(len(m.Cols), len(m.Rows)), G, ErrMismatch)

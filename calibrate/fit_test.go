@@ -458,13 +458,16 @@ func TestBuildDatasetHWBench(t *testing.T) {
 	for _, o := range ds.Links {
 		terms[o.Term]++
 	}
-	// Pinned host-to-device and device-to-host copies (PCIe Gen5), and the
-	// P2P=Enabled GPU-to-GPU matrix (NVLink4).
-	if terms["pcie.eff.5"] != 2 || terms["nvlink.eff.4"] != 1 || len(ds.Links) != 3 {
-		t.Errorf("link observations %v, want 2 pcie.eff.5 and 1 nvlink.eff.4", terms)
+	// Pinned host-to-device and device-to-host copies of the copy probe
+	// and of nvbandwidth's CE testcases (PCIe Gen5), and the P2P=Enabled
+	// GPU-to-GPU matrix and nvbandwidth's device-to-device read and write
+	// (NVLink4); the copies from another NUMA node and the all-at-once
+	// testcases are not fitted.
+	if terms["pcie.eff.5"] != 4 || terms["nvlink.eff.4"] != 3 || len(ds.Links) != 7 {
+		t.Errorf("link observations %v, want 4 pcie.eff.5 and 3 nvlink.eff.4", terms)
 	}
 	notes := strings.Join(ds.Notes, "\n")
-	for _, want := range []string{"pageable", "within a GPU", "P2P=Disabled"} {
+	for _, want := range []string{"pageable", "within a GPU", "P2P=Disabled", "another NUMA node"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}

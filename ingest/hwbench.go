@@ -3,8 +3,10 @@ package ingest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,25 +32,43 @@ const (
 // object whose top-level "format" is HWBenchFormat. It reads only as far
 // as that field (hwbench writes it first), so a truncated head will do.
 func IsHWBench(data []byte) bool {
+	f, ok := hwbenchFormatOf(data)
+	return ok && f == HWBenchFormat
+}
+
+// hwbenchFormatOf returns the top-level "format" of a JSON object when it
+// names a collsim hwbench format of any version ("collsim-hwbench/N").
+func hwbenchFormatOf(data []byte) (string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return false
+		return "", false
 	}
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
-			return false
+			return "", false
 		}
 		if k == "format" {
 			var v string
-			return dec.Decode(&v) == nil && v == HWBenchFormat
+			if dec.Decode(&v) != nil || !strings.HasPrefix(v, "collsim-hwbench/") {
+				return "", false
+			}
+			return v, true
 		}
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {
-			return false
+			return "", false
 		}
 	}
-	return false
+	return "", false
+}
+
+// isHWBenchAnyVersion is the detector: a report of any hwbench format
+// version, so that one this collsim cannot read is refused as such rather
+// than read as the NCCL log lines it embeds.
+func isHWBenchAnyVersion(data []byte) bool {
+	_, ok := hwbenchFormatOf(data)
+	return ok
 }
 
 // The hwbench report schema, as far as ingest reads it (hwbench's
@@ -122,16 +142,19 @@ type hbReport struct {
 	} `json:"topo"`
 	Copy *struct {
 		hbStamp
-		Bytes int64 `json:"bytes"`
-		GPUs  []struct {
-			GPU         int   `json:"gpu"`
-			H2DPinned   hbNum `json:"h2d_pinned_gbps"`
-			D2HPinned   hbNum `json:"d2h_pinned_gbps"`
-			H2DPageable hbNum `json:"h2d_pageable_gbps"`
-			D2HPageable hbNum `json:"d2h_pageable_gbps"`
-			D2D         hbNum `json:"d2d_gbps"`
-		} `json:"gpus"`
+		Bytes int64       `json:"bytes"`
+		GPUs  []hbCopyGPU `json:"gpus"`
 	} `json:"copy"`
+	// NVBW is the nvbw probe: nvbandwidth's copy-engine testcases.
+	NVBW *struct {
+		hbStamp
+		GPUs  []int `json:"gpus"`
+		Tests []struct {
+			Name   string    `json:"name"`
+			Title  string    `json:"title"`
+			Values [][]hbNum `json:"values"`
+		} `json:"tests"`
+	} `json:"nvbw"`
 	P2P *struct {
 		hbStamp
 		GPUs     int      `json:"gpus"`
@@ -236,6 +259,21 @@ type hbReport struct {
 	} `json:"rdma"`
 }
 
+// hbCopyGPU is one GPU of the copy probe. The far rows are pinned host
+// memory bound to another NUMA node than the GPU's (absent or null on a
+// one-node machine).
+type hbCopyGPU struct {
+	GPU         int   `json:"gpu"`
+	H2DPinned   hbNum `json:"h2d_pinned_gbps"`
+	D2HPinned   hbNum `json:"d2h_pinned_gbps"`
+	H2DPageable hbNum `json:"h2d_pageable_gbps"`
+	D2HPageable hbNum `json:"d2h_pageable_gbps"`
+	D2D         hbNum `json:"d2d_gbps"`
+	FarNUMA     int   `json:"far_numa"`
+	H2DFar      hbNum `json:"h2d_pinned_far_gbps"`
+	D2HFar      hbNum `json:"d2h_pinned_far_gbps"`
+}
+
 type hbTiming struct {
 	TimeUs hbNum `json:"time_us"`
 	AlgBW  hbNum `json:"algbw_gbps"`
@@ -292,11 +330,23 @@ func (t hbTiming) result() (Result, string) {
 // a hwbench report, or holds no measurement at all, is an error wrapping
 // ErrUnrecognized.
 func ParseHWBench(name string, data []byte) (*Artifact, error) {
+	if f, ok := hwbenchFormatOf(data); ok && f != HWBenchFormat {
+		return nil, fmt.Errorf("calibrate: %s:1: hwbench report format %q: this collsim reads %q; use the collsim that wrote it, or a newer one: %w", name, f, HWBenchFormat, ErrUnrecognized)
+	}
 	if !IsHWBench(data) {
 		return nil, fmt.Errorf("calibrate: %s:1: not a collsim hwbench report (no top-level \"format\": %q): %w", name, HWBenchFormat, ErrUnrecognized)
 	}
 	var r hbReport
 	if err := json.Unmarshal(data, &r); err != nil {
+		// Name the line and the element, as the other JSON readers do.
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, errNoData(name, lineAt(data, int(se.Offset)), "hwbench report: invalid JSON: %v", se)
+		case errors.As(err, &te):
+			return nil, errNoData(name, lineAt(data, int(te.Offset)), "hwbench report: %s: a JSON %s where the schema has a %s", te.Field, te.Value, te.Type)
+		}
 		return nil, fmt.Errorf("calibrate: %s: hwbench report: %v: %w", name, err, ErrUnrecognized)
 	}
 	a := &Artifact{File: name, Kind: KindHWBench, Machine: hbMachineMap(r)}
@@ -547,7 +597,14 @@ func hbMatrices(a *Artifact, r *hbReport) {
 			{"hwbench copy host (pageable) to device bandwidth (GB/s)", "h2d", func(i int) hbNum { return c.GPUs[i].H2DPageable }},
 			{"hwbench copy device to host (pageable) bandwidth (GB/s)", "d2h", func(i int) hbNum { return c.GPUs[i].D2HPageable }},
 			{"hwbench copy device-local bandwidth (GB/s)", "d2d", func(i int) hbNum { return c.GPUs[i].D2D }},
+			{"hwbench copy host (pinned, another NUMA node) to device bandwidth (GB/s)", "h2d", func(i int) hbNum { return c.GPUs[i].H2DFar }},
+			{"hwbench copy device to host (pinned, another NUMA node) bandwidth (GB/s)", "d2h", func(i int) hbNum { return c.GPUs[i].D2HFar }},
 		} {
+			if strings.Contains(k.title, "another NUMA node") && !slices.ContainsFunc(c.GPUs, func(g hbCopyGPU) bool {
+				return float64(g.H2DFar) > 0 || float64(g.D2HFar) > 0
+			}) {
+				continue // a one-node machine, or a report from before the far rows
+			}
 			row := make([]float64, len(c.GPUs))
 			for i := range row {
 				row[i] = float64(k.get(i))
@@ -558,6 +615,35 @@ func hbMatrices(a *Artifact, r *hbReport) {
 			}
 			a.Matrices = append(a.Matrices, &Matrix{Title: k.title, Metric: "bandwidth-uni", Unit: "GB/s", Path: k.path,
 				Rows: []string{rowLabel}, Cols: cols, Values: [][]float64{row}})
+		}
+	}
+	if nv := r.NVBW; nv != nil {
+		// nvbandwidth's testcases, as the nvbandwidth parsers read them
+		// (nvbMeta): rows are the sources (the CPU, or the GPUs), columns
+		// the GPUs.
+		gpus := make([]string, len(nv.GPUs))
+		for i, g := range nv.GPUs {
+			gpus[i] = strconv.Itoa(g)
+		}
+		for _, t := range nv.Tests {
+			if len(t.Values) == 0 {
+				continue
+			}
+			m := nvbMeta(t.Name, t.Title)
+			m.Title = "hwbench nvbw " + m.Title
+			m.Values = hbValues(t.Values)
+			m.Cols = hbLabels(len(t.Values[0]))
+			if len(t.Values[0]) == len(gpus) {
+				m.Cols = gpus
+			}
+			m.Rows = hbLabels(len(t.Values))
+			switch {
+			case len(t.Values) == 1:
+				m.Rows = []string{"CPU"}
+			case len(t.Values) == len(gpus):
+				m.Rows = gpus
+			}
+			a.Matrices = append(a.Matrices, &m)
 		}
 	}
 }

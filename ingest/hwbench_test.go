@@ -99,9 +99,19 @@ func TestParseHWBenchFixture(t *testing.T) {
 	})
 
 	t.Run("matrices", func(t *testing.T) {
-		// 1 connectivity + 6 p2pBandwidthLatencyTest matrices + 5 copy rows.
-		if len(a.Matrices) != 12 {
+		// 1 connectivity + 6 p2pBandwidthLatencyTest matrices + 5 copy
+		// rows + 2 copy rows from another NUMA node + 6 nvbandwidth
+		// testcases (nvbw probe).
+		if len(a.Matrices) != 20 {
 			t.Fatalf("%d matrices", len(a.Matrices))
+		}
+		for i, want := range map[int]string{12: "hwbench copy host (pinned, another NUMA node) to device", 14: "hwbench nvbw host_to_device_memcpy_ce", 19: "hwbench nvbw device_to_device_memcpy_write_ce"} {
+			if m := a.Matrices[i]; !strings.HasPrefix(m.Title, want) {
+				t.Errorf("matrix %d is %q, want %q", i, m.Title, want)
+			}
+		}
+		if m := a.Matrices[14]; m.Path != "h2d" || m.Metric != "bandwidth-uni" || len(m.Rows) != 1 || m.Rows[0] != "CPU" || len(m.Cols) != 4 || m.Values[0][0] < 50 {
+			t.Errorf("nvbw host to device %+v", m)
 		}
 		m := a.Matrices[4] // Unidirectional P2P=Enabled
 		if m.Metric != "bandwidth-uni" || m.P2P == nil || !*m.P2P || len(m.Values) != 4 || m.Values[0][1] < 300 {
@@ -421,5 +431,32 @@ func TestHWBenchImplausibleResults(t *testing.T) {
 	}
 	if _, err := json.Marshal(a); err != nil {
 		t.Errorf("the artifact does not encode as JSON: %v", err)
+	}
+}
+
+// TestHWBenchErrorsNameLineAndElement: a damaged hwbench report is refused
+// with the line and the element (a string where the schema has a number,
+// a trailing comma), and a report of another format version is refused as
+// such, not read as the NCCL log lines it embeds.
+func TestHWBenchErrorsNameLineAndElement(t *testing.T) {
+	raw, err := os.ReadFile("testdata/hwbench_fake.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	i := strings.Index(text, `"size_bytes": 8192`)
+	if i < 0 {
+		t.Fatal("the fixture has no 8192-byte row")
+	}
+	line := strings.Count(text[:i], "\n") + 1
+	for _, tc := range []struct{ name, text, want string }{
+		{"string for a number", strings.Replace(text, `"size_bytes": 8192`, `"size_bytes": "x"`, 1), fmt.Sprintf("x.json:%d: hwbench report: nccl.sweeps.rows.size_bytes: a JSON string where the schema has a int64", line)},
+		{"trailing comma", strings.Replace(text, `"size_bytes": 8192,`, `"size_bytes": 8192,}`, 1), fmt.Sprintf("x.json:%d: hwbench report: invalid JSON", line)},
+		{"format 2", strings.Replace(text, HWBenchFormat, "collsim-hwbench/2", 1), `x.json:1: hwbench report format "collsim-hwbench/2": this collsim reads "collsim-hwbench/1"`},
+	} {
+		_, err := Parse("x.json", strings.NewReader(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -62,7 +62,7 @@ type format struct {
 // the generic JSON entries, since a report embeds nccl-tests results.
 func formats() []format {
 	return []format{
-		{KindHWBench, func(h *head) bool { return IsHWBench(h.raw) }, ParseHWBench, nil},
+		{KindHWBench, func(h *head) bool { return isHWBenchAnyVersion(h.raw) }, ParseHWBench, nil},
 		{KindNCCLTestsJSON, detectNCCLTestsJSON, parseNCCLTestsJSON, nil},
 		{KindNVBandwidth, detectNVBandwidthJSON, parseNVBandwidthJSON, nil},
 		{KindTopoXML, detectTopoXML, parseTopoXML, nil},
