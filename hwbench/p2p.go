@@ -179,13 +179,21 @@ func (r *runner) p2pCell(rt Runtime, res *P2PResult, a, b p2pDev, size int64) (u
 	if err != nil {
 		return
 	}
-	uni = gbps(float64(size)*float64(r.o.Iters), el)
+	// A copy within one GPU reads and writes that GPU's memory: the
+	// diagonal counts both, as p2pBandwidthLatencyTest's does ("if (i ==
+	// j) gb *= 2; // must count both the read and the write", cuda-samples
+	// outputBandwidthMatrix), so the matrices compare cell for cell.
+	both := 1.0
+	if a.src.Device == b.src.Device {
+		both = 2
+	}
+	uni = gbps(both*float64(size)*float64(r.o.Iters), el)
 
 	el, err = timeBidi(a, b, size, r.o.Warmup, r.o.Iters)
 	if err != nil {
 		return
 	}
-	bidi = gbps(2*float64(size)*float64(r.o.Iters), el)
+	bidi = gbps(both*2*float64(size)*float64(r.o.Iters), el)
 
 	el, err = r.timeLatency(rt, res, a.s, b.dst, a.src)
 	if err != nil {
