@@ -41,13 +41,15 @@ type Native struct {
 // ErrLibraryNotFound and names the sonames tried; in a build without cgo it
 // wraps ErrUnsupported.
 func Open() (*Native, error) {
-	rt, err := cuda.Load()
-	if err != nil {
+	rt, n, passed, err := cuda.LoadUsable(cuda.Sonames)
+	if rt == nil {
 		return nil, fmt.Errorf("hwbench: %w", err)
 	}
-	n, err := rt.DeviceCount()
 	if err != nil {
 		return nil, fmt.Errorf("hwbench: no usable GPU: %w", err)
+	}
+	if passed != "" {
+		fmt.Fprintf(os.Stderr, "hwbench: using %s; passed over a runtime the driver is too old for (%s)\n", rt.Soname(), passed)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("hwbench: %s sees no GPU", rt.Soname())

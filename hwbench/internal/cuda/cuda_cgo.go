@@ -243,8 +243,11 @@ static void hb_pageable_free(uintptr_t p) { free(P(p)); }
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -323,6 +326,39 @@ var driverSymbols = []dl.Sym{
 // the binding uses; the driver (DriverSonames) is loaded when first needed. A missing library is an error wrapping
 // dl.ErrLibraryNotFound; a missing function wraps dl.ErrSymbolNotFound.
 func Load() (*Runtime, error) { return LoadFrom(Sonames) }
+
+// ErrInsufficientDriver is cudaErrorInsufficientDriver: the runtime is
+// newer than the installed driver supports.
+const ErrInsufficientDriver = 35
+
+// LoadUsable opens the newest runtime of sonames that the installed driver
+// supports: a runtime whose cudaGetDeviceCount fails with
+// cudaErrorInsufficientDriver (a libcudart.so.13 from a newer toolkit on the
+// library path, a 12.x driver) is passed over for the next soname. It
+// returns the runtime, its device count, and what was passed over (empty
+// when nothing was).
+func LoadUsable(sonames []string) (*Runtime, int, string, error) {
+	var skipped []string
+	for rest := sonames; len(rest) > 0; {
+		r, err := LoadFrom(rest)
+		if err != nil {
+			if len(skipped) > 0 {
+				err = fmt.Errorf("%w (passed over: %s)", err, strings.Join(skipped, "; "))
+			}
+			return nil, 0, "", err
+		}
+		n, err := r.DeviceCount()
+		var ce *Error
+		at := slices.Index(rest, r.Soname())
+		if errors.As(err, &ce) && ce.Code == ErrInsufficientDriver && at >= 0 && at+1 < len(rest) {
+			skipped = append(skipped, fmt.Sprintf("%s: %s", r.Soname(), ce.Msg))
+			rest = rest[at+1:]
+			continue
+		}
+		return r, n, strings.Join(skipped, "; "), err
+	}
+	return nil, 0, "", fmt.Errorf("cuda: no runtime library to load")
+}
 
 // LoadFrom is Load with an explicit list of sonames or paths.
 func LoadFrom(sonames []string) (*Runtime, error) { return LoadWith(sonames, DriverSonames) }

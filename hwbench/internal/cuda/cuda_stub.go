@@ -21,6 +21,13 @@ func LoadFrom(sonames []string) (*Runtime, error) {
 	return nil, err
 }
 
+// LoadUsable always fails in this build with an error wrapping
+// dl.ErrUnsupported.
+func LoadUsable(sonames []string) (*Runtime, int, string, error) {
+	r, err := LoadFrom(sonames)
+	return r, 0, "", err
+}
+
 // MallocPageable always fails in this build.
 func MallocPageable(n uint64) (Ptr, error) { return 0, dl.ErrUnsupported }
 

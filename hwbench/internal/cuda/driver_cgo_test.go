@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"errors"
 	"testing"
 	"unsafe"
 
@@ -65,5 +66,25 @@ func TestDriverBindingAgainstFake(t *testing.T) {
 	t.Logf("NUMA binding took: %v", bound)                               // depends on this kernel's policy support
 	if f := cfake.Var[uint32](t, lib, "last_host_alloc_flags"); f != 0 { // cudaHostAllocDefault
 		t.Errorf("host alloc flags %d, want 0", f)
+	}
+}
+
+// TestLoadUsablePassesOverTooNewRuntime: a runtime newer than the driver
+// (cudaGetDeviceCount fails with cudaErrorInsufficientDriver) is passed
+// over for the next soname, and said so; a runtime that works is taken
+// first; when the only runtime is too new, its error is returned.
+func TestLoadUsablePassesOverTooNewRuntime(t *testing.T) {
+	tooNew := cfake.Build(t, "fakecuda_olddriver.c", "libcudart.so.13")
+	works := cfake.Build(t, "fakecuda.c", "libcudart.so.12")
+	r, n, passed, err := LoadUsable([]string{tooNew, works})
+	if err != nil || r == nil || r.Soname() != works || n != 2 || passed == "" {
+		t.Fatalf("LoadUsable(too new, works) = %v, %d GPUs, passed %q, %v; want the second with 2 GPUs, the first named", r, n, passed, err)
+	}
+	if r, n, passed, err := LoadUsable([]string{works, tooNew}); err != nil || r.Soname() != works || n != 2 || passed != "" {
+		t.Errorf("LoadUsable(works, too new) = %v, %d, %q, %v; want the first, nothing passed over", r, n, passed, err)
+	}
+	var ce *Error
+	if _, _, _, err := LoadUsable([]string{tooNew}); !errors.As(err, &ce) || ce.Code != ErrInsufficientDriver {
+		t.Errorf("LoadUsable(too new) error %v, want cudaErrorInsufficientDriver", err)
 	}
 }

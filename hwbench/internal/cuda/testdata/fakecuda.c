@@ -24,7 +24,12 @@ int cudaHostGetDevicePointer(void **d, void *h, unsigned int flags) {
 	*d = (void *)((uintptr_t)h + 0x1000000000ull); /* a distinct "device" address */
 	return 0;
 }
-int cudaGetDeviceCount() { return 0; }
+#ifdef FAKE_DEVICE_COUNT_ERROR
+/* A runtime newer than the driver: cudaErrorInsufficientDriver (35). */
+int cudaGetDeviceCount(int *n) { *n = 0; return FAKE_DEVICE_COUNT_ERROR; }
+#else
+int cudaGetDeviceCount(int *n) { *n = 2; return 0; }
+#endif
 int cudaDeviceGetAttribute() { return 0; }
 int cudaDeviceGetPCIBusId() { return 0; }
 int cudaDeviceCanAccessPeer() { return 0; }
