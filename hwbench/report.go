@@ -21,6 +21,10 @@ const Format = "collsim-hwbench/1"
 // probe (and after every finished unit inside long probes), so a crash
 // keeps what was measured. Sections of probes that did not run are absent.
 type Report struct {
+	// Written is the file this process wrote the report to: --out on rank
+	// 0, <out>.rank<N><ext> on the first rank of each other host, empty on
+	// the ranks that write none. Not part of the file.
+	Written string `json:"-"`
 	// Format is always Format.
 	Format string `json:"format"`
 	// Tool is "collsim hwbench <version>".

@@ -219,7 +219,7 @@ func Run(ctx context.Context, b Backend, o Options) (*Report, error) {
 		r.out = fmt.Sprintf("%s.rank%d%s", strings.TrimSuffix(o.Out, ext), r.rank, ext)
 	}
 	r.rep = &Report{
-		Format: Format, Tool: o.Tool, Backend: o.BackendName, Machine: r.machine, Started: r.now(),
+		Written: r.out, Format: Format, Tool: o.Tool, Backend: o.BackendName, Machine: r.machine, Started: r.now(),
 		Options: RunSettings{Probes: o.Probes, MinBytes: int64(o.MinBytes), MaxBytes: int64(o.MaxBytes), StepFactor: o.StepFactor, Iters: o.Iters, Warmup: o.Warmup, CopyBytes: int64(o.CopyBytes), Check: o.Check},
 	}
 	for _, p := range o.Probes {

@@ -185,6 +185,10 @@ static int hb_cu_load_delay(hb_cuda *f, hb_cu *d, int dev, const char *ptx, cons
 }
 static int hb_cu_launch_delay(hb_cuda *f, hb_cu *d, int dev, uintptr_t fn, uintptr_t s, uintptr_t flag, unsigned long long timeout, int *rt) {
 	*rt = f->setDevice(dev); if (*rt) return 0;
+	// Before CUDA 12.0 cudaSetDevice does not make the primary context
+	// current on this OS thread, and cuLaunchKernel uses the thread's
+	// current context: make it current, as the load does.
+	*rt = f->free_(NULL); if (*rt) return 0;
 	unsigned long long fl = flag, to = timeout;
 	void *args[2] = { &fl, &to };
 	return d->launchKernel(P(fn), 1, 1, 1, 1, 1, 1, 0, P(s), args, NULL);
