@@ -106,8 +106,8 @@ func hwbenchCommand(e *env) *cli.Command {
 				if rep.Written != "" {
 					fmt.Fprintf(e.stdout, "hwbench: %s (%s)\n", rep.Written, strings.Join(summary, ", "))
 				} else {
-					fmt.Fprintf(e.stdout, "hwbench: rank %d (%s) writes no file: rank 0 writes %s and the first rank of each other host <out>.rank<N>\n",
-						rep.Machine.Rank, strings.Join(summary, ", "), o.Out)
+					fmt.Fprintf(e.stdout, "hwbench: rank %d (%s) writes no file: rank 0 writes its --out, and the first rank of each other host <out>.rank<N>\n",
+						rep.Machine.Rank, strings.Join(summary, ", "))
 				}
 				if rep.NCCL != nil && o.NCCLText != "" && rep.Machine.Rank == 0 {
 					fmt.Fprintf(e.stdout, "hwbench: %s\n", o.NCCLText)
