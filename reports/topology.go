@@ -605,15 +605,18 @@ func (p TopologyPlot) DataTable() Table {
 	gpu := c.GPUModel()
 	t.Rows = append(t.Rows, []string{"GPUs per node", fmt.Sprintf("%d x %s", len(ne.GPUs), gpu.Name)})
 	nv := "none (PCIe only)"
-	var nvl *model.Link
-	for i := range c.Topo.Links {
-		if c.Topo.Links[i].Kind == model.LinkNVLink {
-			nvl = &c.Topo.Links[i]
-			break
+	// The NVLink lanes leaving the first GPU: one link of them all to an
+	// NVSwitch, or one link per peer (a pair's lanes) on a mesh.
+	lanes := 0
+	if len(ne.GPUs) > 0 {
+		for _, l := range c.Topo.Out[ne.GPUs[0]] {
+			if lk := &c.Topo.Links[l]; lk.Kind == model.LinkNVLink {
+				lanes += lk.Lanes
+			}
 		}
 	}
-	if nvl != nil {
-		nv = fmt.Sprintf("NVLink%d, %d links per GPU", gpu.NVLinkGen, nvl.Lanes)
+	if lanes > 0 {
+		nv = fmt.Sprintf("NVLink%d, %d links per GPU", gpu.NVLinkGen, lanes)
 		if ne.NVSwitch != model.None {
 			nv += ", through NVSwitch"
 		}

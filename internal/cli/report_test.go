@@ -618,6 +618,9 @@ func TestReportTopologyEverywhere(t *testing.T) {
 		{[]string{"scale", "--node", "dgx-h100", "--nics", "4x400G-roce", "--max-nodes", "4"}, ExitOK, "Topology at 4 nodes"},
 		{[]string{"validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce", "--measured", moc}, ExitFailed, "the red link is the model&#39;s bottleneck"},
 		{[]string{"calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--measured", snellius}, ExitOK, "The cluster the measurements come from"},
+		// A mesh node: 6 links per pair, 18 per H100 (not one pair's 6).
+		{[]string{"predict", "--node", "hgx-h100-4gpu", "--engine", "analytic", "-b", "1G", "-e", "1G"}, ExitOK, "NVLink4, 18 links per GPU"},
+		{[]string{"predict", "--node", "dgx-h100", "--engine", "analytic", "-b", "1G", "-e", "1G"}, ExitOK, "NVLink4, 18 links per GPU, through NVSwitch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.args[0], func(t *testing.T) {
