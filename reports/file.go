@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/collsim/collsim/internal/atomicfile"
@@ -97,9 +98,21 @@ func putMarkdown(mdPath, stem string, md []byte, assets []asset, put putFunc) (e
 		return fmt.Errorf("reports: report written; listing %s for old figures: %w", dir, err)
 	}
 	old := regexp.MustCompile(`^` + regexp.QuoteMeta(stem) + `-fig[0-9]{2,}-[a-z0-9-]+-[0-9a-f]{8}\.svg$`)
+	// Another report of this directory whose name extends this one's
+	// ("a-fig01-x.md" beside "a.md") owns the figures named after it,
+	// which the pattern of this report's would also match.
+	var others []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasSuffix(n, ".md") && strings.HasPrefix(n, stem+"-") {
+			others = append(others, strings.TrimSuffix(n, ".md")+"-fig")
+		}
+	}
+	ownedElsewhere := func(name string) bool {
+		return slices.ContainsFunc(others, func(o string) bool { return strings.HasPrefix(name, o) })
+	}
 	var errs []error
 	for _, e := range entries {
-		if name := e.Name(); e.Type().IsRegular() && old.MatchString(name) && !keep[name] {
+		if name := e.Name(); e.Type().IsRegular() && old.MatchString(name) && !keep[name] && !ownedElsewhere(name) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				errs = append(errs, err)
 			}

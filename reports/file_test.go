@@ -211,7 +211,10 @@ func TestWriteFileMarkdownOrder(t *testing.T) {
 		t.Errorf("files %q after the failed write, want the old 5: the new figure is removed", got)
 	}
 
-	// A successful write removes figures of earlier versions, and only those.
+	// A successful write removes figures of earlier versions, and only
+	// those: not another file, not another report's figures, also not
+	// those of a report whose name extends this one's ("r-fig01-x.md",
+	// whose figures "r-fig01-x-fig01-...svg" this one's pattern matches).
 	keep := filepath.Join(dir, "r-fig01-notes.txt")
 	other := filepath.Join(dir, "other-fig01-x-0123abcd.svg")
 	for _, p := range []string{keep, other} {
@@ -219,11 +222,19 @@ func TestWriteFileMarkdownOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	longer := filepath.Join(dir, "r-fig01-x.md")
+	if err := WriteFile(longer, fixtureSweep()); err != nil {
+		t.Fatal(err)
+	}
+	longerFigs := mdLinkRE.FindAllStringSubmatch(mustRead(t, longer), -1)
 	if err := WriteFile(path, changed); err != nil {
 		t.Fatal(err)
 	}
 	linked := mdLinkRE.FindAllStringSubmatch(mustRead(t, path), -1)
-	want := []string{"other-fig01-x-0123abcd.svg", "r-fig01-notes.txt", "r.md"}
+	want := []string{"other-fig01-x-0123abcd.svg", "r-fig01-notes.txt", "r.md", "r-fig01-x.md"}
+	for _, m := range longerFigs {
+		want = append(want, m[1])
+	}
 	for _, m := range linked {
 		want = append(want, m[1])
 	}
