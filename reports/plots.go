@@ -582,6 +582,9 @@ func (p BarPlot) build(pal *palette) (*figure, error) {
 			for j, t := range totals {
 				xys[j] = plotter.XY{X: float64(j), Y: t}
 				texts[j] = barLabel(p.ValueLabel, t)
+				if !slices.ContainsFunc(p.Series, func(s BarSeries) bool { return j < len(s.Values) && !math.IsNaN(s.Values[j]) }) {
+					texts[j] = "N/A" // nothing stacked here
+				}
 			}
 			lb, err := barValueLabels(xys, texts)
 			if err != nil {
@@ -682,18 +685,22 @@ func (p BarPlot) DataTable() Table {
 	}
 	for j, c := range p.Categories {
 		row := []string{c}
-		total := 0.0
+		total, any := 0.0, false
 		for _, s := range p.Series {
 			cell := "–"
 			if j < len(s.Values) {
 				cell = fmtNum(s.Values[j])
 				if !math.IsNaN(s.Values[j]) {
 					total += s.Values[j]
+					any = true
 				}
 			}
 			row = append(row, cell)
 		}
 		if p.Stacked {
+			if !any {
+				total = math.NaN() // no value in the stack: no total either
+			}
 			row = append(row, fmtNum(total))
 		}
 		t.Rows = append(t.Rows, row)

@@ -522,3 +522,22 @@ func TestDegeneratePlots(t *testing.T) {
 		})
 	}
 }
+
+// TestStackedBarMissingCategory: a category with no value in any series
+// (a refused node count) is N/A above its slot and in the data table's
+// total, not 0; a category with values keeps its total.
+func TestStackedBarMissingCategory(t *testing.T) {
+	p := BarPlot{Title: "Step time", CategoryLabel: "GPUs", ValueLabel: "time (ms)", Categories: []string{"32", "64"}, Stacked: true,
+		Series: []BarSeries{{Name: "compute", Values: []float64{math.NaN(), 300}}, {Name: "exposed", Values: []float64{math.NaN(), 50}}}}
+	texts := svgTexts(mustSVG(t, p))
+	if !slices.Contains(texts, "N/A") || !slices.Contains(texts, "350") {
+		t.Errorf("SVG texts %q: want N/A above the empty stack and 350 above the other", texts)
+	}
+	tab := p.DataTable()
+	if got := tab.Rows[0]; !slices.Equal(got, []string{"32", "n/a", "n/a", "n/a"}) {
+		t.Errorf("empty stack's row %q", got)
+	}
+	if got := tab.Rows[1][3]; got != "350" && got != "350.00" {
+		t.Errorf("total of the full stack %q", got)
+	}
+}

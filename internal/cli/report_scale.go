@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -123,6 +124,12 @@ func (r *scaleResult) barsSection() reports.Section {
 		compute := reports.BarSeries{Name: "compute"}
 		exposed := reports.BarSeries{Name: "exposed (communication, bubble, I/O)"}
 		for _, p := range r.Points {
+			if p.Refused != "" {
+				// No step at this count: N/A in the plot and its data, not 0 ms.
+				compute.Values = append(compute.Values, math.NaN())
+				exposed.Values = append(exposed.Values, math.NaN())
+				continue
+			}
 			compute.Values = append(compute.Values, p.Step.ComputeMs)
 			exposed.Values = append(exposed.Values, p.Step.StepMs-p.Step.ComputeMs)
 		}
@@ -138,6 +145,10 @@ func (r *scaleResult) barsSection() reports.Section {
 	}
 	bus := reports.BarSeries{Name: "busbw"}
 	for _, p := range r.Points {
+		if p.Refused != "" {
+			bus.Values = append(bus.Values, math.NaN())
+			continue
+		}
 		bus.Values = append(bus.Values, p.Point.BusBW)
 	}
 	return reports.Section{Title: "Bus bandwidth", Blocks: []reports.Block{
