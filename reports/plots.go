@@ -422,6 +422,9 @@ type BarPlot struct {
 	// and prints each category's total above it. Stacked values must not
 	// be negative.
 	Stacked bool
+	// Fitted marks values that are fitted model terms, not measurements:
+	// no bar is flagged as a suspect measurement or cut at the edge.
+	Fitted bool
 }
 
 // BarSeries is one bar per category. Values must have one entry per
@@ -647,7 +650,7 @@ func (p BarPlot) suspectBars() [][]bool {
 	out := make([][]bool, len(p.Series))
 	for i, s := range p.Series {
 		out[i] = make([]bool, len(s.Values))
-		if p.Stacked || len(s.Values) < 5 {
+		if p.Stacked || p.Fitted || len(s.Values) < 5 {
 			continue
 		}
 		abs := make([]float64, len(s.Values))

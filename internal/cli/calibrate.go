@@ -290,7 +290,9 @@ func writeFitJSON(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, p
 		Default float64  `json:"default"`
 		Value   float64  `json:"value"`
 		StdErr  *float64 `json:"stderr"`
-		Change  float64  `json:"change"`
+		// Change is the relative move from the default; null for a term
+		// whose default is 0, where only the value says how far it moved.
+		Change  *float64 `json:"change"`
 		Unit    string   `json:"unit"`
 		AtBound string   `json:"at_bound,omitempty"`
 	}
@@ -319,7 +321,11 @@ func writeFitJSON(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, p
 		doc.Held = []calibrate.HeldParam{}
 	}
 	for _, t := range fr.Fitted {
-		x := term{Name: t.Name, Default: t.Default, Value: t.Value, Change: round(t.Change(), 5), Unit: t.Unit, AtBound: t.AtBound}
+		x := term{Name: t.Name, Default: t.Default, Value: t.Value, Unit: t.Unit, AtBound: t.AtBound}
+		if t.Default != 0 {
+			c := round(t.Change(), 5)
+			x.Change = &c
+		}
 		if !math.IsNaN(t.StdErr) && !math.IsInf(t.StdErr, 0) {
 			se := t.StdErr
 			x.StdErr = &se

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,5 +206,55 @@ func TestCalibrateAcrossScales(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("lat.net.ib (default 0) not fitted:\n%s", out)
+	}
+}
+
+// TestCalibrateChangeOfZeroDefault: a term whose default is 0 (the
+// network hop latency lat.net.ib, fitted on the ABCI V100 2- and 4-node
+// runs) has no relative change: JSON says null, not 0, and the report's
+// change chart shows it N/A with a caption pointing to the table, where
+// the shift is in the term's unit; the chart flags no fitted value as a
+// suspect measurement.
+func TestCalibrateChangeOfZeroDefault(t *testing.T) {
+	args := []string{"calibrate", "--node", "v100-4gpu-nvlink", "--set", "NCCL_NET_GDR_LEVEL=2",
+		"--measured", corpus + "/nccltests_v100sxm2_2x4_ib-edr100x2_abci_1.txt", "--measured", corpus + "/nccltests_v100sxm2_4x4_ib-edr100x2_abci_1.txt"}
+	code, out, errs := collsim(t, append(append([]string{}, args...), "--format", "json")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Terms []struct {
+			Name    string
+			Default float64
+			Value   float64
+			Change  *float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	zero, other := 0, 0
+	for _, tm := range doc.Terms {
+		switch {
+		case tm.Default == 0 && tm.Change != nil:
+			t.Errorf("%s (default 0, fitted %g): change %g, want null", tm.Name, tm.Value, *tm.Change)
+		case tm.Default == 0:
+			zero++
+		case tm.Change == nil || math.Abs(*tm.Change-(tm.Value-tm.Default)/tm.Default) > 1e-4:
+			t.Errorf("%s: change %v, want (value - default)/default", tm.Name, tm.Change)
+		default:
+			other++
+		}
+	}
+	if zero == 0 || other == 0 {
+		t.Fatalf("%d terms of default 0 and %d others fitted: the fixture no longer exercises both", zero, other)
+	}
+	rep := filepath.Join(t.TempDir(), "r.md")
+	if code, _, errs := collsim(t, append(append([]string{}, args...), "--report", rep)...); code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	page := readFile(t, rep)
+	if !strings.Contains(page, "| lat.net.ib | n/a |") || !strings.Contains(page, "has no relative change (N/A)") || strings.Contains(page, "Suspect") {
+		t.Errorf("the change chart's data or caption: lat.net.ib not n/a, no caption, or a suspect flag")
 	}
 }

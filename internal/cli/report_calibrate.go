@@ -166,7 +166,7 @@ func fittedSection(fr *calibrate.FitResult) reports.Section {
 	sec := reports.Section{Title: "Fitted terms"}
 	t := reports.Table{Caption: "Fitted terms with their 1σ uncertainty", Columns: []string{"term", "meaning", "default", "fitted", "± 1σ", "change", "unit", "note"}}
 	bars := reports.BarPlot{Title: "Change of each fitted term from its default", CategoryLabel: "term", ValueLabel: "change (%)",
-		Series: []reports.BarSeries{{Name: "change"}}}
+		Series: []reports.BarSeries{{Name: "change"}}, Fitted: true}
 	for _, f := range fr.Fitted {
 		note := ""
 		if f.AtBound != "" {
@@ -174,7 +174,13 @@ func fittedSection(fr *calibrate.FitResult) reports.Section {
 		}
 		t.Rows = append(t.Rows, []string{f.Name, f.Doc, fmtG4(f.Default), fmtG4(f.Value), fmtStdErr(f.StdErr), f.ChangeText(), f.Unit, note})
 		bars.Categories = append(bars.Categories, f.Name)
-		bars.Series[0].Values = append(bars.Series[0].Values, f.Change()*100)
+		c := f.Change() * 100
+		if f.Default == 0 {
+			// No relative change from 0: N/A here, its shift in the table.
+			c = math.NaN()
+			bars.Caption = "A term whose default is 0 has no relative change (N/A); the table gives how far it moved in its unit."
+		}
+		bars.Series[0].Values = append(bars.Series[0].Values, c)
 	}
 	if len(fr.Fitted) == 0 {
 		sec.Blocks = append(sec.Blocks, reports.Paragraph{Text: "No term could be fitted: the measurements do not determine any."})
