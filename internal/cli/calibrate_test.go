@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -256,5 +257,39 @@ func TestCalibrateChangeOfZeroDefault(t *testing.T) {
 	page := readFile(t, rep)
 	if !strings.Contains(page, "| lat.net.ib | n/a |") || !strings.Contains(page, "has no relative change (N/A)") || strings.Contains(page, "Suspect") {
 		t.Errorf("the change chart's data or caption: lat.net.ib not n/a, no caption, or a suspect flag")
+	}
+}
+
+// TestCalibrateOnePointWarns: a fit of one term to a single size (the
+// example log cut to its 4 GiB row) is allowed, since the term's prior
+// keeps it sensible, but the report marks it WARN as underdetermined
+// instead of PASS; the full log passes.
+func TestCalibrateOnePointWarns(t *testing.T) {
+	raw := readFile(t, "../../examples/all_reduce.log")
+	var keep []string
+	for _, l := range strings.Split(raw, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 5 && !strings.HasPrefix(l, "#") && f[0] != "4294967296" {
+			if _, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				continue // a results row other than 4 GiB
+			}
+		}
+		keep = append(keep, l)
+	}
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.log")
+	if err := os.WriteFile(one, []byte(strings.Join(keep, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, want string
+	}{{one, "**WARN** · underdetermined: 1 point(s) for 1 term(s)"}, {"../../examples/all_reduce.log", "**PASS**"}} {
+		rep := filepath.Join(dir, "r.md")
+		if code, _, errs := collsim(t, "calibrate", "--node", "hgx-h100-4gpu", "--nodes", "2", "--nics", "4x200G-ib", "--measured", tc.file, "--report", rep); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", tc.file, code, errs)
+		}
+		if page := readFile(t, rep); !strings.Contains(page, tc.want) {
+			t.Errorf("%s: the report lacks %q", tc.file, tc.want)
+		}
 	}
 }

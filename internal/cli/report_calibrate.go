@@ -143,6 +143,12 @@ func calibrateSummary(fr *calibrate.FitResult, ds *calibrate.Dataset, output str
 		fmt.Fprintf(&b, " %s ran into a bound: the model cannot match the data with a sensible value, so look for a structural cause (collsim validate names likely ones).", strings.Join(bound, ", "))
 		vd = &reports.Verdict{Status: reports.StatusWarn, Label: fmt.Sprintf("%d term(s) at a bound", len(bound))}
 	}
+	if len(fr.Fitted) > 0 && fr.Points < 2*len(fr.Fitted) {
+		// One term may be fitted to a single point (the prior keeps it
+		// sensible), but such a fit cannot tell latency from bandwidth.
+		fmt.Fprintf(&b, " %d point(s) for %d fitted term(s): the fit is underdetermined, so treat its values as a guess until more sizes are measured.", fr.Points, len(fr.Fitted))
+		vd = &reports.Verdict{Status: reports.StatusWarn, Label: fmt.Sprintf("underdetermined: %d point(s) for %d term(s)", fr.Points, len(fr.Fitted))}
+	}
 	if !fr.Converged {
 		vd = &reports.Verdict{Status: reports.StatusWarn, Label: "fit stopped: " + fr.Status}
 	}
