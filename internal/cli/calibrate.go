@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -182,6 +183,18 @@ func calibrateCommand(e *env) *cli.Command {
 					ds.Notes = append(ds.Notes, n)
 				}
 			}
+			// What the files show by themselves that a fit would take in
+			// as the cluster's terms (GPUDirect RDMA off, sockets, SHM).
+			var warned []ingest.Finding
+			for _, a := range arts {
+				for _, f := range a.Findings {
+					if f.Severity == ingest.SevWarning || f.Severity == ingest.SevError {
+						f.Message = filepath.Base(a.File) + ": " + f.Message
+						warned = append(warned, f)
+						ds.Notes = append(ds.Notes, fmt.Sprintf("%s %s: %s; a fit takes this state in as the cluster's terms (collsim validate tells whether it is a fault)", f.Severity, f.Code, f.Message))
+					}
+				}
+			}
 			fr, err := calibrate.Fit(c.Context, ds.Series, ds.Links, base, calibrate.FitOptions{Terms: terms, Engine: engine, MaxEvals: c.Int("max-evals")})
 			switch {
 			case errors.Is(err, calibrate.ErrNotConverged):
@@ -218,7 +231,7 @@ func calibrateCommand(e *env) *cli.Command {
 				return err
 			}
 			cin := calibrateInputs{files: clusterFilesFrom(c), terms: c.String("terms"), output: out, maxEvals: c.Int("max-evals"),
-				version: cl.Version.String(), versionFrom: versionSource(spec, c.String("nccl-version"))}
+				version: cl.Version.String(), versionFrom: versionSource(spec, c.String("nccl-version")), findings: warned}
 			if note != "" {
 				cin.versionFrom = "the version the measured files state"
 			}

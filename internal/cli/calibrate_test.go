@@ -293,3 +293,24 @@ func TestCalibrateOnePointWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateShowsFileFindings: a fit on a run whose files show a fault
+// (the moc RoCE run without GPUDirect RDMA) takes the fault in as the
+// cluster's terms; the notes name it, and the report's verdict is WARN
+// with a findings table, not a clean PASS.
+func TestCalibrateShowsFileFindings(t *testing.T) {
+	args := []string{"calibrate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce",
+		"--measured", corpus + "/nccltests_h100sxm_2x1_roce400-nogdr_moc_1.txt"}
+	rep := filepath.Join(t.TempDir(), "r.md")
+	code, out, errs := collsim(t, append(append([]string{}, args...), "--report", rep)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "# note: warning net-without-gdr:") {
+		t.Errorf("the notes do not name the file's finding:\n%s", out)
+	}
+	page := readFile(t, rep)
+	if !strings.Contains(page, "**WARN** · the measurements show net-without-gdr") || !strings.Contains(page, "## Findings") {
+		t.Errorf("the report does not warn of the file's finding")
+	}
+}

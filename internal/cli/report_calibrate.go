@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/collsim/collsim/calibrate"
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/reports"
 	"github.com/collsim/collsim/sim"
@@ -23,6 +25,9 @@ type calibrateInputs struct {
 	maxEvals      int
 	// version and versionFrom are the NCCL release modelled and why.
 	version, versionFrom string
+	// findings are the warnings and errors the measured files show by
+	// themselves (their messages prefixed with the file).
+	findings []ingest.Finding
 }
 
 // calibrateReport builds the report of a calibrate run: the fit's outcome
@@ -39,6 +44,18 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 	doc := e.newReport("Calibration of " + short)
 	doc.Subtitle = "the model's free parameters fitted to measurements of " + prof.Cluster
 	doc.Summary, doc.Verdict = calibrateSummary(fr, ds, in.output)
+	if len(in.findings) > 0 {
+		// A fit on a run that shows a fault bakes the fault into the
+		// terms: the verdict says so, whatever the fit's quality.
+		var codes []string
+		for _, f := range in.findings {
+			if !slices.Contains(codes, f.Code) {
+				codes = append(codes, f.Code)
+			}
+		}
+		doc.Summary += fmt.Sprintf(" The measured files show %s (below): a profile fitted to them describes the cluster in that state; collsim validate says whether it is a fault to fix first.", strings.Join(codes, ", "))
+		doc.Verdict = &reports.Verdict{Status: reports.StatusWarn, Label: "the measurements show " + strings.Join(codes, ", ")}
+	}
 
 	doc.Inputs = clusterInputs(cl, in.files)
 	for _, s := range ds.Sources {
@@ -78,6 +95,13 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 		{Term: "error", Value: "model busbw / measured busbw - 1", Source: "= measured time / model time - 1"},
 	}, modelTerms...)
 
+	if len(in.findings) > 0 {
+		ft := reports.Table{Caption: "What the measured files show by themselves", Columns: []string{"severity", "finding", "what", "evidence"}}
+		for _, f := range in.findings {
+			ft.Rows = append(ft.Rows, []string{f.Severity, f.Code, f.Message, f.Evidence})
+		}
+		doc.Sections = append(doc.Sections, reports.Section{Title: "Findings", Blocks: []reports.Block{ft}})
+	}
 	doc.Sections = append(doc.Sections, fittedSection(fr))
 	for _, s := range ds.Series {
 		sec, err := beforeAfterSection(ctx, s, base, fr.Params, fr.Engine)
