@@ -35,7 +35,10 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 		doc.Subtitle = fmt.Sprintf("collsim model from %d to %d GPUs of one node (%s engine)", r.Points[0].GPUs(), last.GPUs(), r.Request.Engine)
 	}
 	label := "efficiency not defined (one node)"
-	if last.EffOK {
+	switch {
+	case r.Workload == nil && r.Ref != nil && r.Ref.Nodes == last.Nodes && !r.ByGPUs:
+		label = fmt.Sprintf("efficiency not defined (no smaller multi-node count runs like %d nodes)", last.Nodes)
+	case last.EffOK:
 		label = fmt.Sprintf("scaling efficiency %s%% at %d nodes (%d GPUs)", fmtF(100*last.Eff, 1), last.Nodes, last.GPUs())
 		if r.ByGPUs {
 			label = fmt.Sprintf("scaling efficiency %s%% at %d GPUs of one node", fmtF(100*last.Eff, 1), last.GPUs())

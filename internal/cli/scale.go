@@ -288,8 +288,19 @@ func (r *scaleResult) summaryLines() []string {
 		}
 		return out
 	}
+	if r.Ref == nil && r.ByGPUs {
+		return []string{fmt.Sprintf("Busbw %s GB/s at %d GPUs of one node; nccl-tests busbw is comparable across GPU counts, but no scaling efficiency is stated within one node.", fmtF(last.Point.BusBW, 1), last.GPUs()),
+			fmt.Sprintf("Bottleneck at %d GPUs: %s.", last.GPUs(), bottleneckPhrase(last.Point))}
+	}
 	if r.Ref == nil {
 		return []string{fmt.Sprintf("Busbw %s GB/s at %d nodes; scaling efficiency needs a multi-node count that runs the same algorithm as the largest.", fmtF(last.Point.BusBW, 1), last.Nodes)}
+	}
+	if r.Ref.Nodes == last.Nodes && !r.ByGPUs {
+		// The largest count is its own reference: 100% would compare it
+		// with itself.
+		return []string{fmt.Sprintf("Busbw %s GB/s at %d nodes (%s/%s bound by %s); no smaller multi-node count runs like it, so no scaling efficiency is stated.",
+			fmtF(last.Point.BusBW, 1), last.Nodes, last.Point.Choice.Algo, last.Point.Choice.Proto, last.Point.BottleneckClass),
+			fmt.Sprintf("Bottleneck at %d nodes: %s.", last.Nodes, bottleneckPhrase(last.Point))}
 	}
 	out := []string{fmt.Sprintf("Efficiency from %d to %d nodes: %s%% (busbw %s -> %s GB/s).", r.Ref.Nodes, last.Nodes, fmtF(100*last.Eff, 1), fmtF(r.Ref.Point.BusBW, 1), fmtF(last.Point.BusBW, 1))}
 	if first := r.Points[0]; first.Nodes == 1 {

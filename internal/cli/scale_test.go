@@ -183,3 +183,25 @@ func TestScaleWorkloadInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleNoSelfReference: when the largest count is the only multi-node
+// count that runs its algorithm with its bottleneck (dgx-h100, 8x NDR, 1
+// GiB: NVLSTree on 2 nodes, the NIC-bound ring on 4), it would be its own
+// reference; no efficiency is stated, where a list with smaller ring
+// counts states one; a list of GPUs of one node speaks of GPUs, not "1
+// nodes".
+func TestScaleNoSelfReference(t *testing.T) {
+	base := []string{"scale", "--node", "dgx-h100", "--nics", "8x400G-ib", "--size", "1G"}
+	code, out, errs := collsim(t, append(append([]string{}, base...), "--nodes-list", "1,2,4")...)
+	if code != ExitOK || !strings.Contains(out, "no smaller multi-node count runs like it, so") || strings.Contains(out, "Efficiency from 4 to 4") {
+		t.Errorf("1,2,4: exit %d %s\n%s", code, errs, out)
+	}
+	code, out, errs = collsim(t, append(append([]string{}, base...), "--nodes-list", "1,2,4,8,16")...)
+	if code != ExitOK || !strings.Contains(out, "Efficiency from 8 to 16 nodes") {
+		t.Errorf("1,2,4,8,16: exit %d %s\n%s", code, errs, out)
+	}
+	code, out, errs = collsim(t, "scale", "--node", "dgx-h100", "--gpus-list", "2,4,8", "--size", "1G")
+	if code != ExitOK || strings.Contains(out, "at 1 nodes") || !strings.Contains(out, "at 8 GPUs of one node") {
+		t.Errorf("--gpus-list: exit %d %s\n%s", code, errs, out)
+	}
+}
