@@ -99,6 +99,9 @@ type FitResult struct {
 	Held []HeldTerm
 	// Notes say what was left out of the fit and why.
 	Notes []string
+	// ReportedOnly are the Source of each link observation that was read
+	// but not fitted (the nccl-tests runs determine its term).
+	ReportedOnly []string
 	// Points counts residuals (series points plus link observations used).
 	Points int
 	// RMSLogBefore / RMSLogAfter are the root-mean-square of
@@ -543,6 +546,7 @@ func Fit(ctx context.Context, series []Series, links []LinkObs, base sim.Params,
 		for _, c := range cands {
 			if c.name == o.Term && c.seriesNorm >= minSensitivity {
 				useLink[i] = false
+				res.ReportedOnly = append(res.ReportedOnly, o.Source)
 				res.Notes = append(res.Notes, fmt.Sprintf("%s (%.3g GB/s) is reported, not fitted: the nccl-tests runs determine %s", o.Source, o.MeasuredGBps, o.Term))
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -254,6 +255,10 @@ func fmtStdErr(v float64) string {
 func writeFitTable(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, prof *calibrate.Profile, out string) error {
 	fmt.Fprintf(w, "# collsim calibrate: %s\n", prof.Cluster)
 	for _, s := range ds.Sources {
+		if reportedOnly(fr, ds, s) {
+			fmt.Fprintf(w, "#   read %s (%s): %d points, reported, not fitted\n", s.File, s.Kind, s.Points)
+			continue
+		}
 		fmt.Fprintf(w, "#   fitted on %s (%s): %d points", s.File, s.Kind, s.Points)
 		if s.Collective != "" {
 			fmt.Fprintf(w, ", %s, %d ranks", s.Collective, s.Ranks)
@@ -346,4 +351,23 @@ func writeFitJSON(w io.Writer, fr *calibrate.FitResult, ds *calibrate.Dataset, p
 		doc.Terms = append(doc.Terms, x)
 	}
 	return writeJSONDoc(w, doc)
+}
+
+// reportedOnly says whether every point of a source is a link observation
+// the fit read but did not use (FitResult.ReportedOnly).
+func reportedOnly(fr *calibrate.FitResult, ds *calibrate.Dataset, s calibrate.FitSource) bool {
+	if s.Collective != "" || len(fr.ReportedOnly) == 0 {
+		return false
+	}
+	prefix := filepath.Base(s.File) + ": "
+	n := 0
+	for _, l := range ds.Links {
+		if strings.HasPrefix(l.Source, prefix) {
+			if !slices.Contains(fr.ReportedOnly, l.Source) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }

@@ -314,3 +314,23 @@ func TestCalibrateShowsFileFindings(t *testing.T) {
 		t.Errorf("the report does not warn of the file's finding")
 	}
 }
+
+// TestCalibrateReportedOnlySource: a bandwidth-tool file whose figure the
+// nccl-tests runs make redundant (the A100 p2p matrix beside the 8x A100
+// AllReduce, both observing nvlink.eff.3) is listed as read, not fitted:
+// the header says so, and the report counts only the nccl-tests file.
+func TestCalibrateReportedOnlySource(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "r.md")
+	code, out, errs := collsim(t, "calibrate", "--node", "dgx-a100", "--nodes", "1", "--measured", corpus+"/p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt",
+		"--measured", corpus+"/nccltests_a100sxm80_1x8_nvswitch_blog-thanos_1.txt", "--report", rep)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "p2pbw_a100sxm80_1x8_nvswitch_distserve3.txt (p2pbw): 1 points, reported, not fitted") || strings.Contains(out, "fitted on "+corpus+"/p2pbw") {
+		t.Errorf("the header does not say the p2p file was only reported:\n%s", out)
+	}
+	page := readFile(t, rep)
+	if !strings.Contains(page, "points from 1 file(s)") || !strings.Contains(page, "reported only (the nccl-tests runs determine the term)") {
+		t.Errorf("the report counts the p2p file as fitted")
+	}
+}

@@ -60,6 +60,9 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 	doc.Inputs = clusterInputs(cl, in.files)
 	for _, s := range ds.Sources {
 		v := fmt.Sprintf("%s, %d points", s.Kind, s.Points)
+		if reportedOnly(fr, ds, s) {
+			v += " (reported, not fitted: the nccl-tests runs determine its term)"
+		}
 		if s.Collective != "" {
 			v += fmt.Sprintf(", %s on %d ranks", s.Collective, s.Ranks)
 		}
@@ -111,14 +114,18 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 		doc.Sections = append(doc.Sections, sec)
 	}
 	if len(ds.Links) > 0 {
-		t := reports.Table{Caption: "Bandwidths measured by other tools, each observing one efficiency term", Columns: []string{"term", "line rate (GB/s)", "measured (GB/s)", "implied efficiency", "fitted value", "source"}}
+		t := reports.Table{Caption: "Bandwidths measured by other tools, each observing one efficiency term", Columns: []string{"term", "line rate (GB/s)", "measured (GB/s)", "implied efficiency", "fitted value", "source", "used"}}
 		for _, l := range ds.Links {
+			use := "fitted"
+			if slices.Contains(fr.ReportedOnly, l.Source) {
+				use = "reported only (the nccl-tests runs determine the term)"
+			}
 			fitted, _ := fr.Params.Get(l.Term)
 			eff := "n/a"
 			if l.LineGBps > 0 {
 				eff = fmtF(l.MeasuredGBps/l.LineGBps, 3)
 			}
-			t.Rows = append(t.Rows, []string{l.Term, fmtG4(l.LineGBps), fmtG4(l.MeasuredGBps), eff, fmtG4(fitted), l.Source})
+			t.Rows = append(t.Rows, []string{l.Term, fmtG4(l.LineGBps), fmtG4(l.MeasuredGBps), eff, fmtG4(fitted), l.Source, use})
 		}
 		doc.Sections = append(doc.Sections, reports.Section{Title: "Link measurements", Blocks: []reports.Block{t}})
 	}
@@ -142,8 +149,14 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 // calibrateSummary states what the fit changed and how much it helped.
 func calibrateSummary(fr *calibrate.FitResult, ds *calibrate.Dataset, output string) (string, *reports.Verdict) {
 	var b strings.Builder
+	used := 0
+	for _, s := range ds.Sources {
+		if !reportedOnly(fr, ds, s) {
+			used++
+		}
+	}
 	fmt.Fprintf(&b, "Fitted %d term(s) to %d points from %d file(s) (%s). The median |busbw error| went from %s%% to %s%% (rms log time %s -> %s).",
-		len(fr.Fitted), fr.Points, len(ds.Sources), fr.Status, fmtF(fr.MedianAbsBefore*100, 1), fmtF(fr.MedianAbsAfter*100, 1), fmtF(fr.RMSLogBefore, 3), fmtF(fr.RMSLogAfter, 3))
+		len(fr.Fitted), fr.Points, used, fr.Status, fmtF(fr.MedianAbsBefore*100, 1), fmtF(fr.MedianAbsAfter*100, 1), fmtF(fr.RMSLogBefore, 3), fmtF(fr.RMSLogAfter, 3))
 	moved := append([]calibrate.FittedTerm(nil), fr.Fitted...)
 	sort.SliceStable(moved, func(i, j int) bool { return math.Abs(moved[i].Change()) > math.Abs(moved[j].Change()) })
 	var parts []string
