@@ -72,6 +72,11 @@ func validateCommand(e *env) *cli.Command {
 				if err != nil {
 					return badInput(fmt.Errorf("validate: --log: %w", err))
 				}
+				if a.Log == nil {
+					// A topology, perftest or bandwidth file holds no
+					// evidence of the run's transports.
+					return badInput(fmt.Errorf("validate: --log %s: a %s file with no NCCL_DEBUG=INFO lines; give the NCCL log of the measured run (NCCL_DEBUG=INFO output), or pass this file with --measured", f, kindTitle(a.Kind)))
+				}
 				opt.Log = a
 			}
 			spec := envr.Cluster.Spec

@@ -136,6 +136,14 @@ func TestValidateLog(t *testing.T) {
 	if d := v.Diagnoses[0]; d.Code != calibrate.DiagNoGDR || !d.FromFiles {
 		t.Errorf("first diagnosis %+v", d)
 	}
+	// A file with no NCCL log lines is no log: refused, not ignored.
+	for _, notLog := range []string{"../../examples/nvidia-smi-topo.txt", "../../ingest/testdata/perftest_ib_write_bw_ndr.txt"} {
+		code, out, errs := collsim(t, "validate", "--node", "dgx-h100", "--gpus-per-node", "1", "--nodes", "2", "--nics", "1x400G-roce",
+			"--measured", moc, "--log", notLog)
+		if code != ExitBadInput || out != "" || !strings.Contains(errs, "no NCCL_DEBUG=INFO lines") {
+			t.Errorf("--log %s: exit %d, stdout %d bytes, stderr %q; want exit 2 saying it is no NCCL log", notLog, code, len(out), errs)
+		}
+	}
 }
 
 func TestParseTolerance(t *testing.T) {
