@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -216,6 +217,9 @@ func parseLimited(name string, r io.Reader, limit int) (*Artifact, error) {
 	}
 	if len(bytes.TrimSpace(headBuf)) == 0 {
 		return nil, fmt.Errorf("calibrate: %s:1: empty input: %w", name, ErrUnrecognized)
+	}
+	if bytes.HasPrefix(headBuf, []byte{0x1f, 0x8b}) {
+		return nil, fmt.Errorf("calibrate: %s:1: gzip-compressed: decompress it first (zcat %s > %s): %w", name, name, strings.TrimSuffix(name, ".gz"), ErrUnrecognized)
 	}
 	if off, ok := binaryAt(headBuf); ok {
 		return nil, fmt.Errorf("calibrate: %s:%d: binary data (byte offset %d is not text): %w", name, lineAt(headBuf, off), off, ErrUnrecognized)
