@@ -242,7 +242,9 @@ const PaysFrom = 0.10
 // it: the ratio of communication to compute, the exposed share of the
 // step, and whether the two agree.
 func (r StepResult) Advice() string {
-	pct := func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
+	// One decimal: a share printed as 10% must not read as the 10%
+	// threshold when it is 9.5%.
+	pct := func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
 	share := 0.0
 	if r.StepMs > 0 {
 		share = r.ExposedMs / r.StepMs
@@ -251,7 +253,7 @@ func (r StepResult) Advice() string {
 	if r.CommToCompute > RuleOfThumb {
 		rule = "above the ~30% rule of thumb, which says a faster interconnect pays"
 	}
-	model := fmt.Sprintf("the model exposes %s of the step (%s ms)", pct(share), fmt.Sprintf("%.3g", r.ExposedMs))
+	model := fmt.Sprintf("the model exposes %s of the step (%s ms)", pct(share), fmtMsShort(r.ExposedMs))
 	pays := share >= PaysFrom
 	switch {
 	case pays && r.CommToCompute > RuleOfThumb:
@@ -818,7 +820,7 @@ func (r *StepResult) limit() (string, string) {
 	if top.ms <= 0.01*r.ComputeMs {
 		return "compute", fmt.Sprintf("compute-bound: less than 1%% of the compute time is exposed (%.3g ms)", r.StepMs-r.ComputeMs)
 	}
-	return top.name, fmt.Sprintf("%s: %.3g ms exposed per step (%.0f%% of the step): %s", top.name, top.ms, 100*top.ms/r.StepMs, top.why)
+	return top.name, fmt.Sprintf("%s: %s ms exposed per step (%.1f%% of the step): %s", top.name, fmtMsShort(top.ms), 100*top.ms/r.StepMs, top.why)
 }
 
 // StepTerms lists the step model's terms with their sources, for reports.
@@ -835,4 +837,13 @@ func StepTerms() []scenarios.Term {
 		{Name: "step: I/O", Value: "GDS or bounce buffer", Source: "NVIDIA GPUDirect Storage overview: DMA from storage straight to GPU memory, no bounce buffer in host memory; assumption: input prefetched during the step, checkpoints block"},
 		{Name: "step: efficiency", Value: "compute / step", Source: "reference: one GPU doing the same per-GPU work with no communication (the single-GPU rate)"},
 	}
+}
+
+// fmtMsShort prints milliseconds without an exponent: whole
+// milliseconds from 100 ms ("17889"), three significant digits below.
+func fmtMsShort(ms float64) string {
+	if ms >= 100 {
+		return fmt.Sprintf("%.0f", ms)
+	}
+	return fmt.Sprintf("%.3g", ms)
 }
