@@ -441,3 +441,10 @@ func (e *Env) treeHopLat(class model.LatClass, p model.Proto) model.Time {
 // (lat.step.net.ll, 2.7 us); the ABCI runs (NCCL 2.8.4, EDR/HDR) pay
 // 4.4-6.6 us per tree hop (lat.tree.net).
 const treeNetGenMinor = 18
+
+// TreeNetLatApplies reports whether the lat.tree.net terms time a tree's
+// network hops on c (NCCL releases before 2.18); newer ones use the ring's
+// lat.step.net.
+func TreeNetLatApplies(c *model.Cluster) bool {
+	return c.NumNodes() > 1 && !c.Version.AtLeast(treeNetGenMinor)
+}

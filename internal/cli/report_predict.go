@@ -449,6 +449,15 @@ func termApplies(c *model.Cluster) func(name string) bool {
 		}
 	}
 	net := c.NumNodes() > 1
+	// The network stack of the NICs (its own stack.<name>.* terms apply
+	// only to it) and NCCL's tree-hop table (lat.tree.net.*, before 2.18).
+	stack := ""
+	if k := c.Fabric; k != nil && net {
+		if st, err := model.ResolveStack(c.Spec.Node.NICs.Stack, k.LinkLayer); err == nil {
+			stack = string(st)
+		}
+	}
+	treeNet := sim.TreeNetLatApplies(c)
 	// NCCL's tuning column of the GPU (tuning.cc: Turing and Ada use the
 	// Volta and Ampere columns), named as the chan.cap terms name it.
 	column := [...]string{model.ArchVolta: "volta", model.ArchAmpere: "ampere", model.ArchHopper: "hopper", model.ArchBlackwell: "blackwell"}[model.ArchIndex(c.GPUModel().SM)]
@@ -480,8 +489,15 @@ func termApplies(c *model.Cluster) func(name string) bool {
 			return net
 		case len(parts) == 4 && parts[0] == "lat" && parts[1] == "step" && parts[2] == "nvlink":
 			return nvlinks
-		case name == "smp.eff":
+		case name == "smp.eff", name == "p2p.xsocket.gbps":
 			return sockets > 1
+		case parts[0] == "stack" && len(parts) > 2:
+			return parts[1] == stack
+		case parts[0] == "dcqcn", parts[0] == "roce", name == "hdr.roce.bytes":
+			// RoCE's congestion control, retransmission and headers.
+			return net && nics[string(model.NICRoCE)]
+		case len(parts) == 4 && parts[0] == "lat" && parts[1] == "tree" && parts[2] == "net":
+			return treeNet
 		case len(parts) == 4 && parts[0] == "chan" && parts[1] == "cap":
 			return parts[3] == column
 		}

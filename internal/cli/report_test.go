@@ -650,3 +650,44 @@ func TestReportTopologyEverywhere(t *testing.T) {
 		t.Errorf("title %q, bottleneck %q, caption %q", tp.Title, tp.Bottleneck, tp.Caption)
 	}
 }
+
+// TestTermAppliesByStackAndFabric: a network stack's own terms apply only
+// to clusters on that stack, RoCE's congestion and header terms only to
+// RoCE NICs, the tree's network hop latency only before NCCL 2.18, the
+// cross-socket P2P ceiling only to nodes of several sockets.
+func TestTermAppliesByStackAndFabric(t *testing.T) {
+	build := func(o scenarios.Overrides) *model.Cluster {
+		t.Helper()
+		spec, err := o.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ib := termApplies(build(scenarios.Overrides{Node: "dgx-h100", Nodes: 2}))
+	roce := termApplies(build(scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-roce"}))
+	gib := termApplies(build(scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-roce", NetStack: "gib"}))
+	old := termApplies(build(scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NCCLVersion: "2.8.4"}))
+	one := termApplies(build(scenarios.Overrides{Node: "dgx-h100", Nodes: 1}))
+	for _, tc := range []struct {
+		name string
+		f    func(string) bool
+		term string
+		want bool
+	}{
+		{"IB", ib, "stack.gib.eff", false}, {"IB", ib, "dcqcn.cut", false}, {"IB", ib, "hdr.roce.bytes", false},
+		{"IB", ib, "lat.tree.net.ll", false}, {"IB", ib, "net.eff.ib", true}, {"IB", ib, "p2p.xsocket.gbps", true},
+		{"RoCE", roce, "dcqcn.conv.us", true}, {"RoCE", roce, "roce.rtt.us", true}, {"RoCE", roce, "stack.gib.eff", false},
+		{"gIB", gib, "stack.gib.eff", true}, {"gIB", gib, "stack.tcpxo.eff", false},
+		{"NCCL 2.8.4", old, "lat.tree.net.ll128", true},
+		{"one node", one, "dcqcn.cut", false}, {"one node", one, "stack.gib.eff", false},
+	} {
+		if got := tc.f(tc.term); got != tc.want {
+			t.Errorf("%s: %s applies %v, want %v", tc.name, tc.term, got, tc.want)
+		}
+	}
+}
