@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -153,14 +154,22 @@ func Dial(ctx context.Context, addr string, rank, nranks int) (*Bootstrap, error
 }
 
 // Connect joins a run: rank 0 listens on addr (on all interfaces at its
-// port if addr's host is not an address of this machine) and waits for the
-// others; the other ranks dial addr.
+// port if, and only if, addr's host is not an address of this machine:
+// EADDRNOTAVAIL, as when every rank is given the coordinator's address
+// as the other nodes reach it) and waits for the others; the other ranks
+// dial addr.
 func Connect(ctx context.Context, addr string, rank, nranks int) (*Bootstrap, error) {
 	if rank != 0 {
 		return Dial(ctx, addr, rank, nranks)
 	}
 	l, err := Listen(addr, nranks)
 	if err != nil {
+		if !errors.Is(err, syscall.EADDRNOTAVAIL) {
+			// A port in use or a bad address: listening on every
+			// interface instead would not help and would open the port
+			// wider than asked.
+			return nil, err
+		}
 		_, port, perr := net.SplitHostPort(addr)
 		if perr != nil {
 			return nil, fmt.Errorf("hwbench: bootstrap: coordinator %q: %w", addr, perr)

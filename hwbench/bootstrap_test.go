@@ -3,6 +3,7 @@ package hwbench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -242,6 +243,30 @@ func TestGatherNumbers(t *testing.T) {
 	for r, err := range errs {
 		if err == nil || err.Error() != `rank 1 sent a bad size "x"` {
 			t.Errorf("rank %d: error %v, want rank 1's bad size named", r, err)
+		}
+	}
+}
+
+// TestConnectNoWiderListen: rank 0 falls back to listening on every
+// interface only for an address of another machine. A host name that does
+// not resolve (a typo) or a port in use fails with its own error at once;
+// before, both listened on every interface at the port (the typo waiting
+// for peers until the timeout).
+func TestConnectNoWiderListen(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, addr := range []string{"no-such-host.invalid:0", busy.Addr().String()} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		b, err := Connect(ctx, addr, 0, 2)
+		cancel()
+		if b != nil {
+			b.Close()
+		}
+		if err == nil || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "waiting for") {
+			t.Errorf("Connect(%s): %v, want the address's own error at once", addr, err)
 		}
 	}
 }
