@@ -48,6 +48,11 @@ func reportPath(c *cli.Context, cmd string) (string, error) {
 	if !known {
 		return "", badInputf("%s: --report %s: unknown report extension %q (known: %s)", cmd, p, ext, strings.Join(reportExts[:], ", "))
 	}
+	if base := filepath.Base(p); strings.TrimSuffix(base, filepath.Ext(base)) == "" {
+		// ".md" alone: a hidden file, and figures named "-fig01-...svg"
+		// that command-line tools read as options.
+		return "", badInputf("%s: --report %s: give the report a name before its extension (report%s)", cmd, p, ext)
+	}
 	if err := checkOutput(cmd, "--report", p); err != nil {
 		return "", err
 	}

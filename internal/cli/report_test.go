@@ -220,6 +220,7 @@ func TestReportBadPath(t *testing.T) {
 	}{
 		{"predict pdf", []string{"predict", "--engine", "analytic", "--report", filepath.Join(dir, "r.pdf")}, ExitBadInput, `unknown report extension ".pdf" (known: .html, .htm, .md)`, false, false},
 		{"inspect no extension", []string{"inspect", file, "--report", filepath.Join(dir, "report")}, ExitBadInput, `unknown report extension "" (known: .html, .htm, .md)`, false, false},
+		{"predict extension only", []string{"predict", "--engine", "analytic", "--report", filepath.Join(dir, ".md")}, ExitBadInput, "give the report a name before its extension (report.md)", false, false},
 		{"hwbench txt", []string{"hwbench", "--fake", "-q", "--out", "", "--report", filepath.Join(dir, "r.txt")}, ExitBadInput, "(known: .html, .htm, .md)", false, false},
 		{"empty", []string{"predict", "--report", ""}, ExitBadInput, "give a file name ending in .html, .htm, .md", false, false},
 		{"validate docx", []string{"validate", "--node", "dgx-h100", "--measured", file, "--report", filepath.Join(dir, "r.docx")}, ExitBadInput, "validate: --report", false, false},
