@@ -59,7 +59,7 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 
 	doc.Inputs = clusterInputs(cl, in.files)
 	for _, s := range ds.Sources {
-		v := fmt.Sprintf("%s, %d points", s.Kind, s.Points)
+		v := fmt.Sprintf("%s, %s", s.Kind, count(s.Points, "point"))
 		if reportedOnly(fr, ds, s) {
 			v += " (reported, not fitted: the nccl-tests runs determine its term)"
 		}
@@ -82,7 +82,7 @@ func calibrateReport(ctx context.Context, e *env, fr *calibrate.FitResult, ds *c
 	}
 	override := map[string]string{}
 	for _, t := range fr.Fitted {
-		override[t.Name] = fmt.Sprintf("fitted here to %d points, ±%s (1σ); default %s: %s", fr.Points, fmtStdErr(t.StdErr), fmtTerm(t.Default, t.Unit), sim.TermSource(t.Name))
+		override[t.Name] = fmt.Sprintf("fitted here to %s, ±%s (1σ); default %s: %s", count(fr.Points, "point"), fmtStdErr(t.StdErr), fmtTerm(t.Default, t.Unit), sim.TermSource(t.Name))
 	}
 	for _, h := range fr.Held {
 		override[h.Name] = "held: " + h.Reason + "; " + sim.TermSource(h.Name)
@@ -155,8 +155,8 @@ func calibrateSummary(fr *calibrate.FitResult, ds *calibrate.Dataset, output str
 			used++
 		}
 	}
-	fmt.Fprintf(&b, "Fitted %d term(s) to %d points from %d file(s) (%s). The median |busbw error| went from %s%% to %s%% (rms log time %s -> %s).",
-		len(fr.Fitted), fr.Points, used, fr.Status, fmtF(fr.MedianAbsBefore*100, 1), fmtF(fr.MedianAbsAfter*100, 1), fmtF(fr.RMSLogBefore, 3), fmtF(fr.RMSLogAfter, 3))
+	fmt.Fprintf(&b, "Fitted %d term(s) to %s from %d file(s) (%s). The median |busbw error| went from %s%% to %s%% (rms log time %s -> %s).",
+		len(fr.Fitted), count(fr.Points, "point"), used, fr.Status, fmtF(fr.MedianAbsBefore*100, 1), fmtF(fr.MedianAbsAfter*100, 1), fmtF(fr.RMSLogBefore, 3), fmtF(fr.RMSLogAfter, 3))
 	moved := append([]calibrate.FittedTerm(nil), fr.Fitted...)
 	sort.SliceStable(moved, func(i, j int) bool { return math.Abs(moved[i].Change()) > math.Abs(moved[j].Change()) })
 	var parts []string
@@ -281,8 +281,8 @@ func beforeAfterSection(ctx context.Context, s calibrate.Series, before, after s
 		bars.Series[0].Values = append(bars.Series[0].Values, finiteOrNaN(pb.Error*100))
 		bars.Series[1].Values = append(bars.Series[1].Values, finiteOrNaN(pa.Error*100))
 	}
-	sec.Blocks = append(sec.Blocks, reports.Paragraph{Text: fmt.Sprintf("%d points of %s on %d ranks. Median |error| %s before the fit, %s after.",
-		len(s.Points), s.Coll.TestName(), s.Ranks, medianAbsPct(b), medianAbsPct(a))})
+	sec.Blocks = append(sec.Blocks, reports.Paragraph{Text: fmt.Sprintf("%s of %s on %d ranks. Median |error| %s before the fit, %s after.",
+		count(len(s.Points), "point"), s.Coll.TestName(), s.Ranks, medianAbsPct(b), medianAbsPct(a))})
 	if len(meas) > 0 {
 		sec.Blocks = append(sec.Blocks, reports.BusBWPlot{Title: s.Coll.TestName() + " busbw: measured, model before and after the fit",
 			Series: []reports.BWSeries{{Name: "measured", Style: reports.StyleLinePoints, Points: meas}, {Name: "model before", Style: reports.StyleDashed, Points: mb}, {Name: "model after", Style: reports.StyleLine, Points: ma}}})

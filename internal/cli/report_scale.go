@@ -30,7 +30,10 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 		}
 	}
 	doc := e.newReport(fmt.Sprintf("Scaling of %s on %s", what, node))
-	doc.Subtitle = fmt.Sprintf("collsim model from %d to %d nodes (%s engine)", r.Points[0].Nodes, last.Nodes, r.Request.Engine)
+	doc.Subtitle = fmt.Sprintf("collsim model from %d to %s (%s engine)", r.Points[0].Nodes, count(last.Nodes, "node"), r.Request.Engine)
+	if r.Points[0].Nodes == last.Nodes {
+		doc.Subtitle = fmt.Sprintf("collsim model at %s (%s engine)", count(last.Nodes, "node"), r.Request.Engine)
+	}
 	if r.ByGPUs {
 		doc.Subtitle = fmt.Sprintf("collsim model from %d to %d GPUs of one node (%s engine)", r.Points[0].GPUs(), last.GPUs(), r.Request.Engine)
 	}
@@ -39,7 +42,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	case r.Workload == nil && r.Ref != nil && r.Ref.Nodes == last.Nodes && !r.ByGPUs:
 		label = fmt.Sprintf("efficiency not defined (no smaller multi-node count runs like %d nodes)", last.Nodes)
 	case last.EffOK:
-		label = fmt.Sprintf("scaling efficiency %s%% at %d nodes (%d GPUs)", fmtF(100*last.Eff, 1), last.Nodes, last.GPUs())
+		label = fmt.Sprintf("scaling efficiency %s%% at %s (%d GPUs)", fmtF(100*last.Eff, 1), count(last.Nodes, "node"), last.GPUs())
 		if r.ByGPUs {
 			label = fmt.Sprintf("scaling efficiency %s%% at %d GPUs of one node", fmtF(100*last.Eff, 1), last.GPUs())
 		}
@@ -101,7 +104,7 @@ func scaleReport(e *env, r *scaleResult) (*reports.Document, error) {
 	}
 	doc.Sections = append(doc.Sections, r.barsSection(), reports.Section{Title: "Results", Blocks: []reports.Block{r.resultsTable()}})
 	doc.Sections = append(doc.Sections, reports.Section{Title: "Topology", Blocks: []reports.Block{
-		topologyPicture(fmt.Sprintf("Topology at %d nodes (%d GPUs)", last.Nodes, last.GPUs()), "", last.Env.Cluster, &bp)}})
+		topologyPicture(fmt.Sprintf("Topology at %s (%d GPUs)", count(last.Nodes, "node"), last.GPUs()), "", last.Env.Cluster, &bp)}})
 	if r.Workload != nil {
 		doc.Sections = append(doc.Sections, r.callsSection(last))
 	}
@@ -192,7 +195,7 @@ func (r *scaleResult) resultsTable() reports.Table {
 
 // callsSection lists the workload's calls at the largest node count.
 func (r *scaleResult) callsSection(last *study.ScalePoint) reports.Section {
-	t := reports.Table{Caption: fmt.Sprintf("The collectives of one step at %d nodes", last.Nodes),
+	t := reports.Table{Caption: fmt.Sprintf("The collectives of one step at %s", count(last.Nodes, "node")),
 		Columns: []string{"call", "collective", "size", "calls per step", "time per call (us)", "total (ms)", "busbw (GB/s)", "algo/proto/channels", "bottleneck"}}
 	for _, c := range last.Step.Comm {
 		t.Rows = append(t.Rows, []string{c.Kind + " (" + c.Group + ")", collectiveTitle(c.Coll), model.FormatBytes(c.Size), strconv.FormatInt(c.Count, 10),

@@ -167,3 +167,11 @@ func pathCause(err error) error {
 	}
 	return err
 }
+
+// count is n with its noun, singular for 1 ("1 node", "16 nodes").
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
