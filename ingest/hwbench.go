@@ -681,7 +681,7 @@ func hbGDR(a *Artifact, r *hbReport) {
 			gbits := float64(b.GBps) * 8
 			return b.Src, b.Dst, PerftestRow{Bytes: b.Bytes, Iters: b.Iters, PeakGbs: gbits, AvgGbs: gbits}
 		})...)
-		a.Perftest = append(a.Perftest, loopbackByDirection("hwbench loopback rdma_write", len(p.Latency), "lat", p.HCA, link, func(i int) (string, string, PerftestRow) {
+		a.Perftest = append(a.Perftest, loopbackByDirection("hwbench loopback rdma_write", len(p.Latency), "completion-lat", p.HCA, link, func(i int) (string, string, PerftestRow) {
 			l := p.Latency[i]
 			us := float64(l.Us)
 			return l.Src, l.Dst, PerftestRow{Bytes: l.Bytes, Iters: l.Iters, LatTypUs: us, LatAvgUs: us}
@@ -694,8 +694,10 @@ func hbGDR(a *Artifact, r *hbReport) {
 // "gpu", and its row) into one perftest-style result per direction, in
 // order of first appearance, named "<name> <what> src->dst" (name
 // "hwbench loopback rdma_write" for the gdr probe, "hwbench rdma_write"
-// for the rdma probe between nodes). A direction that touches GPU memory
-// counts as GPUDirect.
+// for the rdma probe between nodes; what "bw", or "completion-lat": one
+// RDMA write timed to its completion, about a round trip, where
+// ib_write_lat reports half a ping-pong, so the two are not compared). A
+// direction that touches GPU memory counts as GPUDirect.
 func loopbackByDirection(name string, n int, what, hca, link string, at func(i int) (src, dst string, row PerftestRow)) []*PerftestResult {
 	type key struct{ src, dst string }
 	byDir := map[key]*PerftestResult{}
@@ -747,7 +749,7 @@ func hbRDMA(a *Artifact, r *hbReport) {
 		gbits := float64(b.GBps) * 8
 		return b.Src, b.Dst, PerftestRow{Bytes: b.Bytes, Iters: int64(b.Iters), PeakGbs: gbits, AvgGbs: gbits}
 	})...)
-	a.Perftest = append(a.Perftest, loopbackByDirection("hwbench rdma_write", len(x.Latency), "lat", x.Writer.HCA, link, func(i int) (string, string, PerftestRow) {
+	a.Perftest = append(a.Perftest, loopbackByDirection("hwbench rdma_write", len(x.Latency), "completion-lat", x.Writer.HCA, link, func(i int) (string, string, PerftestRow) {
 		l := x.Latency[i]
 		us := float64(l.Us)
 		return l.Src, l.Dst, PerftestRow{Bytes: l.Bytes, Iters: int64(l.Iters), LatTypUs: us, LatAvgUs: us}

@@ -347,7 +347,7 @@ func TestParseHWBenchRDMA(t *testing.T) {
 	for _, p := range a.Perftest {
 		got[p.Test] = p
 	}
-	hh, gg, lat := got["hwbench rdma_write bw host->host"], got["hwbench rdma_write bw gpu->gpu"], got["hwbench rdma_write lat host->host"]
+	hh, gg, lat := got["hwbench rdma_write bw host->host"], got["hwbench rdma_write bw gpu->gpu"], got["hwbench rdma_write completion-lat host->host"]
 	if hh == nil || gg == nil || lat == nil || hh.GPUDirect || !gg.GPUDirect || hh.LinkType != "IB" ||
 		math.Abs(hh.Rows[0].AvgGbs-48.1*8) > 1e-9 || lat.Rows[0].LatAvgUs != 3.1 {
 		t.Errorf("perftest results %v", got)
