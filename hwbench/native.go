@@ -1,11 +1,13 @@
 package hwbench
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +22,9 @@ import (
 // Native is the real machine: the CUDA runtime loaded at Open, NVML, NCCL
 // and libibverbs loaded when a probe first needs them, each once.
 type Native struct {
-	rt    *cuda.Runtime
+	rt *cuda.Runtime
+	// rtErr is why there is no runtime (OpenFor of the topo probe alone).
+	rtErr error
 	files fs.FS
 
 	ncclOnce sync.Once
@@ -57,6 +61,25 @@ func Open() (*Native, error) {
 	return &Native{rt: rt, files: os.DirFS("/")}, nil
 }
 
+// OpenFor is Open for a run of the given probes: the topo probe needs only
+// NVML, sysfs and libibverbs, so a run of topo alone proceeds without a
+// CUDA runtime where NVML answers (a node with the driver but no
+// toolkit), its CUDA device list left out; any other probe, or no driver,
+// fails as Open does.
+func OpenFor(probes []string) (*Native, error) {
+	n, err := Open()
+	if err == nil || !errors.Is(err, ErrLibraryNotFound) || len(probes) == 0 || slices.ContainsFunc(probes, func(p string) bool { return p != "topo" }) {
+		return n, err
+	}
+	nat := &Native{rtErr: err, files: os.DirFS("/")}
+	if _, ierr := nat.Inventory(); ierr != nil {
+		// No driver either: a machine without a GPU stops at once, as
+		// Open does.
+		return nil, err
+	}
+	return nat, nil
+}
+
 // Hostname returns os.Hostname's short form (up to the first dot), as
 // nccl-tests prints it.
 func (n *Native) Hostname() (string, error) {
@@ -78,12 +101,15 @@ func (n *Native) Files() fs.FS { return n.files }
 // Versions reports the driver, CUDA and NCCL versions; it loads NCCL (and
 // NVML for the driver version) if no probe has yet.
 func (n *Native) Versions() Versions {
-	v := Versions{Libraries: map[string]string{"cudart": n.rt.Soname()}}
-	if x, err := n.rt.DriverVersion(); err == nil {
-		v.CUDADriver = cuda.VersionString(x)
-	}
-	if x, err := n.rt.RuntimeVersion(); err == nil {
-		v.CUDARuntime = cuda.VersionString(x)
+	v := Versions{Libraries: map[string]string{}}
+	if n.rt != nil {
+		v.Libraries["cudart"] = n.rt.Soname()
+		if x, err := n.rt.DriverVersion(); err == nil {
+			v.CUDADriver = cuda.VersionString(x)
+		}
+		if x, err := n.rt.RuntimeVersion(); err == nil {
+			v.CUDARuntime = cuda.VersionString(x)
+		}
 	}
 	if l, err := n.nccl(); err == nil {
 		v.Libraries["nccl"] = l.Soname()
@@ -133,7 +159,12 @@ func (n *Native) Inventory() (*Inventory, error) {
 }
 
 // Runtime returns the CUDA runtime.
-func (n *Native) Runtime() (Runtime, error) { return nativeRuntime{n.rt, n}, nil }
+func (n *Native) Runtime() (Runtime, error) {
+	if n.rt == nil {
+		return nil, n.rtErr
+	}
+	return nativeRuntime{n.rt, n}, nil
+}
 
 func (n *Native) nccl() (*nccl.Lib, error) {
 	n.ncclOnce.Do(func() { n.ncclLib, n.ncclErr = nccl.Load() })
@@ -142,6 +173,9 @@ func (n *Native) nccl() (*nccl.Lib, error) {
 
 // Collectives loads NCCL once.
 func (n *Native) Collectives() (Collectives, error) {
+	if n.rt == nil {
+		return nil, n.rtErr
+	}
 	l, err := n.nccl()
 	if err != nil {
 		return nil, err

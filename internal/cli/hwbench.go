@@ -91,7 +91,7 @@ func hwbenchCommand(e *env) *cli.Command {
 			if c.Bool("fake") {
 				b, o.BackendName = hwbench.NewFake(hwbench.FakeConfig{}), "fake"
 			} else {
-				nb, err := hwbench.Open()
+				nb, err := hwbench.OpenFor(o.Probes)
 				if err != nil {
 					return err // one line: which library was not found
 				}
