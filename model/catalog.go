@@ -43,6 +43,11 @@ type GPUModel struct {
 	// NoPCIeP2P is true for GeForce parts whose driver refuses peer-to-peer
 	// over PCIe (nvidia-smi topo -p2p shows NS); NCCL then uses SHM.
 	NoPCIeP2P bool
+	// NoGDR is true for GeForce parts, which have no GPUDirect RDMA (CUDA
+	// Toolkit documentation, GPUDirect RDMA, §1: "available on both Tesla
+	// and Quadro GPUs"): NCCL stages their network traffic through host
+	// memory.
+	NoGDR bool
 	// Source names where the figures come from.
 	Source string
 	// Aliases are other spellings seen in nvidia-smi, nccl-tests and NCCL logs.
@@ -70,7 +75,10 @@ var gpuCatalog = []GPUModel{
 		Aliases: []string{"NVIDIA H100 PCIe", "H100 PCIe", "NVIDIA H100 NVL", "H100-NVL"}},
 	{Name: "H200-SXM", Arch: Hopper, SM: 90, NVLinkGen: 4, NVLinkLinks: 18, PCIeGen: 5, PCIeWidth: 16, MemGB: 141,
 		Source:  "NVIDIA H200 datasheet: NVLink 900 GB/s; nccl-tests#272",
-		Aliases: []string{"NVIDIA H200", "H200", "NVIDIA H200 NVL", "NVIDIA H200 141GB HBM3e"}},
+		Aliases: []string{"NVIDIA H200", "H200", "NVIDIA H200 141GB HBM3e", "H200-SXM5"}},
+	{Name: "H200-NVL", Arch: Hopper, SM: 90, NVLinkGen: 4, NVLinkLinks: 18, NVLinkBridgeOnly: true, PCIeGen: 5, PCIeWidth: 16, MemGB: 141,
+		Source:  "NVIDIA H200 NVL datasheet: PCIe Gen5 card, 141 GB, NVLink bridge 900 GB/s per GPU (2- or 4-way; collsim models bridged pairs)",
+		Aliases: []string{"NVIDIA H200 NVL", "H200 NVL"}},
 	{Name: "H800-SXM", Arch: Hopper, SM: 90, NVLinkGen: 4, NVLinkLinks: 8, PCIeGen: 5, PCIeWidth: 16, MemGB: 80,
 		Source:  "H800: NVLink capped at 400 GB/s bidirectional (8 links); DeepEP#16, DeepSeek-V3#28, nccl#1411 (NV8)",
 		Aliases: []string{"NVIDIA H800", "H800", "NVIDIA H800 80GB HBM3"}},
@@ -82,11 +90,14 @@ var gpuCatalog = []GPUModel{
 		Aliases: []string{"NVIDIA GB200", "GB200-NVL"}},
 	{Name: "L40S", Arch: Ada, SM: 89, PCIeGen: 4, PCIeWidth: 16, MemGB: 48,
 		Source:  "NVIDIA L40S datasheet: PCIe Gen4 x16, no NVLink",
-		Aliases: []string{"NVIDIA L40S", "L40"}},
-	{Name: "RTX-4090", Arch: Ada, SM: 89, PCIeGen: 4, PCIeWidth: 16, MemGB: 24, NoPCIeP2P: true,
+		Aliases: []string{"NVIDIA L40S"}},
+	{Name: "L40", Arch: Ada, SM: 89, PCIeGen: 4, PCIeWidth: 16, MemGB: 48,
+		Source:  "NVIDIA L40 datasheet: PCIe Gen4 x16, no NVLink, 48 GB; half the L40S's tensor rate",
+		Aliases: []string{"NVIDIA L40"}},
+	{Name: "RTX-4090", Arch: Ada, SM: 89, PCIeGen: 4, PCIeWidth: 16, MemGB: 24, NoPCIeP2P: true, NoGDR: true,
 		Source:  "NVIDIA GeForce RTX 4090 specifications: PCIe Gen4 x16, no NVLink; GeForce drivers report PCIe P2P not supported",
 		Aliases: []string{"NVIDIA GeForce RTX 4090", "GeForce RTX 4090", "RTX 4090"}},
-	{Name: "RTX-2080TI", Arch: Turing, SM: 75, NVLinkGen: 2, NVLinkLinks: 2, NVLinkBridgeOnly: true, PCIeGen: 3, PCIeWidth: 16, MemGB: 11, NoPCIeP2P: true,
+	{Name: "RTX-2080TI", Arch: Turing, SM: 75, NVLinkGen: 2, NVLinkLinks: 2, NVLinkBridgeOnly: true, PCIeGen: 3, PCIeWidth: 16, MemGB: 11, NoPCIeP2P: true, NoGDR: true,
 		Source:  "NVIDIA GeForce RTX 2080 Ti specifications: PCIe Gen3 x16, optional 2-link NVLink bridge; P2P NS in topo_rtx2080ti_1x2_pcie-nop2p_autodl.txt",
 		Aliases: []string{"NVIDIA GeForce RTX 2080 Ti", "GeForce RTX 2080 Ti", "RTX 2080 Ti", "RTX2080TI"}},
 }
@@ -135,7 +146,33 @@ func MatchGPU(device string) (GPUModel, bool) {
 			}
 		}
 	}
+	if bestLen > 0 && otherFormFactor(k, best) {
+		// "Tesla V100-PCIE-32GB" contains "V100", "NVIDIA GH200 480GB"
+		// contains "H200": a part of another form factor or package, not
+		// the catalog's entry; better unknown than wrong.
+		return GPUModel{}, false
+	}
 	return best, bestLen > 0
+}
+
+// otherFormFactor reports whether a normalised device name names another
+// form factor or package than the catalog entry g it contains: a PCIe card
+// where g is an SXM part, an SXM part where g is a PCIe card, a Grace
+// Hopper or Grace Blackwell superchip (GH200, GB200) where g is not one.
+func otherFormFactor(k string, g GPUModel) bool {
+	name := normName(g.Name)
+	pcieCard := g.NVLinkBridgeOnly || g.NVLinkGen == 0
+	switch {
+	case strings.Contains(k, "PCIE") && !pcieCard:
+		return true
+	case strings.Contains(k, "SXM") && pcieCard:
+		return true
+	case strings.Contains(k, "GH200") && !strings.Contains(name, "GH200"):
+		return true
+	case strings.Contains(k, "GB200") && !strings.Contains(name, "GB200"):
+		return true
+	}
+	return false
 }
 
 func normName(s string) string {

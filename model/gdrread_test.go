@@ -26,7 +26,7 @@ func TestGDRReadRule(t *testing.T) {
 		{"L40S PCIe server, NCCL 2.18, NCCL_NET_GDR_READ=1", scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2, NCCLVersion: "2.18", Set: []string{"NCCL_NET_GDR_READ=1"}}, true},
 		{"L40S PCIe server, NCCL 2.21, NCCL_NET_GDR_READ=0", scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2, NCCLVersion: "2.21", Set: []string{"NCCL_NET_GDR_READ=0"}}, false},
 		{"L40S PCIe server, one GPU per node, NCCL 2.18", scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2, GPUsPerNode: 1, NCCLVersion: "2.18"}, true},
-		{"RTX 2080 Ti PCIe server, NCCL 2.21 (pre-Ampere)", scenarios.Overrides{Node: "pcie-gpu-server", GPU: "RTX-2080TI", Nodes: 2, NCCLVersion: "2.21"}, false},
+		{"V100 PCIe server without NVLink, NCCL 2.21 (pre-Ampere)", scenarios.Overrides{Node: "pcie-gpu-server", GPU: "V100-SXM2", Nodes: 2, NCCLVersion: "2.21"}, false},
 		{"DGX A100 (NVLink), NCCL 2.8", scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NCCLVersion: "2.8"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,5 +60,25 @@ func TestGDRReadRule(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGeForceHasNoGDR: GeForce parts have no GPUDirect RDMA (CUDA's
+// GPUDirect RDMA guide: Tesla and Quadro only), so their network traffic
+// is staged both ways and the reason says why; a data-centre part in the
+// same server keeps it.
+func TestGeForceHasNoGDR(t *testing.T) {
+	for _, gpu := range []string{"RTX-4090", "RTX-2080TI"} {
+		c, r := resolved(t, scenarios.Overrides{Node: "pcie-gpu-server", GPU: gpu, Nodes: 2})
+		g := c.Nodes[0].GPUs[0]
+		np := r.NetTo(g, r.LocalNICs(g)[0].NIC)
+		if np.GDR || !strings.Contains(np.Reason, "GeForce") {
+			t.Errorf("%s: GPUDirect RDMA %v (%s), want none, named as GeForce's", gpu, np.GDR, np.Reason)
+		}
+	}
+	c, r := resolved(t, scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2})
+	g := c.Nodes[0].GPUs[0]
+	if np := r.NetTo(g, r.LocalNICs(g)[0].NIC); !np.GDR {
+		t.Errorf("L40S: no GPUDirect RDMA (%s)", np.Reason)
 	}
 }

@@ -387,11 +387,20 @@ func (v *NVLinkSpec) validate(nGPU int, g GPUModel) error {
 	if g.NVLinkGen == 0 {
 		return fmt.Errorf("%s has no NVLink", g.Name)
 	}
+	if g.NVLinkBridgeOnly && v.Kind != "pairs" {
+		// A PCIe card's NVLink is a bridge between cards: no NVSwitch
+		// (and so no NVLS), no mesh of its links to every other card.
+		return fmt.Errorf("kind: %s is a PCIe card whose NVLink is at most a bridge between two cards; use kind: pairs (bridged pairs) or none", g.Name)
+	}
 	switch v.Kind {
 	case "nvswitch":
 		if v.Switch != "" {
-			if _, err := LookupNVSwitch(v.Switch); err != nil {
+			sw, err := LookupNVSwitch(v.Switch)
+			if err != nil {
 				return fmt.Errorf("switch: %w", err)
+			}
+			if sw.NVLinkGen != g.NVLinkGen {
+				return fmt.Errorf("switch: %s has NVLink%d ports, %s has NVLink%d links; they do not connect", v.Switch, sw.NVLinkGen, g.Name, g.NVLinkGen)
 			}
 		} else if _, err := NVSwitchForNVLink(g.NVLinkGen); err != nil {
 			return err
@@ -462,7 +471,9 @@ func (b *nodeBuilder) name(f string, a ...any) string {
 
 func (b *nodeBuilder) build() error {
 	s, r, t := b.spec, b.r, b.t
-	gdr := s.GPUDirect == nil || *s.GPUDirect
+	// GeForce parts have no GPUDirect RDMA (CUDA's GPUDirect RDMA guide:
+	// "available on both Tesla and Quadro GPUs"), whatever the driver.
+	gdr := (s.GPUDirect == nil || *s.GPUDirect) && !r.gpu.NoGDR
 	b.out.GPUs = make([]ElemID, s.GPUs)
 	// Sockets first so GPU socket numbers are known when GPUs are created.
 	gpuSocket := make([]int, s.GPUs)

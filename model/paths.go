@@ -581,6 +581,8 @@ func (r *Resolution) netPath(g, nic ElemID, gpus []ElemID) *NetPath {
 	switch {
 	case np.Socket:
 		np.Reason = "NET/Socket never uses GPUDirect RDMA"
+	case !t.Elem(g).GDR && t.Elem(g).GPU != nil && t.Elem(g).GPU.NoGDR:
+		np.Reason = fmt.Sprintf("%s is a GeForce part: no GPUDirect RDMA (Tesla and Quadro only)", t.Elem(g).GPU.Name)
 	case !t.Elem(g).GDR:
 		np.Reason = "the GPU driver has no GPUDirect RDMA (nvidia-peermem / dma-buf missing)"
 	case !t.Elem(nic).GDR:

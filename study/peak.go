@@ -24,10 +24,12 @@ var gpuPeaks = map[string]peakRow{
 	"H100-SXM":   {989, 989, 1979, 494, 67, "NVIDIA H100 datasheet (SXM): 989 TFLOPS bf16 dense, 1979 fp8, 494 tf32, 67 fp32"},
 	"H100-PCIE":  {756, 756, 1513, 378, 51, "NVIDIA H100 datasheet (PCIe): 756 TFLOPS bf16 dense, 1513 fp8, 378 tf32, 51 fp32"},
 	"H200-SXM":   {989, 989, 1979, 494, 67, "NVIDIA H200 datasheet: 989 TFLOPS bf16 dense, 1979 fp8 (same compute as H100 SXM)"},
+	"H200-NVL":   {836, 836, 1671, 418, 60, "NVIDIA H200 NVL datasheet: 1,671 TFLOPS bf16 and 3,341 fp8 with sparsity (half dense), 835 tf32 with sparsity, 60 fp32"},
 	"H800-SXM":   {989, 989, 1979, 494, 67, "H800: H100 SXM compute with capped NVLink (NVIDIA H800 product brief)"},
 	"B200":       {2250, 2250, 4500, 1100, 75, "NVIDIA HGX B200 datasheet: 2.25 PFLOPS bf16 dense per GPU, 4.5 fp8"},
 	"GB200":      {2500, 2500, 5000, 1250, 80, "NVIDIA GB200 NVL72 datasheet: 2.5 PFLOPS bf16 dense per GPU, 5 fp8"},
 	"L40S":       {362, 362, 733, 183, 91.6, "NVIDIA L40S datasheet: 362 TFLOPS bf16 dense, 733 fp8, 183 tf32, 91.6 fp32"},
+	"L40":        {181, 181, 362, 90.5, 90.5, "NVIDIA L40 datasheet: 181 TFLOPS bf16 dense (362 with sparsity), 362 fp8, 90.5 tf32, 90.5 fp32"},
 	"RTX-4090":   {165, 165, 330, 82.6, 82.6, "NVIDIA Ada architecture white paper (RTX 4090): 165 TFLOPS fp16/bf16 tensor dense with fp32 accumulate (GeForce rate), 82.6 fp32"},
 	"RTX-2080TI": {0, 53.8, 0, 0, 13.4, "NVIDIA Turing architecture white paper (RTX 2080 Ti): 53.8 TFLOPS fp16 tensor with fp32 accumulate (GeForce rate), 13.4 fp32"},
 }

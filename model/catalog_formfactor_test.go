@@ -1,0 +1,64 @@
+package model_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/collsim/collsim/model"
+)
+
+// TestMatchGPUFormFactor: a device name that contains a catalog alias but
+// names another form factor or package is not taken for that entry (a V100
+// PCIe card for the SXM2 part, a GH200 superchip for the H200), the H200
+// NVL and the L40 are their own entries, and the parts the corpus prints
+// still match.
+func TestMatchGPUFormFactor(t *testing.T) {
+	for _, tc := range []struct{ device, want string }{
+		{"Tesla V100-PCIE-32GB", ""},
+		{"NVIDIA GH200 480GB", ""},
+		{"NVIDIA H200 NVL", "H200-NVL"},
+		{"NVIDIA L40", "L40"},
+		{"NVIDIA L40S", "L40S"},
+		{"Tesla V100-SXM2-32GB", "V100-SXM2"},
+		{"NVIDIA H100 80GB HBM3", "H100-SXM"},
+		{"NVIDIA A100-SXM4-40GB", "A100-SXM4"},
+		{"A100-PCIE-40GB", "A100-PCIE"},
+		{"NVIDIA H100 PCIe", "H100-PCIE"},
+		{"NVIDIA H200", "H200-SXM"},
+		{"NVIDIA GeForce RTX 2080 Ti", "RTX-2080TI"},
+	} {
+		g, ok := model.MatchGPU(tc.device)
+		if got := map[bool]string{true: g.Name}[ok]; got != tc.want {
+			t.Errorf("MatchGPU(%q) = %q, want %q", tc.device, got, tc.want)
+		}
+	}
+}
+
+// TestBridgeOnlyNVLinkRefused: a PCIe card whose NVLink is a bridge cannot
+// sit on an NVSwitch or in a mesh, however the node is written (flags
+// were refused, a YAML node was not and got NVLS); an NVSwitch of another
+// NVLink generation than the GPU's does not connect.
+func TestBridgeOnlyNVLinkRefused(t *testing.T) {
+	node := func(gpu, kind, sw string) model.NodeSpec {
+		n := model.NodeSpec{GPU: gpu, GPUs: 8, Sockets: []model.SocketSpec{{HostBridges: []model.BridgeSpec{{GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}}},
+			NVLink: model.NVLinkSpec{Kind: kind, Switch: sw}}
+		return n
+	}
+	for _, tc := range []struct {
+		gpu, kind, sw, want string
+	}{
+		{"H100-PCIE", "nvswitch", "", "a PCIe card whose NVLink is at most a bridge"},
+		{"H200-NVL", "nvswitch", "", "a PCIe card whose NVLink is at most a bridge"},
+		{"A100-PCIE", "mesh", "", "a PCIe card whose NVLink is at most a bridge"},
+		{"H100-SXM", "nvswitch", "gen2", "has NVLink3 ports, H100-SXM has NVLink4 links"},
+	} {
+		n := node(tc.gpu, tc.kind, tc.sw)
+		if err := n.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s on %s %s: %v, want %q", tc.gpu, tc.kind, tc.sw, err, tc.want)
+		}
+	}
+	ok := node("H100-SXM", "nvswitch", "gen3")
+	if err := ok.Validate(); err != nil {
+		t.Errorf("H100-SXM on a gen3 switch: %v", err)
+	}
+}
