@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/collsim/collsim/model"
+	"github.com/collsim/collsim/scenarios"
 )
 
 // TestMatchGPUFormFactor: a device name that contains a catalog alias but
@@ -60,5 +61,31 @@ func TestBridgeOnlyNVLinkRefused(t *testing.T) {
 	ok := node("H100-SXM", "nvswitch", "gen3")
 	if err := ok.Validate(); err != nil {
 		t.Errorf("H100-SXM on a gen3 switch: %v", err)
+	}
+}
+
+// TestSHARPNeedsQuantum: SHARP's CollNet runs on Quantum (HDR) switches and
+// later, which added streaming aggregation; on an EDR fabric (Switch-IB 2,
+// SHARPv1) NCCL_COLLNET_ENABLE=1 runs no CollNet and says why, where an
+// HDR fabric runs it.
+func TestSHARPNeedsQuantum(t *testing.T) {
+	build := func(nics string) *model.Cluster {
+		t.Helper()
+		spec, err := scenarios.Overrides{Node: "dgx-a100", Nodes: 4, NICs: nics, Set: []string{"NCCL_COLLNET_ENABLE=1"}}.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Fabric = model.FabricSpec{Kind: "fat-tree", NodesPerLeaf: 2, SHARP: true}
+		c, err := spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if ok, why := build("8xEDR-ib").CollNetAble(model.AlgoCollNetChain); ok || !strings.Contains(why, "SHARPv1") {
+		t.Errorf("EDR: CollNet %v (%s), want refused as SHARPv1", ok, why)
+	}
+	if ok, why := build("8xHDR-ib").CollNetAble(model.AlgoCollNetChain); !ok {
+		t.Errorf("HDR: CollNet refused: %s", why)
 	}
 }

@@ -44,6 +44,12 @@ func (c *Cluster) CollNetAble(a Algo) (bool, string) {
 		return false, "the fabric's switches do not reduce (fabric sharp: false)"
 	case c.Fabric.LinkLayer != NICIB:
 		return false, "SHARP runs on InfiniBand Quantum switches only"
+	case c.ibBelowHDR():
+		// Switch-IB 2 (EDR) has SHARPv1: low-latency aggregation of small
+		// messages, no streaming aggregation for an AllReduce's buffers,
+		// which SHARPv2 added with Quantum (HDR) (fabric-facts §5.1,
+		// NVIDIA SHARP documentation).
+		return false, "EDR switches (Switch-IB 2) have SHARPv1 only, no streaming aggregation; SHARP's CollNet needs Quantum (HDR) or later"
 	case c.NumNodes() < collNetNodeThreshold:
 		return false, "fewer nodes than NCCL_COLLNET_NODE_THRESHOLD (2)"
 	case c.GPUsPerNode() > collNetMaxLocalRanks:
@@ -93,4 +99,19 @@ func (t *Tuner) collNetLatency(a Algo, intraFloor float64) float64 {
 		return 2*(math.Min(1, ppn-1)*intra+(ppn-1)*0.4) + l[1]
 	}
 	return 2*(ppn-1)*intra + l[1]
+}
+
+// ibBelowHDR reports whether the cluster's InfiniBand NICs run below HDR
+// (EDR, 100 Gb/s), so that its switches are taken as Switch-IB 2
+// (assumption: the fabric's switches are of the NICs' generation).
+func (c *Cluster) ibBelowHDR() bool {
+	for _, n := range c.Nodes {
+		for _, nic := range n.NICs {
+			if e := c.Topo.Elem(nic); e.NIC != nil && e.NIC.Kind == NICIB && e.NIC.Speed.Gbps < 200 {
+				return true
+			}
+		}
+		break // every node has the same NICs
+	}
+	return false
 }
