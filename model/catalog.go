@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,7 +118,7 @@ func LookupGPU(name string) (GPUModel, error) {
 	for _, g := range gpuCatalog {
 		for _, a := range g.Aliases {
 			if normName(a) == k {
-				return g, nil
+				return withMemOf(g, name), nil
 			}
 		}
 	}
@@ -146,6 +147,7 @@ func MatchGPU(device string) (GPUModel, bool) {
 			}
 		}
 	}
+	best = withMemOf(best, device)
 	if bestLen > 0 && otherFormFactor(k, best) {
 		// "Tesla V100-PCIE-32GB" contains "V100", "NVIDIA GH200 480GB"
 		// contains "H200": a part of another form factor or package, not
@@ -153,6 +155,21 @@ func MatchGPU(device string) (GPUModel, bool) {
 		return GPUModel{}, false
 	}
 	return best, bestLen > 0
+}
+
+// reMemGB finds a memory size in a device name ("A100-SXM4-40GB",
+// "NVIDIA H100 80GB HBM3").
+var reMemGB = regexp.MustCompile(`(?i)(^|[^0-9])([0-9]{1,4})\s?GB\b`)
+
+// withMemOf is g with the memory size its device name states, where one
+// entry stands for several sizes (A100 40 or 80 GB, V100 16 or 32 GB).
+func withMemOf(g GPUModel, device string) GPUModel {
+	if m := reMemGB.FindStringSubmatch(device); m != nil {
+		if v, err := strconv.Atoi(m[2]); err == nil && v > 0 {
+			g.MemGB = v
+		}
+	}
+	return g
 }
 
 // otherFormFactor reports whether a normalised device name names another

@@ -89,3 +89,22 @@ func TestSHARPNeedsQuantum(t *testing.T) {
 		t.Errorf("HDR: CollNet refused: %s", why)
 	}
 }
+
+// TestGPUMemoryFromName: one entry stands for several memory sizes; the
+// size a device name states is the one kept (a 40 GB A100 is not an 80 GB
+// one for a workload's memory check), and a name without one keeps the
+// entry's.
+func TestGPUMemoryFromName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want int
+	}{{"A100-SXM4-40GB", 40}, {"NVIDIA A100-SXM4-80GB", 80}, {"Tesla V100-SXM2-16GB", 16}, {"NVIDIA H100 80GB HBM3", 80}, {"H100-SXM", 80}, {"A100-SXM4", 80}} {
+		g, err := model.LookupGPU(tc.name)
+		if err != nil {
+			g, _ = model.MatchGPU(tc.name)
+		}
+		if g.MemGB != tc.want {
+			t.Errorf("%s: %d GB, want %d", tc.name, g.MemGB, tc.want)
+		}
+	}
+}

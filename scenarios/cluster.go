@@ -480,6 +480,11 @@ func withGPU(spec model.ClusterSpec, name, what string) (model.ClusterSpec, erro
 		return spec, fmt.Errorf("%s %s is a PCIe card whose NVLink is at most a bridge between two cards, but node %q is built around NVLink (%s); use --node pcie-gpu-server", what, g.Name, spec.Node.Name, spec.Node.NVLink.Kind)
 	}
 	spec.Node.GPU = g.Name
+	if base, err := model.LookupGPU(g.Name); err == nil && base.MemGB != g.MemGB {
+		// The name states another memory size than the entry's
+		// ("A100-SXM4-40GB"): keep it, so the node has that memory.
+		spec.Node.GPU = name
+	}
 	return spec, nil
 }
 
