@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collsim/collsim/ingest"
 	"github.com/collsim/collsim/model"
 	"github.com/collsim/collsim/scenarios"
 )
@@ -105,6 +106,34 @@ func TestGPUMemoryFromName(t *testing.T) {
 		}
 		if g.MemGB != tc.want {
 			t.Errorf("%s: %d GB, want %d", tc.name, g.MemGB, tc.want)
+		}
+	}
+}
+
+// TestSharedNICUplinkNamed: the HGX A100 topology of the examples puts
+// each pair of NICs under one switch (PIX to each other) whose Gen4 x16
+// uplink NCCL rates at 24 GB/s; with 200G ports a second NIC of a pair adds
+// nothing the search can use, it takes 4 of 8, and the transport summary
+// says why. With 100G ports every NIC is used and nothing is said.
+func TestSharedNICUplinkNamed(t *testing.T) {
+	for _, tc := range []struct {
+		nics string
+		used int
+		note bool
+	}{{"8x200G-ib", 4, true}, {"8x100G-roce", 8, false}} {
+		a, err := ingest.ParseFile("../examples/nvidia-smi-topo.txt")
+		if err != nil || a.Topo == nil {
+			t.Fatalf("topology: %v", err)
+		}
+		node := a.Topo.Node
+		if node.GPU == "" {
+			node.GPU = "A100-SXM4"
+		}
+		_, r := resolved(t, scenarios.Overrides{Topo: &node, Nodes: 2, NICs: tc.nics})
+		s := r.Summarize(r.Tuner().Graphs.Ring)
+		got := strings.Contains(strings.Join(s.Reasons, "; "), "share one PCIe uplink")
+		if s.NICsUsed != tc.used || got != tc.note {
+			t.Errorf("%s: %d NICs used, uplink note %v (%v); want %d, %v", tc.nics, s.NICsUsed, got, s.Reasons, tc.used, tc.note)
 		}
 	}
 }

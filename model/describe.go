@@ -98,8 +98,68 @@ func (r *Resolution) Summarize(g *Graph) TransportSummary {
 		s.Net = r.Net
 		s.NICsUsed = len(used)
 		s.NICsInstalled = len(c.Nodes[0].NICs)
+		if s.NICsUsed < s.NICsInstalled {
+			s.Reasons = append(s.Reasons, r.sharedUplinks(used)...)
+		}
 	}
 	return s
+}
+
+// sharedUplinks explains NICs of node 0 left unused because they sit
+// under one PCIe switch with a used NIC (PIX to each other: one switch or
+// a dual-port adapter) whose uplink carries less than their ports
+// together: a second NIC there adds no bandwidth.
+func (r *Resolution) sharedUplinks(used map[int]bool) []string {
+	c := r.c
+	t := c.Topo
+	parentOf := func(nic ElemID) (ElemID, bool) {
+		for _, l := range t.Out[nic] {
+			if to := t.Links[l].To; t.Elem(to).Kind == KindPCIeSwitch {
+				return to, true
+			}
+		}
+		return None, false
+	}
+	var groups []string
+	var rateUp, rateOne GBps
+	seen := map[ElemID]bool{}
+	for i, nicU := range r.NICUsable[0] {
+		if used[i] {
+			continue
+		}
+		sw, ok := parentOf(nicU)
+		if !ok || seen[sw] {
+			continue
+		}
+		// The NICs under the switch and the switch's way up.
+		var nics []string
+		var one, up GBps // one port's and the uplink's bandwidth as NCCL rates them
+		for _, l := range t.Out[sw] {
+			lk := &t.Links[l]
+			switch e := t.Elem(lk.To); {
+			case e.Kind == KindNIC:
+				nics = append(nics, e.Name)
+				one = max(one, e.NIC.Speed.LineGBps())
+			case e.Kind == KindPCIeSwitch || e.Kind == KindHostBridge:
+				up = max(up, lk.NCCLBW)
+			}
+		}
+		if len(nics) < 2 || up <= 0 || up > one {
+			continue
+		}
+		seen[sw] = true
+		groups = append(groups, strings.Join(nics, " and "))
+		rateUp, rateOne = up, one
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	each := ""
+	if len(groups) > 1 {
+		each = " each"
+	}
+	return []string{fmt.Sprintf("%s%s share one PCIe uplink (one switch, or one dual-port adapter: PIX to each other) that NCCL rates at %.0f GB/s, no more than one port's %.0f: a second NIC there adds nothing NCCL's search can use, so it takes one",
+		strings.Join(groups, "; "), each, float64(rateUp), float64(rateOne))}
 }
 
 // String renders the summary as a sentence fragment, e.g. "intra-node
