@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -105,5 +108,47 @@ func TestHWBenchValidateAgainst(t *testing.T) {
 	}
 	if strings.Contains(page, "nothing compared") {
 		t.Error("report says nothing was compared")
+	}
+}
+
+// TestHWBenchFakeAcrossProcesses: two ranks of --fake joined over
+// 127.0.0.1 run the nccl sweep; their simulated machines share no data, so
+// the data check is turned off with a line saying so (it counted every
+// element wrong and failed the run), and each rank says which file it
+// wrote: rank 0 its --out, rank 1 none.
+func TestHWBenchFakeAcrossProcesses(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	type res struct {
+		code           int
+		stdout, stderr string
+	}
+	out := make([]res, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, so, se := runCLI(t, "hwbench", "--fake", "--probes", "nccl", "-b", "8", "-e", "64K", "--collectives", "all_reduce",
+				"--rank", fmt.Sprint(r), "--nranks", "2", "--coordinator", addr, "--out", filepath.Join(dir, fmt.Sprintf("r%d.json", r)), "-q")
+			out[r] = res{code, so, se}
+		}()
+	}
+	wg.Wait()
+	for r, o := range out {
+		if o.code != ExitOK || !strings.Contains(o.stderr, "the data check is off (-c 0)") {
+			t.Errorf("rank %d: exit %d, stderr %q", r, o.code, o.stderr)
+		}
+	}
+	if !strings.Contains(out[0].stdout, "r0.json (nccl ok)") || !strings.Contains(out[1].stdout, "rank 1 (nccl ok) writes no file") {
+		t.Errorf("files named: rank 0 %q, rank 1 %q", out[0].stdout, out[1].stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r1.json")); err == nil {
+		t.Error("rank 1 wrote a file")
 	}
 }
