@@ -132,6 +132,7 @@ func (r *runner) probeCopy(ctx context.Context) error {
 	}
 	n := int64(r.o.CopyBytes)
 	res := &CopyResult{Bytes: n, Iters: r.o.Iters, Warmup: r.o.Warmup}
+	res.Stamp = r.stamp() // a probe that stops early still says where and when
 	r.rep.Copy = res
 	var failures []string
 	for _, d := range devs {

@@ -193,6 +193,7 @@ func (r *runner) probeGDR(ctx context.Context) error {
 		bySys[sys[i].Name] = &sys[i]
 	}
 	res := &GDRResult{GPUDirectModule: peerMemLoaded(r.b.Files())}
+	res.Stamp = r.stamp() // a probe that stops early still says where and when
 	r.rep.GDR = res
 	cache := &pciCache{r: r, m: map[string]*pciDev{}}
 	var failures []string

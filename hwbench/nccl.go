@@ -310,6 +310,7 @@ func (r *runner) probeNCCL(ctx context.Context) (err error) {
 			}
 		}
 	}()
+	res.Stamp = r.stamp() // a probe that stops early still says where and when
 	r.rep.NCCL = res
 	var chk *checker
 	if r.o.Check > 0 {

@@ -56,6 +56,7 @@ func (r *runner) probeNVBW(ctx context.Context) error {
 	for _, d := range devs {
 		res.GPUs = append(res.GPUs, d.Index)
 	}
+	res.Stamp = r.stamp() // a probe that stops early still says where and when
 	r.rep.NVBW = res
 	a := &allocator{rt: rt}
 	defer a.freeAll()

@@ -94,6 +94,7 @@ func (r *runner) probeP2P(ctx context.Context) error {
 			}
 		}
 	}
+	res.Stamp = r.stamp() // a probe that stops early still says where and when
 	r.rep.P2P = res
 	a := &allocator{rt: rt}
 	defer a.freeAll()
