@@ -864,7 +864,16 @@ func hypotheses(cl *model.Cluster, res *model.Resolution, in DiagnoseInput, pair
 	if multi {
 		nic := cl.Topo.Elem(res.NICUsable[0][0]).NIC
 		if nic.Kind.RDMA() && !cl.Knobs.IBDisable {
-			hs = append(hs, hypothesis{DiagSocket, "--set NCCL_IB_DISABLE=1", withEnv(spec, "NCCL_IB_DISABLE", "1"), p})
+			if nic.Stack.ReadsIBDisable() {
+				hs = append(hs, hypothesis{DiagSocket, "--set NCCL_IB_DISABLE=1", withEnv(spec, "NCCL_IB_DISABLE", "1"), p})
+			} else {
+				// A plugin stack (aws-ofi-nccl) ignores NCCL_IB_DISABLE;
+				// NCCL falls back to NET/Socket when the plugin is not
+				// loaded: sockets over the same ports.
+				s := spec
+				s.Node = s.Node.WithNICs(spec.Node.NICs.Count, spec.Node.NICs.Speed, model.NICTCP)
+				hs = append(hs, hypothesis{DiagSocket, fmt.Sprintf("--nics %dx%s-tcp (NET/Socket over the same ports: the %s plugin not loaded)", spec.Node.NICs.Count, spec.Node.NICs.Speed, nic.Stack), s, p})
+			}
 			for _, sp := range []string{"10G", "25G", "100G"} {
 				s := withEnv(spec, "NCCL_IB_DISABLE", "1")
 				s.Node = s.Node.WithNICs(1, sp, model.NICTCP)

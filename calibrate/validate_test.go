@@ -3,6 +3,7 @@ package calibrate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -471,5 +472,48 @@ func TestValidateWrongResults(t *testing.T) {
 	b.Runs = b.Runs[:1]
 	if w, err := calibrate.Validate(context.Background(), []*ingest.Artifact{b}, spec, sim.DefaultParams(), calibrate.ValidateOptions{}); err != nil || !w.Pass {
 		t.Fatalf("the unchanged run: error %v or no pass", err)
+	}
+}
+
+// TestValidateSocketOnPluginStack: on an EFA cluster NCCL_IB_DISABLE
+// changes nothing (aws-ofi-nccl ignores it), so a run that fell back to
+// NET/Socket (the plugin not loaded; a model-made log over the same four
+// 100G ports) is reproduced by sockets over the same ports and named
+// socket-instead-of-ib.
+func TestValidateSocketOnPluginStack(t *testing.T) {
+	sock := clusterOf(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "4x100G-tcp"})
+	cl, err := sock.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := sim.NewEnv(cl, sim.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4294967296 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n")
+	for r := 0; r < 16; r++ {
+		fmt.Fprintf(&b, "#  Rank %2d Group  0 Pid %5d on      host%d device  %d [0x%02x] NVIDIA A100-SXM4-80GB\n", r, 1000+r, r/8, r%8, r)
+	}
+	b.WriteString("#\n#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n")
+	for s := int64(1 << 20); s <= 4<<30; s *= 4 {
+		pt, err := env.Predict(context.Background(), sim.Request{Coll: model.AllReduce, ElemSize: 4, Engine: sim.EngineAnalytic}, model.Bytes(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%12d %13d     float     sum      -1  %7.1f %7.2f %7.2f      0  %7.1f %7.2f %7.2f      0\n", s, s/4, pt.TimeUs, pt.AlgBW, pt.BusBW, pt.TimeUs, pt.AlgBW, pt.BusBW)
+	}
+	b.WriteString("# Out of bounds values : 0 OK\n")
+	a, err := ingest.Parse("sock.txt", strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	efa := clusterOf(t, scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NICs: "4x100G-efa"})
+	v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, efa, sim.DefaultParams(), calibrate.ValidateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Pass || len(v.Diagnoses) == 0 || v.Diagnoses[0].Code != calibrate.DiagSocket || !strings.Contains(v.Diagnoses[0].Reproduce, "same ports") {
+		t.Errorf("pass %v, diagnoses %v (%+v): want socket-instead-of-ib reproduced by sockets over the same ports", v.Pass, codes(v.Diagnoses), v.Diagnoses)
 	}
 }

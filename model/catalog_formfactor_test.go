@@ -137,3 +137,23 @@ func TestSharedNICUplinkNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestIBDisableOnlyForNETIB: NCCL_IB_DISABLE=1 turns off NCCL's own NET/IB
+// (InfiniBand, RoCE, and gIB, an NET/IB build), so those fall back to
+// NET/Socket; aws-ofi-nccl and GPUDirect-TCPXO are plugins NCCL uses
+// whatever it says, so their clusters keep their transport, with the
+// variable marked inert.
+func TestIBDisableOnlyForNETIB(t *testing.T) {
+	for _, tc := range []struct {
+		nics, stack string
+		socket      bool
+	}{{"8x400G-ib", "", true}, {"8x400G-roce", "", true}, {"8x400G-roce", "gib", true}, {"4x100G-efa", "", false}, {"8x200G-tcp", "tcpxo", false}} {
+		c, r := resolved(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: tc.nics, NetStack: tc.stack, Set: []string{"NCCL_IB_DISABLE=1"}})
+		if got := r.Net == "Socket"; got != tc.socket {
+			t.Errorf("%s %s: network %s, want socket %v", tc.nics, tc.stack, r.Net, tc.socket)
+		}
+		if inert := c.Knobs.IBDisableInert != ""; inert == tc.socket {
+			t.Errorf("%s %s: NCCL_IB_DISABLE marked inert %v", tc.nics, tc.stack, inert)
+		}
+	}
+}

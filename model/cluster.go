@@ -228,6 +228,17 @@ func (c ClusterSpec) Build() (*Cluster, error) {
 	if err := c.Run.Validate(); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	if knobs.IBDisable && node.NICs.Count > 0 {
+		// NCCL_IB_DISABLE turns off NCCL's NET/IB, not a network plugin:
+		// on aws-ofi-nccl or GPUDirect-TCPX/TCPXO it changes nothing
+		// (IBDisableInert says so).
+		if k, err := ParseNICKind(node.NICs.Kind); err == nil {
+			if st, err := ResolveStack(node.NICs.Stack, k); err == nil && !st.ReadsIBDisable() && st != StackSocket {
+				knobs.IBDisable = false
+				knobs.IBDisableInert = string(st)
+			}
+		}
+	}
 	node = node.mergedAdapterPorts(ver, knobs)
 	t := &Topology{}
 	cl := &Cluster{Spec: c, Topo: t, Knobs: knobs, Version: ver}

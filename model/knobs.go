@@ -156,6 +156,10 @@ type Knobs struct {
 	NetGDRRead int
 	// IBDisable forces NET/Socket (NCCL_IB_DISABLE=1).
 	IBDisable bool
+	// IBDisableInert names the network stack on which NCCL_IB_DISABLE=1
+	// was given and changes nothing (a plugin that does not read it; the
+	// cluster builder clears IBDisable then), "" otherwise.
+	IBDisableInert string
 	// SHMDisable disables the SHM transport (NCCL_SHM_DISABLE=1).
 	SHMDisable bool
 	// Algos and Protos are the enabled sets after NCCL_ALGO / NCCL_PROTO.

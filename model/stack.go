@@ -50,6 +50,17 @@ var stacks = map[NetStack]stackInfo{
 	StackSocket:  {NICTCP, "Socket"},
 }
 
+// ReadsIBDisable reports whether NCCL_IB_DISABLE turns the stack off:
+// NCCL's built-in NET/IB over InfiniBand or RoCE, and gIB, an NET/IB
+// build (assumption: it keeps NET/IB's IB_DISABLE check). The external
+// plugins aws-ofi-nccl and GPUDirect-TCPX/TCPXO do not read it: NCCL loads
+// the plugin first and uses it whatever the variable says (NCCL's
+// environment documentation: NCCL_IB_DISABLE disables "the IB/RoCE
+// transport"). NET/Socket is what the variable falls back to.
+func (s NetStack) ReadsIBDisable() bool {
+	return s == StackIBVerbs || s == StackRoCE || s == StackGIB
+}
+
 // NetStacks lists the known stacks in a fixed order (sim indexes its
 // per-stack terms by it).
 func NetStacks() []NetStack {

@@ -140,6 +140,9 @@ func inertSettings(c *model.Cluster) string {
 	case !c.Knobs.CollNetEnable && c.Fabric.SHARP() && c.Fabric.LinkLayer != model.NICIB:
 		out += " The fabric's sharp: true changes nothing: SHARP runs on InfiniBand Quantum switches only."
 	}
+	if st := c.Knobs.IBDisableInert; st != "" {
+		out += fmt.Sprintf(" NCCL_IB_DISABLE=1 changes nothing here: the %s stack is a network plugin, which NCCL loads and uses whatever NCCL_IB_DISABLE says (it turns off NCCL's own NET/IB).", st)
+	}
 	if n := c.Spec.Node.NICs; n.RoCE != nil && n.Kind != "" && n.Kind != "roce" {
 		out += fmt.Sprintf(" The nics.roce settings change nothing: the NICs are %s, not RoCE.", n.Kind)
 	}
