@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -67,12 +68,18 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 		return nil, err
 	}
 	if k, err := model.ParseNICKind(c.Spec.Node.NICs.Kind); err == nil {
+		st, serr := model.ResolveStack(c.Spec.Node.NICs.Stack, k)
+		if c.Knobs.IBDisable && k.RDMA() {
+			// NET/Socket over an RDMA port: TCP's network latency, not the
+			// RDMA stack's.
+			k, serr = model.NICTCP, errors.New("socket")
+		}
 		for i, kk := range model.NICKinds() {
 			if kk == k {
 				e.netLatUs = p.NetLatUs[i]
 			}
 		}
-		if st, err := model.ResolveStack(c.Spec.Node.NICs.Stack, k); err == nil && !st.Native() {
+		if serr == nil && !st.Native() {
 			e.netLatUs = p.StackLatUs[model.StackIndex(st)]
 		}
 	}

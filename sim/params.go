@@ -485,10 +485,16 @@ func (p *Params) linkEff(c *model.Cluster, l *model.Link) float64 {
 	case model.LinkNet:
 		for _, e := range []model.ElemID{l.From, l.To} {
 			if el := t.Elem(e); el.Kind == model.KindNIC {
+				kind := el.NIC.Kind
+				if c.Knobs.IBDisable && kind.RDMA() {
+					// NET/Socket over an RDMA port: TCP's achieved
+					// rate, not the RDMA stack's.
+					kind = model.NICTCP
+				}
 				for i, k := range model.NICKinds() {
-					if k == el.NIC.Kind {
+					if k == kind {
 						eff := p.NetEff[i]
-						if st := el.NIC.Stack; st != "" && !st.Native() {
+						if st := el.NIC.Stack; st != "" && !st.Native() && k == el.NIC.Kind {
 							eff = p.StackEff[model.StackIndex(st)]
 						}
 						if k == model.NICRoCE {
