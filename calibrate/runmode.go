@@ -59,7 +59,10 @@ func MeasuredLaunch(spec *model.ClusterSpec, arts []*ingest.Artifact) (string, e
 		return fmt.Sprintf("the measured files mix runs of one process per GPU and of one process driving several (nGpus > 1); modelled as %s (--launch chooses)", model.LaunchProcessPerGPU), nil
 	case single > 0:
 		spec.Run.Launch = string(model.LaunchSingleProcess)
-		return fmt.Sprintf("modelling --launch %s: the measured files ran one process driving %d GPUs (nGpus %d; override with --launch %s)", model.LaunchSingleProcess, gpus, gpus, model.LaunchProcessPerGPU), nil
+		// nccl-tests' nGpus is per thread (-g), and threads (-t) launch at
+		// once: a thread issues nGpus launches, not the node's.
+		spec.Run.ThreadGPUs = gpus
+		return fmt.Sprintf("modelling --launch %s: the measured files ran one thread driving %d GPUs (nGpus %d; override with --launch %s)", model.LaunchSingleProcess, gpus, gpus, model.LaunchProcessPerGPU), nil
 	}
 	return "", nil
 }

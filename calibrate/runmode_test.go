@@ -18,8 +18,15 @@ func TestMeasuredLaunch(t *testing.T) {
 	g4 := rawFile(t, "nccltests_h100sxm_1x4_nvlink_snellius_1.txt")
 	var spec model.ClusterSpec
 	note, err := calibrate.MeasuredLaunch(&spec, []*ingest.Artifact{g4})
-	if err != nil || spec.Run.Launch != string(model.LaunchSingleProcess) || !strings.Contains(note, "nGpus 4") {
-		t.Errorf("-g 4 file: launch %q, note %q, %v", spec.Run.Launch, note, err)
+	if err != nil || spec.Run.Launch != string(model.LaunchSingleProcess) || spec.Run.ThreadGPUs != 4 || !strings.Contains(note, "nGpus 4") {
+		t.Errorf("-g 4 file: launch %q, %d GPUs per thread, note %q, %v", spec.Run.Launch, spec.Run.ThreadGPUs, note, err)
+	}
+	// nGpus is per thread (nccl-tests -g; -t threads launch at once): a
+	// -t 2 -g 4 header on an 8-GPU node is 4 launches per thread.
+	t2g4 := &ingest.Artifact{File: "t2g4.txt", Runs: []*ingest.Run{{Params: map[string]string{"nThread": "2", "nGpus": "4"}}}}
+	spec = model.ClusterSpec{}
+	if _, err := calibrate.MeasuredLaunch(&spec, []*ingest.Artifact{t2g4}); err != nil || spec.Run.ThreadGPUs != 4 || spec.Run.SerialLaunches(8) != 4 {
+		t.Errorf("-t 2 -g 4: %d GPUs per thread, %d serial launches on 8 GPUs, %v; want 4", spec.Run.ThreadGPUs, spec.Run.SerialLaunches(8), err)
 	}
 	spec = model.ClusterSpec{}
 	note, err = calibrate.MeasuredLaunch(&spec, []*ingest.Artifact{rawFile(t, "nccltests_h100sxm_2x4_ib-ndr200x4_snellius_1.txt")})

@@ -56,6 +56,10 @@ type RunSpec struct {
 	// VM marks hosts that are virtual machines (GPUs and NICs passed
 	// through), which pay a per-call cost bare metal does not.
 	VM bool `yaml:"vm,omitempty"`
+	// ThreadGPUs is how many GPUs one host thread drives in the
+	// single-process mode (nccl-tests -g N: nGpus is per thread, and
+	// nThread threads launch at once); 0 means every GPU of the node.
+	ThreadGPUs int `yaml:"thread_gpus,omitempty"`
 }
 
 // Mode returns the launch mode, process-per-gpu when Launch is empty. An
@@ -72,6 +76,9 @@ func (r RunSpec) Validate() error {
 	if _, err := r.Mode(); err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
+	if r.ThreadGPUs < 0 {
+		return fmt.Errorf("thread_gpus: must not be negative, got %d", r.ThreadGPUs)
+	}
 	return nil
 }
 
@@ -81,6 +88,9 @@ func (r RunSpec) Validate() error {
 // which Validate reports).
 func (r RunSpec) SerialLaunches(g int) int {
 	if m, err := r.Mode(); err == nil && m == LaunchSingleProcess && g > 1 {
+		if r.ThreadGPUs > 0 && r.ThreadGPUs < g {
+			return r.ThreadGPUs
+		}
 		return g
 	}
 	return 1
@@ -93,6 +103,9 @@ func (r RunSpec) String() string {
 	s := string(m)
 	if err != nil {
 		s = r.Launch
+	}
+	if r.ThreadGPUs > 0 && m == LaunchSingleProcess {
+		s += fmt.Sprintf(" (%d GPUs per thread)", r.ThreadGPUs)
 	}
 	if r.VM {
 		s += ", vm"

@@ -28,7 +28,7 @@ func TestRunKey(t *testing.T) {
 		{"node: dgx-a100\nrun:\n  launch: per-rack\n", `c.yaml:3:11: run.launch: unknown launch mode "per-rack" (known: process-per-gpu, single-process)`},
 		{"node: dgx-a100\nrun: {vm: maybe}\n", `c.yaml:2:11: vm: want true or false, got text "maybe"`},
 		{"node: dgx-a100\nrun: single-process\n", "c.yaml:2:6: run: want a mapping (launch, vm), got"},
-		{"node: dgx-a100\nrun: {threads: 8}\n", `c.yaml:2:7: unknown key "threads" (known: launch, vm)`},
+		{"node: dgx-a100\nrun: {threads: 8}\n", `c.yaml:2:7: unknown key "threads" (known: launch, vm, thread_gpus)`},
 	} {
 		_, err := Load("c.yaml", []byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

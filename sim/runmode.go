@@ -76,6 +76,6 @@ func (e *Env) launchFloor(t model.Time) (model.Time, string) {
 	if t >= e.runFloor {
 		return t, ""
 	}
-	g := e.Cluster.GPUsPerNode()
+	g := e.Cluster.Spec.Run.SerialLaunches(e.Cluster.GPUsPerNode())
 	return e.runFloor, fmt.Sprintf("host-bound: one thread launches the %d kernels of a call (%d x launch.single.us = %.1f us)", g, g, e.runFloor.Microseconds())
 }

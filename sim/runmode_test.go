@@ -84,6 +84,17 @@ func TestSingleProcessFloor(t *testing.T) {
 			}
 		}
 	}
+	// nccl-tests -t 2 -g 4 on 8 GPUs: each of 2 threads launches its 4
+	// kernels, at once: the floor is 4 launches, not 8.
+	threads := paramsEnv(t, scenarios.Overrides{Node: "dgx-a100", Launch: "single-process"}, p)
+	threads.Cluster.Spec.Run.ThreadGPUs = 4
+	tp, err := sim.NewEnv(threads.Cluster, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := predict(t, tp, model.AllReduce, sim.EngineAnalytic, "", 8); math.Abs(b.TimeUs-4*l) > 1e-6 || !strings.Contains(b.Note, "launches the 4 kernels") {
+		t.Errorf("4 GPUs per thread on 8: 8 B takes %.3f us (%s), want 4 x %g", b.TimeUs, b.Note, l)
+	}
 	// One GPU per node: one launch per call, nothing to serialise.
 	one := paramsEnv(t, scenarios.Overrides{Node: "dgx-a100", GPUsPerNode: 1, Nodes: 2, Launch: "single-process"}, p)
 	ref := paramsEnv(t, scenarios.Overrides{Node: "dgx-a100", GPUsPerNode: 1, Nodes: 2}, p)
