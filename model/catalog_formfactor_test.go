@@ -157,3 +157,23 @@ func TestIBDisableOnlyForNETIB(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPXStacksAreGPUDirectNotRDMA: TCPX and TCPXO move the payload
+// between GPU memory and the NIC over TCP; the summary says GPUDirect over
+// TCP, not RDMA, and a node that turns GPU-memory access off cannot run
+// them (their plugins receive into GPU buffers).
+func TestTCPXStacksAreGPUDirectNotRDMA(t *testing.T) {
+	_, r := resolved(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "4x200G-tcp", NetStack: "tcpx"})
+	if s := r.Summarize(r.Tuner().Graphs.Ring).String(); strings.Contains(s, "RDMA") && !strings.Contains(s, "no RDMA") {
+		t.Errorf("tcpx summary claims RDMA: %s", s)
+	}
+	spec, err := scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x200G-tcp", NetStack: "tcpxo"}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	spec.Node.NICs.GDR = &off
+	if _, err := spec.Build(); err == nil || !strings.Contains(err.Error(), "cannot run the tcpxo stack") {
+		t.Errorf("tcpxo with gdr: false: %v", err)
+	}
+}

@@ -177,8 +177,15 @@ func (s TransportSummary) String() string {
 		} else if s.StagedSends {
 			gdr = "with GPUDirect RDMA on receives (sends staged through host memory)"
 		}
-		if s.Net == "Socket" {
+		switch s.Net {
+		case "Socket":
 			gdr = "(TCP sockets, no RDMA)"
+		case StackTCPX.NCCLNet(), StackTCPXO.NCCLNet():
+			if s.GDR {
+				// TCPX and TCPXO move the payload between GPU memory and
+				// the NIC over TCP: GPUDirect, not RDMA.
+				gdr = "with GPUDirect over TCP (GPU memory to the NIC, no RDMA)"
+			}
 		}
 		out += fmt.Sprintf("; inter-node NET/%s %s over %d of %d NICs per node", s.Net, gdr, s.NICsUsed, s.NICsInstalled)
 		if s.PXN {

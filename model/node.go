@@ -257,6 +257,11 @@ func (s *NodeSpec) resolve() (*resolvedNode, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nics.stack: %w", err)
 		}
+		if (stack == StackTCPX || stack == StackTCPXO) && s.NICs.GDR != nil && !*s.NICs.GDR {
+			// Their plugins receive into GPU buffers: there is no staged
+			// TCPX to model.
+			return nil, fmt.Errorf("nics.gdr: false cannot run the %s stack, which moves data between GPU memory and the NIC by design; use stack: socket for TCP staged through host memory", stack)
+		}
 		ports := max(s.NICs.Ports, 1)
 		if s.NICs.Ports < 0 || s.NICs.Ports > 8 {
 			return nil, fmt.Errorf("nics.ports: %d is outside 1..8", s.NICs.Ports)
