@@ -305,6 +305,9 @@ func Validate(ctx context.Context, arts []*ingest.Artifact, spec model.ClusterSp
 			logs = append(logs, opt.Log.Log)
 		}
 	}
+	if n := networkMismatch(logs, env); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	if len(series) == 0 {
 		if len(partial) > 0 {
 			return nil, partial[0]
@@ -505,4 +508,40 @@ func DescribeCluster(cl *model.Cluster) string {
 		out += " with " + strings.Join(env, " ")
 	}
 	return out
+}
+
+// netFamily names a network as NCCL logs it ("Using network X", NET/X),
+// with the names one plugin has had folded together: aws-ofi-nccl logged
+// "AWS Libfabric" up to 1.11 and "Libfabric" since; "OFI" on some builds.
+func netFamily(n string) string {
+	switch u := strings.ToLower(strings.TrimSpace(n)); u {
+	case "aws libfabric", "libfabric", "ofi":
+		return "libfabric"
+	default:
+		return u
+	}
+}
+
+// networkMismatch says when the NCCL logs name another network than the
+// modelled cluster runs (sockets modelled, AWS Libfabric logged): the
+// healthy model then describes another cluster, and neither the gate nor a
+// fit on it means what it says. Socket in the log where the model has
+// RDMA is a diagnosis of its own (socket-instead-of-ib), not a mismatch of
+// the model.
+func networkMismatch(logs []*ingest.NCCLLog, env *sim.Env) string {
+	if env.Cluster.NumNodes() < 2 || env.Res.Net == "" {
+		return ""
+	}
+	model := netFamily(env.Res.Net)
+	for _, l := range logs {
+		if l == nil || l.Network == "" {
+			continue
+		}
+		logged := netFamily(l.Network)
+		if logged == model || logged == "socket" {
+			continue
+		}
+		return fmt.Sprintf("the NCCL log says the run used network %s, the cluster is modelled with NET/%s: describe the NICs and stack the log names (--nics KIND, --net-stack) before reading the verdict or calibrating", l.Network, env.Res.Net)
+	}
+	return ""
 }

@@ -517,3 +517,26 @@ func TestValidateSocketOnPluginStack(t *testing.T) {
 		t.Errorf("pass %v, diagnoses %v (%+v): want socket-instead-of-ib reproduced by sockets over the same ports", v.Pass, codes(v.Diagnoses), v.Diagnoses)
 	}
 }
+
+// TestValidateNetworkMismatch: the p4d run's own log says AWS Libfabric;
+// validated against a cluster modelled with TCP NICs (sockets), a note
+// says the model describes another network; against EFA NICs, none.
+func TestValidateNetworkMismatch(t *testing.T) {
+	a := rawFile(t, "nccltests_a100sxm40_2x8_aws-p4d-efa4x100_1.txt")
+	for _, tc := range []struct {
+		nics string
+		note bool
+	}{{"4x100G-tcp", true}, {"4x100G-efa", false}} {
+		spec := clusterOf(t, scenarios.Overrides{Node: "dgx-a100", GPU: "A100-SXM4-40GB", Nodes: 2, NICs: tc.nics, NCCLVersion: "2.9"})
+		v, err := calibrate.Validate(context.Background(), []*ingest.Artifact{a}, spec, sim.DefaultParams(), calibrate.ValidateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.ContainsFunc(v.Notes, func(n string) bool {
+			return strings.Contains(n, "the NCCL log says the run used network AWS Libfabric")
+		})
+		if got != tc.note {
+			t.Errorf("%s: mismatch note %v, want %v (notes %v)", tc.nics, got, tc.note, v.Notes)
+		}
+	}
+}
