@@ -550,17 +550,7 @@ func TestPredictReportRows(t *testing.T) {
 // NVLink and PCIe generations and NIC kind, and collapse the others; one
 // node has no network terms; a term a profile changed always shows.
 func TestAssumptionsApply(t *testing.T) {
-	build := func(o scenarios.Overrides) *model.Cluster {
-		spec, err := o.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := spec.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	build := func(o scenarios.Overrides) *model.Cluster { return buildCluster(t, o) }
 	names := func(as []reports.Assumption) []string {
 		var out []string
 		for _, a := range as {
@@ -657,18 +647,7 @@ func TestReportTopologyEverywhere(t *testing.T) {
 // RoCE NICs, the tree's network hop latency only before NCCL 2.18, the
 // cross-socket P2P ceiling only to nodes of several sockets.
 func TestTermAppliesByStackAndFabric(t *testing.T) {
-	build := func(o scenarios.Overrides) *model.Cluster {
-		t.Helper()
-		spec, err := o.Resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := spec.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	build := func(o scenarios.Overrides) *model.Cluster { return buildCluster(t, o) }
 	ib := termApplies(build(scenarios.Overrides{Node: "dgx-h100", Nodes: 2}))
 	roce := termApplies(build(scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-roce"}))
 	gib := termApplies(build(scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x400G-roce", NetStack: "gib"}))
@@ -691,4 +670,18 @@ func TestTermAppliesByStackAndFabric(t *testing.T) {
 			t.Errorf("%s: %s applies %v, want %v", tc.name, tc.term, got, tc.want)
 		}
 	}
+}
+
+// buildCluster resolves and builds the cluster o describes.
+func buildCluster(t *testing.T, o scenarios.Overrides) *model.Cluster {
+	t.Helper()
+	spec, err := o.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
