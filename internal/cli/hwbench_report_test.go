@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -115,8 +115,21 @@ func TestHWBenchValidateAgainst(t *testing.T) {
 // 127.0.0.1 run the nccl sweep; their simulated machines share no data, so
 // the data check is turned off with a line saying so (it counted every
 // element wrong and failed the run), and each rank says which file it
-// wrote: rank 0 its --out, rank 1 none.
+// wrote: rank 0 its --out, rank 1 none. Rank 1 runs in a process of its
+// own (this test binary again), as ranks do.
 func TestHWBenchFakeAcrossProcesses(t *testing.T) {
+	args := func(r int, addr, dir string) []string {
+		return []string{"hwbench", "--fake", "--probes", "nccl", "-b", "8", "-e", "64K", "--collectives", "all_reduce",
+			"--rank", fmt.Sprint(r), "--nranks", "2", "--coordinator", addr, "--out", filepath.Join(dir, fmt.Sprintf("r%d.json", r)), "-q"}
+	}
+	if addr := os.Getenv("COLLSIM_TEST_RANK1"); addr != "" {
+		// The second process: rank 1, its output on this process's stdout
+		// and stderr, its exit status this process's.
+		code, so, se := runCLI(t, args(1, addr, os.Getenv("COLLSIM_TEST_DIR"))...)
+		fmt.Fprint(os.Stdout, so)
+		fmt.Fprint(os.Stderr, se)
+		os.Exit(code)
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -124,29 +137,23 @@ func TestHWBenchFakeAcrossProcesses(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	dir := t.TempDir()
-	type res struct {
-		code           int
-		stdout, stderr string
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHWBenchFakeAcrossProcesses$")
+	cmd.Env = append(os.Environ(), "COLLSIM_TEST_RANK1="+addr, "COLLSIM_TEST_DIR="+dir)
+	var so1, se1 strings.Builder
+	cmd.Stdout, cmd.Stderr = &so1, &se1
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	out := make([]res, 2)
-	var wg sync.WaitGroup
-	for r := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			code, so, se := runCLI(t, "hwbench", "--fake", "--probes", "nccl", "-b", "8", "-e", "64K", "--collectives", "all_reduce",
-				"--rank", fmt.Sprint(r), "--nranks", "2", "--coordinator", addr, "--out", filepath.Join(dir, fmt.Sprintf("r%d.json", r)), "-q")
-			out[r] = res{code, so, se}
-		}()
+	code0, so0, se0 := runCLI(t, args(0, addr, dir)...)
+	err = cmd.Wait()
+	if code0 != ExitOK || !strings.Contains(se0, "the data check is off (-c 0)") {
+		t.Errorf("rank 0: exit %d, stderr %q", code0, se0)
 	}
-	wg.Wait()
-	for r, o := range out {
-		if o.code != ExitOK || !strings.Contains(o.stderr, "the data check is off (-c 0)") {
-			t.Errorf("rank %d: exit %d, stderr %q", r, o.code, o.stderr)
-		}
+	if err != nil || !strings.Contains(se1.String(), "the data check is off (-c 0)") {
+		t.Errorf("rank 1: %v, stderr %q", err, se1.String())
 	}
-	if !strings.Contains(out[0].stdout, "r0.json (nccl ok)") || !strings.Contains(out[1].stdout, "rank 1 (nccl ok) writes no file") {
-		t.Errorf("files named: rank 0 %q, rank 1 %q", out[0].stdout, out[1].stdout)
+	if !strings.Contains(so0, "r0.json (nccl ok)") || !strings.Contains(so1.String(), "rank 1 (nccl ok) writes no file") {
+		t.Errorf("files named: rank 0 %q, rank 1 %q", so0, so1.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "r1.json")); err == nil {
 		t.Error("rank 1 wrote a file")
