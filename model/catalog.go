@@ -147,14 +147,17 @@ func MatchGPU(device string) (GPUModel, bool) {
 			}
 		}
 	}
+	if bestLen == 0 {
+		return GPUModel{}, false
+	}
 	best = withMemOf(best, device)
-	if bestLen > 0 && otherFormFactor(k, best) {
+	if otherFormFactor(k, best) {
 		// "Tesla V100-PCIE-32GB" contains "V100", "NVIDIA GH200 480GB"
 		// contains "H200": a part of another form factor or package, not
 		// the catalog's entry; better unknown than wrong.
 		return GPUModel{}, false
 	}
-	return best, bestLen > 0
+	return best, true
 }
 
 // reMemGB finds a memory size in a device name ("A100-SXM4-40GB",

@@ -164,7 +164,7 @@ func TestIBDisableOnlyForNETIB(t *testing.T) {
 // them (their plugins receive into GPU buffers).
 func TestTCPXStacksAreGPUDirectNotRDMA(t *testing.T) {
 	_, r := resolved(t, scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "4x200G-tcp", NetStack: "tcpx"})
-	if s := r.Summarize(r.Tuner().Graphs.Ring).String(); strings.Contains(s, "RDMA") && !strings.Contains(s, "no RDMA") {
+	if s := r.Summarize(r.Tuner().Graphs.Ring).String(); !strings.Contains(s, "NET/GPUDirectTCPX with GPUDirect over TCP (GPU memory to the NIC, no RDMA)") {
 		t.Errorf("tcpx summary claims RDMA: %s", s)
 	}
 	spec, err := scenarios.Overrides{Node: "dgx-h100", Nodes: 2, NICs: "8x200G-tcp", NetStack: "tcpxo"}.Resolve()

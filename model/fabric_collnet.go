@@ -105,13 +105,10 @@ func (t *Tuner) collNetLatency(a Algo, intraFloor float64) float64 {
 // (EDR, 100 Gb/s), so that its switches are taken as Switch-IB 2
 // (assumption: the fabric's switches are of the NICs' generation).
 func (c *Cluster) ibBelowHDR() bool {
-	for _, n := range c.Nodes {
-		for _, nic := range n.NICs {
-			if e := c.Topo.Elem(nic); e.NIC != nil && e.NIC.Kind == NICIB && e.NIC.Speed.Gbps < 200 {
-				return true
-			}
+	for _, nic := range c.Nodes[0].NICs { // every node has the same NICs
+		if e := c.Topo.Elem(nic); e.NIC != nil && e.NIC.Kind == NICIB && e.NIC.Speed.Gbps < 200 {
+			return true
 		}
-		break // every node has the same NICs
 	}
 	return false
 }

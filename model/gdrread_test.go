@@ -26,7 +26,7 @@ func TestGDRReadRule(t *testing.T) {
 		{"L40S PCIe server, NCCL 2.18, NCCL_NET_GDR_READ=1", scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2, NCCLVersion: "2.18", Set: []string{"NCCL_NET_GDR_READ=1"}}, true},
 		{"L40S PCIe server, NCCL 2.21, NCCL_NET_GDR_READ=0", scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2, NCCLVersion: "2.21", Set: []string{"NCCL_NET_GDR_READ=0"}}, false},
 		{"L40S PCIe server, one GPU per node, NCCL 2.18", scenarios.Overrides{Node: "pcie-gpu-server", Nodes: 2, GPUsPerNode: 1, NCCLVersion: "2.18"}, true},
-		{"V100 PCIe server without NVLink, NCCL 2.21 (pre-Ampere)", scenarios.Overrides{Node: "pcie-gpu-server", GPU: "V100-SXM2", Nodes: 2, NCCLVersion: "2.21"}, false},
+		{"V100 (SXM2) on a PCIe-only node, NCCL 2.21 (pre-Ampere, no NVLink peer)", scenarios.Overrides{Node: "pcie-gpu-server", GPU: "V100-SXM2", Nodes: 2, NCCLVersion: "2.21"}, false},
 		{"DGX A100 (NVLink), NCCL 2.8", scenarios.Overrides{Node: "dgx-a100", Nodes: 2, NCCLVersion: "2.8"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,5 +80,19 @@ func TestGeForceHasNoGDR(t *testing.T) {
 	g := c.Nodes[0].GPUs[0]
 	if np := r.NetTo(g, r.LocalNICs(g)[0].NIC); !np.GDR {
 		t.Errorf("L40S: no GPUDirect RDMA (%s)", np.Reason)
+	}
+}
+
+// TestGeForceGPUDirectTrueRefused: asking for GPUDirect RDMA on a GeForce
+// part is refused, not silently turned off.
+func TestGeForceGPUDirectTrueRefused(t *testing.T) {
+	spec, err := scenarios.Overrides{Node: "pcie-gpu-server", GPU: "RTX-4090", Nodes: 2}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	spec.Node.GPUDirect = &on
+	if _, err := spec.Build(); err == nil || !strings.Contains(err.Error(), "GeForce part, which has no GPUDirect RDMA") {
+		t.Errorf("gpudirect: true on RTX-4090: %v", err)
 	}
 }

@@ -159,6 +159,9 @@ func (s *NodeSpec) resolve() (*resolvedNode, error) {
 	if s.GPUs <= 0 {
 		return nil, fmt.Errorf("gpus: must be at least 1, got %d", s.GPUs)
 	}
+	if r.gpu.NoGDR && s.GPUDirect != nil && *s.GPUDirect {
+		return nil, fmt.Errorf("gpudirect: %s is a GeForce part, which has no GPUDirect RDMA (Tesla and Quadro only); leave gpudirect unset or false", r.gpu.Name)
+	}
 	if s.GPUs > MaxGPUsPerNode {
 		return nil, fmt.Errorf("gpus: %d GPUs in one node or NVLink domain is not a real machine (max %d, NVIDIA's NVL576)", s.GPUs, MaxGPUsPerNode)
 	}

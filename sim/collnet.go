@@ -31,9 +31,8 @@ type sharpPort struct {
 	up, down []model.LinkID
 	// cap is the streaming-aggregation rate of the port in bytes/ps.
 	cap float64
-	// nic and g are the head's NIC and GPU; idx the NIC's usable index.
+	// nic and g are the head's NIC and GPU.
 	nic, g model.ElemID
-	idx    int
 }
 
 // sharpPortOf routes GPU g of node v to the SHARP tree through the NIC
@@ -72,7 +71,7 @@ func (e *Env) sharpPortOf(v int, g model.ElemID) (sharpPort, error) {
 	up := append(append([]model.LinkID(nil), send.Send...), out[0])
 	down := append([]model.LinkID{in[len(in)-1]}, recv.Recv...)
 	line := float64(c.Topo.Elem(nic).NIC.Speed.LineGBps())
-	return sharpPort{up: up, down: down, cap: e.params.Physics.SHARPEff * line * 1e-3, nic: nic, g: g, idx: idx}, nil
+	return sharpPort{up: up, down: down, cap: e.params.Physics.SHARPEff * line * 1e-3, nic: nic, g: g}, nil
 }
 
 // sharpTree loads the fabric links above the leaves with the SHARP tree's

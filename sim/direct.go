@@ -176,12 +176,19 @@ func (e *Env) p2pNet(rails []int, s, d, channels int) ([]pathShare, int, error) 
 // groups and the flows in all: a group carries n/total of the block. On a
 // fabric that routes them alike there is one group, the whole block.
 func (e *Env) p2pPaths(x model.ElemID, out int, a model.ElemID, in int, channels int) ([]pathShare, int, error) {
+	total := max(channels, 1) * e.qps()
+	if !e.routesMayDiverge() {
+		// Every flow takes the one route: no need to route each (what
+		// netPaths would return, without its per-flow lookups and keys).
+		r, err := e.netRoute(x, out, a, in)
+		return []pathShare{{route: r, n: int32(total)}}, total, err
+	}
 	chans := make([]int, max(channels, 1))
 	for i := range chans {
 		chans[i] = i
 	}
 	paths, err := e.netPaths(x, out, a, in, chans)
-	return paths, len(chans) * e.qps(), err
+	return paths, total, err
 }
 
 // p2pRails returns, by rank, the index among its node's usable NICs of

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -72,7 +71,7 @@ func NewEnv(c *model.Cluster, p Params) (*Env, error) {
 		if c.Knobs.IBDisable && k.RDMA() {
 			// NET/Socket over an RDMA port: TCP's network latency, not the
 			// RDMA stack's.
-			k, serr = model.NICTCP, errors.New("socket")
+			k, st, serr = model.NICTCP, model.StackSocket, nil
 		}
 		for i, kk := range model.NICKinds() {
 			if kk == k {
