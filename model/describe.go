@@ -110,56 +110,46 @@ func (r *Resolution) Summarize(g *Graph) TransportSummary {
 // a dual-port adapter) whose uplink carries less than their ports
 // together: a second NIC there adds no bandwidth.
 func (r *Resolution) sharedUplinks(used map[int]bool) []string {
-	c := r.c
-	t := c.Topo
-	parentOf := func(nic ElemID) (ElemID, bool) {
-		for _, l := range t.Out[nic] {
-			if to := t.Links[l].To; t.Elem(to).Kind == KindPCIeSwitch {
-				return to, true
-			}
-		}
-		return None, false
-	}
-	var groups []string
-	var rateUp, rateOne GBps
+	t := r.c.Topo
+	type rates struct{ up, one GBps } // as NCCL rates the uplink and one port
+	var order []rates
+	groups := map[rates][]string{}
 	seen := map[ElemID]bool{}
 	for i, nicU := range r.NICUsable[0] {
-		if used[i] {
-			continue
-		}
-		sw, ok := parentOf(nicU)
-		if !ok || seen[sw] {
-			continue
-		}
-		// The NICs under the switch and the switch's way up.
-		var nics []string
-		var one, up GBps // one port's and the uplink's bandwidth as NCCL rates them
-		for _, l := range t.Out[sw] {
-			lk := &t.Links[l]
-			switch e := t.Elem(lk.To); {
-			case e.Kind == KindNIC:
-				nics = append(nics, e.Name)
-				one = max(one, e.NIC.Speed.LineGBps())
-			case e.Kind == KindPCIeSwitch || e.Kind == KindHostBridge:
-				up = max(up, lk.NCCLBW)
-			}
-		}
-		if len(nics) < 2 || up <= 0 || up > one {
+		sw, ok := r.parent[nicU]
+		if used[i] || !ok || t.Elem(sw).Kind != KindPCIeSwitch || seen[sw] {
 			continue
 		}
 		seen[sw] = true
-		groups = append(groups, strings.Join(nics, " and "))
-		rateUp, rateOne = up, one
+		// The NICs whose parent is the switch, and its link up the tree.
+		var nics []string
+		var one GBps
+		for _, nic := range r.c.Nodes[0].NICs {
+			if r.parent[nic] == sw {
+				nics = append(nics, t.Elem(nic).Name)
+				one = max(one, t.Elem(nic).NIC.Speed.LineGBps())
+			}
+		}
+		up := t.Links[r.parentLink[sw]].NCCLBW
+		if len(nics) < 2 || up <= 0 || up > one {
+			continue
+		}
+		k := rates{up, one}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], strings.Join(nics, " and "))
 	}
-	if len(groups) == 0 {
-		return nil
+	var out []string
+	for _, k := range order {
+		each := ""
+		if len(groups[k]) > 1 {
+			each = " each"
+		}
+		out = append(out, fmt.Sprintf("%s%s share one PCIe uplink (one switch, or one dual-port adapter: PIX to each other) that NCCL rates at %.0f GB/s, no more than one port's %.0f: a second NIC there adds nothing NCCL's search can use, so it takes one",
+			strings.Join(groups[k], "; "), each, float64(k.up), float64(k.one)))
 	}
-	each := ""
-	if len(groups) > 1 {
-		each = " each"
-	}
-	return []string{fmt.Sprintf("%s%s share one PCIe uplink (one switch, or one dual-port adapter: PIX to each other) that NCCL rates at %.0f GB/s, no more than one port's %.0f: a second NIC there adds nothing NCCL's search can use, so it takes one",
-		strings.Join(groups, "; "), each, float64(rateUp), float64(rateOne))}
+	return out
 }
 
 // String renders the summary as a sentence fragment, e.g. "intra-node
