@@ -58,7 +58,7 @@ func TestBadInput(t *testing.T) {
 		{"empty", strings.NewReader(""), "empty input", "bad:1:"},
 		{"blank lines", strings.NewReader("\n  \n\t\n"), "empty input", "bad:1:"},
 		{"binary", bytes.NewReader(append([]byte("GPU0\n"), 0, 1, 2, 3)), "binary data", "bad:2:"},
-		{"gzip", bytes.NewReader([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xfe}), "gzip-compressed: decompress it first (zcat bad > bad)", "bad:1:"},
+		{"gzip", bytes.NewReader([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xfe}), "gzip-compressed: decompress it first (gunzip -c bad > bad.txt)", "bad:1:"},
 		{"prose", strings.NewReader("hello world\nnothing to see\n"), "no known format", "bad:1:"},
 		{"header only", strings.NewReader(header), "no complete result row", "bad:2:"},
 		{"truncated table", strings.NewReader(header + "           8             2     float     sum      -1    17.08    0.00"), "incomplete table row: 7 of 13 columns", "bad:3:"},

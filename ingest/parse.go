@@ -219,7 +219,11 @@ func parseLimited(name string, r io.Reader, limit int) (*Artifact, error) {
 		return nil, fmt.Errorf("calibrate: %s:1: empty input: %w", name, ErrUnrecognized)
 	}
 	if bytes.HasPrefix(headBuf, []byte{0x1f, 0x8b}) {
-		return nil, fmt.Errorf("calibrate: %s:1: gzip-compressed: decompress it first (zcat %s > %s): %w", name, name, strings.TrimSuffix(name, ".gz"), ErrUnrecognized)
+		out := strings.TrimSuffix(name, ".gz")
+		if out == name {
+			out = name + ".txt" // never the input itself: the shell would empty it first
+		}
+		return nil, fmt.Errorf("calibrate: %s:1: gzip-compressed: decompress it first (gunzip -c %s > %s): %w", name, name, out, ErrUnrecognized)
 	}
 	if off, ok := binaryAt(headBuf); ok {
 		return nil, fmt.Errorf("calibrate: %s:%d: binary data (byte offset %d is not text): %w", name, lineAt(headBuf, off), off, ErrUnrecognized)

@@ -30,6 +30,7 @@ func TestOutputIsNotAnInput(t *testing.T) {
 	logYAML := copyTo("../../examples/all_reduce.log", "meas.yaml")
 	wl := copyTo("../../examples/stories/ddp-pcie-no-p2p.yaml", "wl.md")
 	cl := copyTo("../../examples/fabric.yaml", "c.json")
+	clMD := copyTo("../../examples/fabric.yaml", "design.md")
 	node := []string{"--node", "hgx-h100-4gpu", "--nodes", "2", "--nics", "4x200G-ib"}
 	cases := []struct {
 		name  string
@@ -42,6 +43,7 @@ func TestOutputIsNotAnInput(t *testing.T) {
 		{"scale --report over --workload", []string{"scale", "--workload", wl, "--report", wl}, wl, "is also an input (--workload)"},
 		{"validate --report through another spelling", append(append([]string{"validate"}, node...), "--measured", logMD, "--report", filepath.Join(dir, ".", "m.md")), logMD, "is also an input (--measured)"},
 		{"predict --trace over --cluster", []string{"predict", "--cluster", cl, "--trace", cl, "-b", "1M", "-e", "1M"}, cl, "--trace " + cl + " is also an input (--cluster)"},
+		{"compare --report over a repeatable --cluster", []string{"compare", "--cluster", "../../examples/fabric.yaml", "--cluster", clMD, "--report", clMD}, clMD, "is also an input (--cluster)"},
 	}
 	for _, tc := range cases {
 		before, err := os.ReadFile(tc.input)

@@ -109,3 +109,7 @@ func listValues(c interface{ Generic(string) any }, name string) []string {
 	}
 	return nil
 }
+
+// Get returns the list (flag.Getter), so that cli.Context.Value can read
+// the option: the output checks list every input a command reads.
+func (l *listValue) Get() any { return l }
